@@ -1,0 +1,34 @@
+//! `projectfile-core`: everything a host needs to project one session's instructions, skills and
+//! configuration into a workspace and take them out again without losing a byte of the user's
+//! project.
+//!
+//! The crate is organised by responsibility:
+//!
+//! - [`plan`] and [`provider`]: the data a provider returns and the trait it implements.
+//! - [`block`]: the pure block engine (bytes in, bytes out) for the marked session block.
+//! - [`fsio`]: the only module that opens for writing, renames, locks or removes files.
+//! - [`holder`]: who keeps a lease alive (a process or a held lock) and whether it still lives.
+//! - [`ledger`]: the per-workspace record of leases and what each projected path holds.
+//! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale.
+//! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
+//! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
+//! - [`error`]: the error type every fallible operation returns.
+
+pub mod block;
+pub mod error;
+pub mod fsio;
+pub mod guidance;
+pub mod holder;
+pub mod ledger;
+pub mod plan;
+pub mod patterns;
+pub mod projector;
+pub mod provider;
+pub mod reader;
+pub mod runtime;
+pub mod sandbox;
+
+pub use error::{Error, Result};
+pub use plan::*;
+pub use projector::Projector;
+pub use provider::*;

@@ -1,0 +1,236 @@
+//! Plan types: what a provider asks core to project for one session, as plain data.
+//!
+//! A [`Plan`] names every path it touches relative to the destination root (the workspace, or a
+//! private runtime), says what kind of projection each one is, and carries the launch arguments and
+//! environment the CLI must be started with. Core validates and applies plans; providers never touch
+//! the file system.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// A validated path relative to the destination root, with `/` separators.
+///
+/// It is never empty, never absolute, and holds no `.`, `..` or empty components, no NUL and no
+/// control characters, so joining it to the root can never leave the root lexically.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct RelPath(String);
+
+impl RelPath {
+    /// Validates `text` as a relative path.
+    pub fn new(text: impl Into<String>) -> Result<Self> {
+        let text = text.into();
+        let refuse = |reason: &str| Err(Error::invalid(format!("{text:?}"), reason.to_string()));
+        if text.is_empty() {
+            return refuse("a projected path must not be empty");
+        }
+        if text.starts_with('/') {
+            return refuse("a projected path must be relative to the workspace");
+        }
+        if text.chars().any(|c| c.is_control()) {
+            return refuse("a projected path must not contain control characters");
+        }
+        for component in text.split('/') {
+            match component {
+                "" => return refuse("a projected path must not contain empty components"),
+                "." | ".." => return refuse("a projected path must not contain `.` or `..`"),
+                _ => {}
+            }
+        }
+        Ok(RelPath(text))
+    }
+
+    /// The path as a string with `/` separators.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The components, root first.
+    pub fn components(&self) -> impl Iterator<Item = &str> {
+        self.0.split('/')
+    }
+
+    /// The parent directory, or `None` for a path directly under the root.
+    pub fn parent(&self) -> Option<RelPath> {
+        self.0.rfind('/').map(|cut| RelPath(self.0[..cut].to_string()))
+    }
+
+    /// The last component.
+    pub fn file_name(&self) -> &str {
+        self.0.rsplit('/').next().unwrap_or(&self.0)
+    }
+
+    /// `self/child`, validated.
+    pub fn join(&self, child: &str) -> Result<RelPath> {
+        RelPath::new(format!("{}/{}", self.0, child))
+    }
+
+    /// Every ancestor directory of this path, shallowest first (excluding the root and the path).
+    pub fn ancestors(&self) -> Vec<RelPath> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while let Some(offset) = self.0[at..].find('/') {
+            let end = at + offset;
+            out.push(RelPath(self.0[..end].to_string()));
+            at = end + 1;
+        }
+        out
+    }
+}
+
+impl TryFrom<String> for RelPath {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self> {
+        RelPath::new(value)
+    }
+}
+
+impl From<RelPath> for String {
+    fn from(value: RelPath) -> String {
+        value.0
+    }
+}
+
+impl fmt::Display for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for RelPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// The session block appended to a shared file (AGENTS.md, `.pi/APPEND_SYSTEM.md`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockProjection {
+    /// The shared file, relative to the destination root.
+    pub path: RelPath,
+    /// The text between the markers.
+    pub body: String,
+}
+
+/// What an owned file is for; it decides how its receipt reads and whether the content is
+/// generated configuration (removed only when recognisably ours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OwnedRole {
+    /// The session text in a file of its own (Cursor's `mlp-system.mdc`).
+    Instructions,
+    /// MCP server configuration.
+    McpConfig,
+    /// CLI configuration.
+    CliConfig,
+    /// Hooks configuration.
+    HooksConfig,
+    /// A hook script the hooks configuration runs.
+    HookScript,
+}
+
+/// A uniquely named file written whole, counted across sessions, prior content restored by the last
+/// session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnedFileProjection {
+    /// The file, relative to the destination root.
+    pub path: RelPath,
+    /// The whole content we write.
+    pub content: String,
+    /// Mode bits for the file (e.g. `0o755` for a hook script); `None` keeps the prior file's
+    /// mode, or the default for a new file.
+    pub mode: Option<u32>,
+    /// What the file is for.
+    pub role: OwnedRole,
+}
+
+/// What kind of marker to create.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkerKind {
+    /// An empty directory.
+    Dir,
+    /// An empty file.
+    File,
+}
+
+/// A file or folder whose presence we create and count (Cursor's temporary `.git`). It is created
+/// only when the path is absent, and removed only by the last session of those that created it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MarkerProjection {
+    /// The marker, relative to the destination root.
+    pub path: RelPath,
+    /// File or directory.
+    pub kind: MarkerKind,
+}
+
+/// A file written in the session's private area under the state directory, never in the project
+/// (Claude's `--system-prompt-file`). Removed on release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrivateFile {
+    /// The file name inside the session's private directory.
+    pub name: String,
+    /// The content.
+    pub content: String,
+}
+
+/// One launch argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchArg {
+    /// A literal argument.
+    Literal(String),
+    /// The absolute path of the named [`PrivateFile`], filled in by core.
+    PrivateFilePath(String),
+}
+
+/// How the session text reaches the CLI, so a receipt and the conformance suite can say where to
+/// look for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "via")]
+pub enum SessionTextCarrier {
+    /// In the block of this file.
+    Block { path: RelPath },
+    /// In this owned file.
+    OwnedFile { path: RelPath },
+    /// In a private file passed on the command line.
+    LaunchArgument { private_file: String },
+    /// Not projected at all: the host must deliver it another way.
+    NotProjected { reason: String },
+}
+
+/// A skill to project: a folder copied whole into the CLI's skills folder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillProjection {
+    /// The skills folder of the CLI (e.g. `.agents/skills`).
+    pub skills_dir: RelPath,
+    /// The skill's folder name inside it.
+    pub name: String,
+    /// Where the skill's files are read from.
+    pub source: std::path::PathBuf,
+}
+
+/// Everything a provider asks for, for one session.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Blocks appended to shared files.
+    pub blocks: Vec<BlockProjection>,
+    /// Files written whole and owned while the session lives.
+    pub owned_files: Vec<OwnedFileProjection>,
+    /// Files or folders whose presence is created and counted.
+    pub markers: Vec<MarkerProjection>,
+    /// Skills copied into the CLI's skills folder.
+    pub skills: Vec<SkillProjection>,
+    /// Files in the session's private area.
+    pub private_files: Vec<PrivateFile>,
+    /// Arguments to append to the CLI's command line.
+    pub launch_args: Vec<LaunchArg>,
+    /// Environment variables to set for the CLI.
+    pub env: Vec<(String, String)>,
+    /// Where the session text goes.
+    pub session_text: Option<SessionTextCarrier>,
+    /// Plain sentences for the receipt (e.g. why a path was chosen).
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,280 @@
+//! The provider contract: the [`Provider`] trait, its flat [`Capabilities`], the [`SessionRequest`]
+//! a host hands in, the read-only [`WorkspaceView`] and [`Probes`] a provider plans from, and the
+//! [`Namespace`] that names our markers.
+//!
+//! A provider is data plus one pure function: given a [`PlanContext`], return a [`Plan`]. It never
+//! writes, renames or removes anything; core applies the plan.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::guidance::DiscoveryProfile;
+use crate::plan::{Plan, RelPath};
+
+/// The namespace that names our markers: `<!-- BEGIN {ns}-session-instructions … -->` and the
+/// skill marker file `.{ns}-managed`. Default `agentworks`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The default namespace, as the earlier Go implementation wrote it.
+    pub const DEFAULT: &'static str = "agentworks";
+
+    /// Validates a namespace: 1 to 64 ASCII letters, digits, `.`, `_` or `-`, starting with a letter
+    /// or digit. Anything else could change how a marker line parses.
+    pub fn new(text: impl Into<String>) -> Result<Self> {
+        let text = text.into();
+        let valid = !text.is_empty()
+            && text.len() <= 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            && text.as_bytes()[0].is_ascii_alphanumeric();
+        if valid {
+            Ok(Namespace(text))
+        } else {
+            Err(Error::invalid(
+                format!("namespace {text:?}"),
+                "a namespace is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit",
+            ))
+        }
+    }
+
+    /// The namespace text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name of the marker file placed in every projected skill folder.
+    pub fn skill_marker(&self) -> String {
+        format!(".{}-managed", self.0)
+    }
+}
+
+impl Default for Namespace {
+    fn default() -> Self {
+        Namespace(Self::DEFAULT.to_string())
+    }
+}
+
+impl TryFrom<String> for Namespace {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self> {
+        Namespace::new(value)
+    }
+}
+
+impl From<Namespace> for String {
+    fn from(value: Namespace) -> String {
+        value.0
+    }
+}
+
+/// What a provider supports. Flat booleans, so the conformance suite can pick its checks and a host
+/// can refuse a request before planning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The session text is projected into a file the CLI reads (a block or an owned file).
+    pub session_text_file: bool,
+    /// The session text may instead travel as a launch argument (a private file).
+    pub session_text_launch_arg: bool,
+    /// Skills folders are projected.
+    pub skills: bool,
+    /// MCP server configuration is accepted.
+    pub mcp: bool,
+    /// Hooks configuration (and a hook script) is accepted.
+    pub hooks: bool,
+    /// CLI configuration is accepted.
+    pub cli_config: bool,
+    /// The plan may contain owned files.
+    pub owned_files: bool,
+    /// The plan may contain markers.
+    pub markers: bool,
+}
+
+/// A skill a session brings: a folder holding a `SKILL.md` and its files.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillInput {
+    /// The folder name the skill is projected under.
+    pub name: String,
+    /// The folder to copy from.
+    pub source: PathBuf,
+}
+
+/// Hooks a session brings: the configuration and, optionally, the script it runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HooksInput {
+    /// The hooks configuration, as the CLI expects it.
+    pub config: serde_json::Value,
+    /// The hook script's file name and content, if any.
+    pub script: Option<HookScript>,
+}
+
+/// A hook script the hooks configuration refers to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookScript {
+    /// File name (no directories).
+    pub name: String,
+    /// Script text.
+    pub content: String,
+}
+
+/// What one session hands in.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionRequest {
+    /// The session instructions.
+    pub prompt: String,
+    /// MCP servers, as a JSON object keyed by server name.
+    pub mcp_servers: Option<serde_json::Value>,
+    /// Hooks configuration and script.
+    pub hooks: Option<HooksInput>,
+    /// CLI configuration, as a JSON object.
+    pub cli_config: Option<serde_json::Value>,
+    /// Skills to project.
+    pub skills: Vec<SkillInput>,
+}
+
+impl SessionRequest {
+    /// A request carrying only a prompt.
+    pub fn with_prompt(prompt: impl Into<String>) -> Self {
+        SessionRequest {
+            prompt: prompt.into(),
+            ..SessionRequest::default()
+        }
+    }
+
+    /// Refuses inputs the provider cannot take, naming each one, instead of dropping them silently.
+    pub fn check_supported(&self, provider: &str, caps: &Capabilities) -> Result<()> {
+        let mut refused = Vec::new();
+        if self.mcp_servers.is_some() && !caps.mcp {
+            refused.push("MCP servers");
+        }
+        if self.hooks.is_some() && !caps.hooks {
+            refused.push("hooks");
+        }
+        if self.cli_config.is_some() && !caps.cli_config {
+            refused.push("CLI configuration");
+        }
+        if !self.skills.is_empty() && !caps.skills {
+            refused.push("skills");
+        }
+        if refused.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Provider {
+                provider: provider.to_string(),
+                reason: format!(
+                    "this provider cannot take {}; nothing was projected",
+                    refused.join(", ")
+                ),
+            })
+        }
+    }
+}
+
+/// What kind of entry a path is, as seen without following symlinks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// Nothing there.
+    Missing,
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// Anything else (socket, device, fifo), or a path whose parent is not a plain directory.
+    Other,
+}
+
+/// Read-only questions a provider may ask about the destination while planning.
+pub trait WorkspaceView {
+    /// What `path` is, without following symlinks.
+    fn kind(&self, path: &RelPath) -> EntryKind;
+
+    /// Whether `path` exists in any form.
+    fn exists(&self, path: &RelPath) -> bool {
+        self.kind(path) != EntryKind::Missing
+    }
+}
+
+/// What core found out about the CLI binary, when the provider asked.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum VersionProbe {
+    /// The provider did not ask, or the host gave nothing and nothing was probed.
+    #[default]
+    NotProbed,
+    /// The version the host passed, or `--version` printed.
+    Known {
+        version: String,
+        binary: Option<PathBuf>,
+    },
+    /// The binary was found but its version could not be read.
+    Unreadable { binary: PathBuf, reason: String },
+    /// No binary was found.
+    Missing { reason: String },
+}
+
+impl VersionProbe {
+    /// The parsed version, when known and valid semver.
+    pub fn semver(&self) -> Option<semver::Version> {
+        match self {
+            VersionProbe::Known { version, .. } => semver::Version::parse(version).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// What core probed for the provider before planning.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probes {
+    /// The CLI binary's version.
+    pub cli_version: VersionProbe,
+}
+
+/// Which binary to probe and how, declared by a provider that needs its CLI's version.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinarySpec {
+    /// The binary's name on `PATH`.
+    pub name: &'static str,
+    /// The arguments that print its version.
+    pub version_args: &'static [&'static str],
+}
+
+/// Everything a provider plans from.
+pub struct PlanContext<'a> {
+    /// The destination root (the workspace, or a private runtime), canonical.
+    pub root: &'a Path,
+    /// The namespace naming our markers.
+    pub namespace: &'a Namespace,
+    /// What the session hands in.
+    pub request: &'a SessionRequest,
+    /// What core probed.
+    pub probes: &'a Probes,
+    /// Read-only questions about the destination.
+    pub view: &'a dyn WorkspaceView,
+}
+
+/// The adapter for one CLI. Small and declarative: where and how the CLI takes each input.
+pub trait Provider: Send + Sync {
+    /// The provider's name (`codex`, `claude`, …), as used on the command line.
+    fn name(&self) -> &'static str;
+
+    /// What this provider supports.
+    fn capabilities(&self) -> Capabilities;
+
+    /// How this provider's CLI discovers instruction files.
+    fn discovery(&self) -> DiscoveryProfile;
+
+    /// The binary to probe for its version before planning, if the plan depends on it.
+    fn binary(&self) -> Option<BinarySpec> {
+        None
+    }
+
+    /// The plan for one session. Pure: reads only `ctx`.
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan>;
+}

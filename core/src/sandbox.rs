@@ -1,0 +1,1 @@
+//! The Landlock sandbox applied by `run` before exec, from the session mode.

@@ -1,0 +1,1 @@
+//! The claude CLI provider (planned in issue 3; not yet registered in the facade).

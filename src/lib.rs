@@ -1,0 +1,19 @@
+//! The `projectfile` facade: re-exports [`projectfile_core`] and registers the providers enabled by
+//! Cargo features (one feature per CLI; default: all).
+
+pub use projectfile_core as core;
+use projectfile_core::Provider;
+
+/// Every provider compiled into this build, in a stable order.
+pub fn providers() -> Vec<Box<dyn Provider>> {
+    #[allow(unused_mut)]
+    let mut out: Vec<Box<dyn Provider>> = Vec::new();
+    #[cfg(feature = "codex")]
+    out.push(Box::new(projectfile_codex::Codex));
+    out
+}
+
+/// The provider called `name`, if it is compiled into this build.
+pub fn provider(name: &str) -> Option<Box<dyn Provider>> {
+    providers().into_iter().find(|p| p.name() == name)
+}

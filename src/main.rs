@@ -1,0 +1,3 @@
+//! The `projectfile` command line.
+
+fn main() {}
