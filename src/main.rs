@@ -1,3 +1,327 @@
-//! The `projectfile` command line.
+//! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
+//! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
+//! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
+//! exit code.
 
-fn main() {}
+mod cli;
+mod run;
+
+use anyhow::Context as _;
+use clap::Parser as _;
+use projectfile::core::holder::Holder;
+use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
+use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cli::{Cli, Command, SessionArgs};
+
+/// Exit code for an operation that failed (usage errors exit 2, from clap).
+const EXIT_FAILURE: u8 = 1;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.global.json;
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(error) => {
+            report_error(&error, json);
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Prints `error: <path>: <reason>` on stderr, and the JSON error object on stdout with `--json`.
+fn report_error(error: &anyhow::Error, json: bool) {
+    let core = error.downcast_ref::<Error>();
+    let message = match core {
+        Some(e) => e.to_string(),
+        None => format!("{error:#}"),
+    };
+    eprintln!("error: {message}");
+    if json {
+        let object = serde_json::json!({
+            "schema": "projectfile.error.v1",
+            "error": {
+                "kind": core.map(Error::kind).unwrap_or("usage"),
+                "path": core.and_then(Error::path).map(|p| p.display().to_string()),
+                "message": message,
+            }
+        });
+        println!("{object}");
+    }
+}
+
+fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir);
+    }
+    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(xdg).join("projectfile"));
+    }
+    let home = std::env::var_os("HOME")
+        .filter(|v| !v.is_empty())
+        .context("no state directory: set --state-dir, PROJECTFILE_STATE_DIR, XDG_STATE_HOME or HOME")?;
+    Ok(PathBuf::from(home).join(".local/state/projectfile"))
+}
+
+fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
+    let namespace = Namespace::new(global.namespace.clone())?;
+    Ok(Projector::new(state_dir(global.state_dir.clone())?, namespace))
+}
+
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string(value)?);
+    Ok(())
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let global = cli.global;
+    match cli.command {
+        Command::Providers => {
+            let list: Vec<serde_json::Value> = projectfile::providers()
+                .iter()
+                .map(|p| {
+                    serde_json::json!({
+                        "name": p.name(),
+                        "capabilities": p.capabilities(),
+                        "discovery": p.discovery(),
+                    })
+                })
+                .collect();
+            if global.json {
+                print_json(&serde_json::json!({
+                    "schema": "projectfile.providers.v1",
+                    "providers": list,
+                }))?;
+            } else {
+                for p in projectfile::providers() {
+                    println!("{}", p.name());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Acquire(args) => {
+            let projector = projector(&global)?;
+            let holder = match (args.holder_pid, &args.holder_lock) {
+                (Some(pid), _) => Holder::process(pid)?,
+                (None, Some(path)) => Holder::lock(absolute(path)?),
+                (None, None) => {
+                    let parent = rustix_parent_pid().context(
+                        "cannot name a holder: this process has no parent; pass --holder-pid",
+                    )?;
+                    Holder::process(parent)?
+                }
+            };
+            let receipt = acquire(&projector, &args.session, holder)?;
+            if global.json {
+                print_json(&receipt)?;
+            } else {
+                print_acquire(&receipt);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Release(args) => {
+            let projector = projector(&global)?;
+            let receipt = projector.release(&args.token)?;
+            if global.json {
+                print_json(&receipt)?;
+            } else {
+                if receipt.released {
+                    println!("released {}", receipt.token);
+                } else {
+                    println!("nothing to release for {} (unknown or already released)", receipt.token);
+                }
+                print_files(&receipt.files);
+                for w in &receipt.warnings {
+                    eprintln!("warning: {}: {}", w.path, w.message);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run(args) => {
+            let projector = projector(&global)?;
+            run::run(&projector, &args, global.json)
+        }
+        Command::Status(args) => {
+            let projector = projector(&global)?;
+            let report = projector.status(&args.workspace)?;
+            if global.json {
+                print_json(&report)?;
+            } else {
+                println!("workspace {}", report.workspace.display());
+                if report.leases.is_empty() {
+                    println!("no leases");
+                }
+                for lease in &report.leases {
+                    let state = if lease.liveness.is_alive() { "live" } else { "stale" };
+                    println!(
+                        "lease {} {} {} ({state}): {}",
+                        lease.token,
+                        lease.provider,
+                        lease.holder.describe(),
+                        lease.paths.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+                    );
+                }
+                for entry in &report.entries {
+                    println!(
+                        "{} {}: {} holder(s), {} live",
+                        entry.kind, entry.path, entry.holders, entry.live_holders
+                    );
+                }
+                for kept in &report.kept {
+                    println!(
+                        "kept {} at {} ({})",
+                        kept.path,
+                        kept.kept_at.display(),
+                        kept.reason
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::StripStale(args) => {
+            let projector = projector(&global)?;
+            let report = projector.strip_stale(&args.workspace)?;
+            if global.json {
+                print_json(&report)?;
+            } else {
+                for s in &report.stale_cleaned {
+                    println!("cleaned {} ({}): {}", s.token, s.provider, s.reason);
+                }
+                print_files(&report.files);
+                for w in &report.warnings {
+                    eprintln!("warning: {}: {}", w.path, w.message);
+                }
+                if report.stale_cleaned.is_empty() && report.files.is_empty() {
+                    println!("nothing stale");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn rustix_parent_pid() -> Option<u32> {
+    // SAFETY-free: getppid cannot fail.
+    let ppid = std::os::unix::process::parent_id();
+    (ppid > 1).then_some(ppid)
+}
+
+fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {
+    Ok(std::path::absolute(path)?)
+}
+
+/// Builds the session request from the command line and acquires.
+pub(crate) fn acquire(
+    projector: &Projector,
+    args: &SessionArgs,
+    holder: Holder,
+) -> anyhow::Result<AcquireReceipt> {
+    let provider = projectfile::provider(&args.provider).with_context(|| {
+        let names: Vec<&str> = projectfile::providers().iter().map(|p| p.name()).collect();
+        format!(
+            "{}: no such provider in this build (available: {})",
+            args.provider,
+            names.join(", ")
+        )
+    })?;
+    let session = session_request(args)?;
+    let mut request = AcquireRequest::new(&args.workspace, session, holder);
+    if let Some(version) = &args.cli_version {
+        request.probes = Probes {
+            cli_version: VersionProbe::Known {
+                version: version.clone(),
+                binary: None,
+            },
+        };
+    }
+    request.binary_path = args.cli_binary.clone();
+    Ok(projector.acquire(provider.as_ref(), &request)?)
+}
+
+fn read_text(path: &std::path::Path, what: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the {what}", path.display()))
+}
+
+fn read_json(path: &std::path::Path, what: &str) -> anyhow::Result<serde_json::Value> {
+    let text = read_text(path, what)?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: the {what} is not valid JSON", path.display()))
+}
+
+fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (Some(text), _) => text.clone(),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("-: cannot read the prompt from standard input")?;
+            text
+        }
+        (None, Some(path)) => read_text(path, "prompt file")?,
+        (None, None) => anyhow::bail!("a prompt is required: pass --prompt TEXT or --prompt-file FILE"),
+    };
+    let mut session = SessionRequest::with_prompt(prompt);
+    if let Some(path) = &args.mcp_config {
+        session.mcp_servers = Some(read_json(path, "MCP configuration")?);
+    }
+    if let Some(path) = &args.cli_config {
+        session.cli_config = Some(read_json(path, "CLI configuration")?);
+    }
+    if let Some(path) = &args.hooks_config {
+        let script = match &args.hook_script {
+            Some(script) => Some(projectfile::core::HookScript {
+                name: script
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .with_context(|| format!("{}: a hook script needs a file name", script.display()))?,
+                content: read_text(script, "hook script")?,
+            }),
+            None => None,
+        };
+        session.hooks = Some(projectfile::core::HooksInput {
+            config: read_json(path, "hooks configuration")?,
+            script,
+        });
+    } else if args.hook_script.is_some() {
+        anyhow::bail!("--hook-script needs --hooks-config: a script nothing runs would be dropped");
+    }
+    for skill in &args.skills {
+        let (name, dir) = skill
+            .split_once('=')
+            .with_context(|| format!("{skill}: a skill is NAME=DIR"))?;
+        session.skills.push(projectfile::core::SkillInput {
+            name: name.to_string(),
+            source: absolute(std::path::Path::new(dir))?,
+        });
+    }
+    Ok(session)
+}
+
+fn print_files(files: &[FileReceipt]) {
+    for f in files {
+        println!("  {:<9} {:<7} {}", f.action, f.kind, f.path);
+    }
+}
+
+fn print_acquire(receipt: &AcquireReceipt) {
+    println!("token {}", receipt.token);
+    println!("provider {} in {}", receipt.provider, receipt.workspace.display());
+    print_files(&receipt.files);
+    if !receipt.launch_args.is_empty() {
+        println!("launch args: {}", receipt.launch_args.join(" "));
+    }
+    for note in &receipt.notes {
+        println!("note: {note}");
+    }
+    for s in &receipt.stale_cleaned {
+        println!("cleaned stale lease {} ({}): {}", s.token, s.provider, s.reason);
+    }
+    for k in &receipt.kept {
+        println!("kept {} at {} ({})", k.path, k.kept_at.display(), k.reason);
+    }
+    for w in &receipt.warnings {
+        eprintln!("warning: {}: {}", w.path, w.message);
+    }
+}

@@ -1,1 +1,211 @@
-//! Lease holders: a process (pid, start time, boot id) or a held lock, and whether each still lives.
+//! Lease holders: what keeps a lease alive, and whether it still lives.
+//!
+//! A process holder is identified by pid **and** the process's start time (clock ticks since boot,
+//! field 22 of `/proc/<pid>/stat`) **and** the boot id (`/proc/sys/kernel/random/boot_id`), so a
+//! reused pid or a reboot can never keep a dead lease alive. A lock holder is alive while some
+//! process holds an exclusive lock on the named file.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::fsio;
+
+/// What keeps a lease alive.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Holder {
+    /// A live process.
+    Process {
+        /// Process id.
+        pid: u32,
+        /// Start time in clock ticks since boot.
+        start_time: u64,
+        /// The boot this process belongs to.
+        boot_id: String,
+    },
+    /// Whoever holds an exclusive lock on this file.
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// Whether a holder lives, and if not, why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Liveness {
+    /// The holder lives; its lease must not be touched.
+    Alive,
+    /// The holder is gone; its lease is stale.
+    Dead {
+        /// Why: `no such process`, `pid reused`, `rebooted`, `zombie`, `lock released`.
+        reason: String,
+    },
+}
+
+impl Liveness {
+    /// Whether this is [`Liveness::Alive`].
+    pub fn is_alive(&self) -> bool {
+        matches!(self, Liveness::Alive)
+    }
+}
+
+/// The current boot id.
+pub fn boot_id() -> Result<String> {
+    let path = Path::new("/proc/sys/kernel/random/boot_id");
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| Error::io(path, "read the boot id", e))
+}
+
+/// State and start time of `pid` from `/proc/<pid>/stat`; `None` when there is no such process.
+fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
+    let path = PathBuf::from(format!("/proc/{pid}/stat"));
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, "read", e)),
+    };
+    // The command name (field 2) is in parentheses and may itself contain spaces or ')'; the
+    // fields after the last ')' start with field 3 (state). Field 22 (start time) is index 19.
+    let parse = || -> Option<(char, u64)> {
+        let rest = &text[text.rfind(')')? + 1..];
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let state = fields.first()?.chars().next()?;
+        let start = fields.get(19)?.parse().ok()?;
+        Some((state, start))
+    };
+    match parse() {
+        Some(v) => Ok(Some(v)),
+        None => Err(Error::Invalid {
+            subject: path.display().to_string(),
+            reason: "unexpected format".to_string(),
+        }),
+    }
+}
+
+impl Holder {
+    /// The process `pid` as a holder. Fails when there is no such process.
+    pub fn process(pid: u32) -> Result<Holder> {
+        match proc_stat(pid)? {
+            Some((_, start_time)) => Ok(Holder::Process {
+                pid,
+                start_time,
+                boot_id: boot_id()?,
+            }),
+            None => Err(Error::invalid(
+                format!("holder pid {pid}"),
+                "no such process; a lease needs a live holder",
+            )),
+        }
+    }
+
+    /// The calling process as a holder.
+    pub fn current_process() -> Result<Holder> {
+        Holder::process(std::process::id())
+    }
+
+    /// A lock file as a holder: alive while some process holds an exclusive lock on it.
+    pub fn lock(path: impl Into<PathBuf>) -> Holder {
+        Holder::Lock { path: path.into() }
+    }
+
+    /// Whether the holder still lives. Errors reading `/proc` count as alive, so a lease is never
+    /// stripped on a guess.
+    pub fn liveness(&self) -> Liveness {
+        match self {
+            Holder::Process {
+                pid,
+                start_time,
+                boot_id: recorded_boot,
+            } => {
+                match boot_id() {
+                    Ok(current) if &current != recorded_boot => {
+                        return Liveness::Dead {
+                            reason: "rebooted since the lease was taken".to_string(),
+                        };
+                    }
+                    Ok(_) => {}
+                    Err(_) => return Liveness::Alive,
+                }
+                match proc_stat(*pid) {
+                    Ok(None) => Liveness::Dead {
+                        reason: format!("process {pid} has exited"),
+                    },
+                    Ok(Some((_, start))) if start != *start_time => Liveness::Dead {
+                        reason: format!("process {pid} has exited and its pid was reused"),
+                    },
+                    Ok(Some(('Z' | 'X', _))) => Liveness::Dead {
+                        reason: format!("process {pid} has exited (zombie)"),
+                    },
+                    Ok(Some(_)) | Err(_) => Liveness::Alive,
+                }
+            }
+            Holder::Lock { path } => match fsio::is_locked_by_other(path) {
+                Ok(true) | Err(_) => Liveness::Alive,
+                Ok(false) => Liveness::Dead {
+                    reason: format!("nobody holds the lock on {}", path.display()),
+                },
+            },
+        }
+    }
+
+    /// A short human description.
+    pub fn describe(&self) -> String {
+        match self {
+            Holder::Process { pid, .. } => format!("process {pid}"),
+            Holder::Lock { path } => format!("lock on {}", path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn current_process_is_alive() {
+        let me = Holder::current_process().unwrap();
+        assert_eq!(me.liveness(), Liveness::Alive);
+    }
+
+    #[test]
+    fn reused_pid_is_dead() {
+        let Holder::Process { pid, start_time, boot_id } = Holder::current_process().unwrap() else {
+            unreachable!()
+        };
+        let forged = Holder::Process { pid, start_time: start_time + 1, boot_id };
+        assert!(!forged.liveness().is_alive());
+    }
+
+    #[test]
+    fn other_boot_is_dead() {
+        let Holder::Process { pid, start_time, .. } = Holder::current_process().unwrap() else {
+            unreachable!()
+        };
+        let forged = Holder::Process { pid, start_time, boot_id: "not-this-boot".into() };
+        assert!(!forged.liveness().is_alive());
+    }
+
+    #[test]
+    fn exited_process_is_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let holder = Holder::process(child.id()).unwrap();
+        child.wait().unwrap();
+        assert!(!holder.liveness().is_alive());
+    }
+
+    #[test]
+    fn lock_holder_lives_while_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("holder.lock");
+        let holder = Holder::lock(&path);
+        assert!(!holder.liveness().is_alive(), "missing file: no holder");
+        let guard = fsio::hold_lock(&path).unwrap();
+        assert!(holder.liveness().is_alive());
+        drop(guard);
+        assert!(!holder.liveness().is_alive());
+    }
+}

@@ -1,2 +1,247 @@
-//! The ledger: per-workspace record of leases and what each projected path holds, under the state
-//! directory.
+//! The ledger: the per-workspace record of leases and of what each projected path holds, kept
+//! under the state directory (never in the workspace) as one JSON file written atomically.
+//!
+//! Layout of the state directory:
+//!
+//! ```text
+//! <state>/workspaces/<key>/ledger.json   leases and entries of one workspace
+//! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
+//! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session
+//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session)
+//! <state>/workspaces/<key>/sessions/<t>/ private files of one session (Claude's prompt file)
+//! ```
+//!
+//! `<key>` is a stable 64-bit FNV-1a hash of the canonical workspace path in hex; the ledger also
+//! stores the path itself, and a mismatch is refused rather than shared.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::holder::Holder;
+use crate::plan::{MarkerKind, OwnedRole, RelPath};
+
+/// The ledger format version this build writes and reads.
+pub const LEDGER_VERSION: u32 = 1;
+
+/// FNV-1a, 64 bits: small, stable across builds and platforms (unlike std's `DefaultHasher`).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// The state-directory key of a canonical workspace path.
+pub fn workspace_key(canonical: &Path) -> String {
+    format!(
+        "{:016x}",
+        fnv1a64(canonical.as_os_str().as_encoded_bytes())
+    )
+}
+
+/// One session's hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseRecord {
+    /// The provider that planned it.
+    pub provider: String,
+    /// What keeps it alive.
+    pub holder: Holder,
+    /// Seconds since the Unix epoch when it was taken.
+    pub acquired_at: u64,
+    /// The paths it holds.
+    pub paths: Vec<RelPath>,
+    /// Its private directory under the state directory, if it has private files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub private_dir: Option<PathBuf>,
+}
+
+/// Prior content of an owned file, stashed under the state directory.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stash {
+    /// File name inside `stash/`.
+    pub file: String,
+    /// The prior file's permission bits.
+    pub mode: u32,
+}
+
+/// What one projected path holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum EntryRecord {
+    /// Our block in a shared file.
+    Block {
+        /// Tokens of the leases holding it.
+        holders: BTreeSet<String>,
+    },
+    /// A file we own while sessions live.
+    Owned {
+        /// Tokens of the leases holding it.
+        holders: BTreeSet<String>,
+        /// What it is for.
+        role: OwnedRole,
+        /// The prior content, or `None` when there was no file.
+        prior: Option<Stash>,
+        /// Exactly what we last wrote, to tell our bytes from a user's edit.
+        written: String,
+        /// The mode we last wrote it with.
+        written_mode: Option<u32>,
+    },
+    /// A file or folder whose presence we created.
+    Marker {
+        /// Tokens of the leases holding it.
+        holders: BTreeSet<String>,
+        /// File or directory.
+        marker: MarkerKind,
+    },
+}
+
+impl EntryRecord {
+    /// The tokens holding this entry.
+    pub fn holders(&self) -> &BTreeSet<String> {
+        match self {
+            EntryRecord::Block { holders }
+            | EntryRecord::Owned { holders, .. }
+            | EntryRecord::Marker { holders, .. } => holders,
+        }
+    }
+
+    /// The tokens holding this entry, mutably.
+    pub fn holders_mut(&mut self) -> &mut BTreeSet<String> {
+        match self {
+            EntryRecord::Block { holders }
+            | EntryRecord::Owned { holders, .. }
+            | EntryRecord::Marker { holders, .. } => holders,
+        }
+    }
+
+    /// `block`, `owned` or `marker`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            EntryRecord::Block { .. } => "block",
+            EntryRecord::Owned { .. } => "owned",
+            EntryRecord::Marker { .. } => "marker",
+        }
+    }
+}
+
+/// User bytes we set aside instead of losing them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptRecord {
+    /// The workspace path the bytes came from.
+    pub path: RelPath,
+    /// Where they are now.
+    pub kept_at: PathBuf,
+    /// Why they were set aside.
+    pub reason: String,
+}
+
+/// The whole record for one workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Format version.
+    pub version: u32,
+    /// The canonical workspace path.
+    pub workspace: PathBuf,
+    /// Live and stale leases by token.
+    #[serde(default)]
+    pub leases: BTreeMap<String, LeaseRecord>,
+    /// Projected paths.
+    #[serde(default)]
+    pub entries: BTreeMap<RelPath, EntryRecord>,
+    /// Directories we created, removed when no entry needs them and they are empty.
+    #[serde(default)]
+    pub created_dirs: BTreeSet<RelPath>,
+    /// User bytes set aside, for `status`.
+    #[serde(default)]
+    pub kept: Vec<KeptRecord>,
+}
+
+impl Ledger {
+    /// An empty ledger for `workspace`.
+    pub fn new(workspace: &Path) -> Ledger {
+        Ledger {
+            version: LEDGER_VERSION,
+            workspace: workspace.to_path_buf(),
+            leases: BTreeMap::new(),
+            entries: BTreeMap::new(),
+            created_dirs: BTreeSet::new(),
+            kept: Vec::new(),
+        }
+    }
+
+    /// Parses a ledger file, checking it belongs to `workspace`.
+    pub fn parse(bytes: &[u8], file: &Path, workspace: &Path) -> Result<Ledger> {
+        let ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| Error::Ledger {
+            path: file.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        if ledger.version != LEDGER_VERSION {
+            return Err(Error::Ledger {
+                path: file.to_path_buf(),
+                reason: format!(
+                    "version {} is not the version {LEDGER_VERSION} this build understands",
+                    ledger.version
+                ),
+            });
+        }
+        if ledger.workspace != workspace {
+            return Err(Error::Ledger {
+                path: file.to_path_buf(),
+                reason: format!(
+                    "it records {} but was found for {} (a key collision); refusing to share it",
+                    ledger.workspace.display(),
+                    workspace.display()
+                ),
+            });
+        }
+        Ok(ledger)
+    }
+
+    /// Serialises the ledger.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut out = serde_json::to_vec_pretty(self).map_err(|e| Error::Ledger {
+            path: self.workspace.clone(),
+            reason: e.to_string(),
+        })?;
+        out.push(b'\n');
+        Ok(out)
+    }
+
+    /// Whether nothing is recorded (no leases, entries or kept bytes).
+    pub fn is_empty(&self) -> bool {
+        self.leases.is_empty()
+            && self.entries.is_empty()
+            && self.created_dirs.is_empty()
+            && self.kept.is_empty()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_is_stable() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn ledger_round_trips_and_refuses_another_workspace() {
+        let mut l = Ledger::new(Path::new("/w"));
+        l.entries.insert(
+            RelPath::new("AGENTS.md").unwrap(),
+            EntryRecord::Block {
+                holders: ["t".to_string()].into(),
+            },
+        );
+        let bytes = l.to_bytes().unwrap();
+        assert_eq!(Ledger::parse(&bytes, Path::new("f"), Path::new("/w")).unwrap(), l);
+        assert!(Ledger::parse(&bytes, Path::new("f"), Path::new("/x")).is_err());
+    }
+}

@@ -1,3 +1,587 @@
-//! Safe file I/O: the only module allowed to open for writing, rename, lock or remove files.
+//! Safe file I/O: the only module allowed to open for writing, rename, lock or remove files
+//! (enforced by clippy's `disallowed-methods`, see `clippy.toml`).
+//!
+//! Every path below a [`Root`] is reached component by component with `openat` and `O_NOFOLLOW`,
+//! so nothing is ever read for editing, written or deleted through a symlink: a symlink at the
+//! target or at any directory between the root and it makes the operation refuse. Writes are
+//! atomic and durable: a temporary file in the same directory, `fsync`, `rename`, `fsync` of the
+//! directory, with the replaced file's mode (and, where permitted, owner) kept. A crash at any
+//! point leaves the old bytes or the new bytes, plus at most a temporary file that
+//! [`Root::remove_temp_files`] cleans at the next start.
+//!
+//! The [`faults`] submodule lets tests stop the process model after the k-th mutating operation.
+#![allow(clippy::disallowed_methods)]
 
+pub mod faults;
 pub mod links;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::plan::{MarkerKind, RelPath};
+use crate::provider::{EntryKind, WorkspaceView};
+
+/// The infix of our temporary files: `.{name}.projectfile-tmp.{random}`.
+pub const TEMP_INFIX: &str = ".projectfile-tmp.";
+
+/// A regular file read without following symlinks, with what is needed to write it back exactly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileSnapshot {
+    /// The whole content.
+    pub bytes: Vec<u8>,
+    /// Permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+}
+
+/// An open handle on a destination root (a workspace, a runtime, or our state directory).
+#[derive(Debug)]
+pub struct Root {
+    path: PathBuf,
+    fd: OwnedFd,
+}
+
+fn errno(e: rustix::io::Errno) -> std::io::Error {
+    std::io::Error::from(e)
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Random lowercase hex from the OS generator, `2 * len` characters.
+pub fn random_hex(len: usize) -> Result<String> {
+    let mut buf = vec![0u8; len];
+    let mut filled = 0;
+    while filled < len {
+        let n = rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty())
+            .map_err(|e| Error::io("getrandom", "read random bytes", errno(e)))?;
+        filled += n;
+    }
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Root {
+    /// Opens `path` (which should be canonical: symlinks in the root's own path are followed once,
+    /// here, and never below it) as a directory handle.
+    pub fn open(path: &Path) -> Result<Root> {
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| Error::io(path, "open the directory", errno(e)))?;
+        Ok(Root {
+            path: path.to_path_buf(),
+            fd,
+        })
+    }
+
+    /// Creates `path` and its missing parents (mode 0700 for the new ones), then opens it. Used
+    /// for our own state directory, never inside a workspace.
+    pub fn create_private(path: &Path) -> Result<Root> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(path)
+            .map_err(|e| Error::io(path, "create the directory", e))?;
+        Root::open(path)
+    }
+
+    /// The root's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The absolute path of `rel` under this root, for messages and receipts.
+    pub fn display_path(&self, rel: &RelPath) -> PathBuf {
+        self.path.join(rel.as_str())
+    }
+
+    /// Opens the directory holding `rel` without following any symlink. `Ok(None)` when a parent
+    /// directory does not exist.
+    fn open_parent(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
+        let mut current = rustix::io::dup(&self.fd)
+            .map_err(|e| Error::io(&self.path, "duplicate the directory handle", errno(e)))?;
+        let mut walked = PathBuf::new();
+        let components: Vec<&str> = rel.components().collect();
+        let parents = components.len().saturating_sub(1);
+        for component in &components[..parents] {
+            walked.push(component);
+            match rustix::fs::openat(&current, *component, dir_flags(), Mode::empty()) {
+                Ok(fd) => current = fd,
+                Err(rustix::io::Errno::NOENT) => return Ok(None),
+                Err(e) => return Err(self.explain(&current, component, &walked, e, true)),
+            }
+        }
+        Ok(Some(current))
+    }
+
+    /// Turns an `openat` failure into a precise error: a symlink, not a directory, or plain I/O.
+    fn explain(
+        &self,
+        dir: &OwnedFd,
+        name: &str,
+        walked: &Path,
+        e: rustix::io::Errno,
+        expect_dir: bool,
+    ) -> Error {
+        let path = self.path.join(walked);
+        if let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            let kind = FileType::from_raw_mode(stat.st_mode);
+            if kind == FileType::Symlink {
+                let target = rustix::fs::readlinkat(dir, name, Vec::new())
+                    .map(|t| t.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| "an unreadable target".to_string());
+                return Error::Symlink {
+                    path,
+                    detail: format!("it is a symlink to {target}"),
+                };
+            }
+            if expect_dir && kind != FileType::Directory {
+                return Error::Unsafe {
+                    path,
+                    reason: "expected a directory here but found a file".to_string(),
+                };
+            }
+        }
+        Error::io(path, "open", errno(e))
+    }
+
+    /// What `rel` is, without following symlinks; [`EntryKind::Other`] when a parent is not a
+    /// plain directory (a symlink, a file).
+    pub fn kind(&self, rel: &RelPath) -> EntryKind {
+        let parent = match self.open_parent(rel) {
+            Ok(Some(fd)) => fd,
+            Ok(None) => return EntryKind::Missing,
+            Err(_) => return EntryKind::Other,
+        };
+        match rustix::fs::statat(&parent, rel.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => EntryKind::File,
+                FileType::Directory => EntryKind::Dir,
+                FileType::Symlink => EntryKind::Symlink,
+                _ => EntryKind::Other,
+            },
+            Err(rustix::io::Errno::NOENT) => EntryKind::Missing,
+            Err(_) => EntryKind::Other,
+        }
+    }
+
+    /// Reads the regular file `rel`. `Ok(None)` when it (or a parent) does not exist. Refuses a
+    /// symlink anywhere on the way, and anything that is not a regular file.
+    pub fn read(&self, rel: &RelPath) -> Result<Option<FileSnapshot>> {
+        let Some(parent) = self.open_parent(rel)? else {
+            return Ok(None);
+        };
+        self.read_in(&parent, rel)
+    }
+
+    fn read_in(&self, parent: &OwnedFd, rel: &RelPath) -> Result<Option<FileSnapshot>> {
+        let name = rel.file_name();
+        let fd = match rustix::fs::openat(
+            parent,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => {
+                return Err(self.explain(parent, name, Path::new(rel.as_str()), e, false));
+            }
+        };
+        let stat = rustix::fs::fstat(&fd)
+            .map_err(|e| Error::io(self.display_path(rel), "stat", errno(e)))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(Error::Unsafe {
+                path: self.display_path(rel),
+                reason: "expected a regular file but found a directory or special file"
+                    .to_string(),
+            });
+        }
+        let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
+        File::from(fd)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(self.display_path(rel), "read", e))?;
+        Ok(Some(FileSnapshot {
+            bytes,
+            mode: stat.st_mode & 0o7777,
+        }))
+    }
+
+    /// Opens the parent of `rel`, failing when it is missing.
+    fn require_parent(&self, rel: &RelPath) -> Result<OwnedFd> {
+        match self.open_parent(rel)? {
+            Some(fd) => Ok(fd),
+            None => Err(Error::io(
+                self.display_path(rel),
+                "open the parent directory",
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )),
+        }
+    }
+
+    /// Atomically and durably replaces (or creates) the regular file `rel` with `bytes`.
+    ///
+    /// `mode`: the permission bits to set; `None` keeps the replaced file's mode, or lets the
+    /// umask decide for a new file. Refuses when `rel` is a symlink, a directory, or a regular
+    /// file with more than one hard link (replacing it would split it from its other names).
+    pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+        let parent = self.require_parent(rel)?;
+        let name = rel.file_name();
+        let display = self.display_path(rel);
+        let existing = match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => {
+                match FileType::from_raw_mode(stat.st_mode) {
+                    FileType::RegularFile => {}
+                    FileType::Symlink => {
+                        return Err(self.explain(&parent, name, Path::new(rel.as_str()), rustix::io::Errno::LOOP, false));
+                    }
+                    _ => {
+                        return Err(Error::Unsafe {
+                            path: display,
+                            reason: "expected a regular file but found a directory or special file"
+                                .to_string(),
+                        });
+                    }
+                }
+                if stat.st_nlink > 1 {
+                    return Err(Error::Unsafe {
+                        path: display,
+                        reason: format!(
+                            "the file has {} hard links; replacing it would split it from its other names",
+                            stat.st_nlink
+                        ),
+                    });
+                }
+                Some(stat)
+            }
+            Err(rustix::io::Errno::NOENT) => None,
+            Err(e) => return Err(Error::io(display, "stat", errno(e))),
+        };
+
+        faults::check("write_atomic:before_temp", &display)?;
+        let temp = format!(".{name}{TEMP_INFIX}{}", random_hex(8)?);
+        let create_mode = match (mode, &existing) {
+            (Some(m), _) => m & 0o7777,
+            (None, Some(stat)) => stat.st_mode & 0o7777,
+            (None, None) => 0o666,
+        };
+        let fd = rustix::fs::openat(
+            &parent,
+            temp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| Error::io(&display, "create a temporary file beside", errno(e)))?;
+        let result = self.fill_temp(&fd, bytes, create_mode, existing.as_ref(), mode.is_some(), &display);
+        if let Err(e) = result {
+            let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
+            return Err(e);
+        }
+        drop(fd);
+        if let Err(e) = faults::check("write_atomic:before_rename", &display) {
+            // The injected crash leaves the temporary file behind, as a real crash would.
+            return Err(e);
+        }
+        if let Err(e) = rustix::fs::renameat(&parent, temp.as_str(), &parent, name) {
+            let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
+            return Err(Error::io(display, "rename the temporary file over", errno(e)));
+        }
+        faults::check("write_atomic:after_rename", &display)?;
+        rustix::fs::fsync(&parent)
+            .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        Ok(())
+    }
+
+    fn fill_temp(
+        &self,
+        fd: &OwnedFd,
+        bytes: &[u8],
+        create_mode: u32,
+        existing: Option<&rustix::fs::Stat>,
+        explicit_mode: bool,
+        display: &Path,
+    ) -> Result<()> {
+        let mut file = File::from(
+            rustix::io::dup(fd).map_err(|e| Error::io(display, "duplicate a handle", errno(e)))?,
+        );
+        file.write_all(bytes)
+            .map_err(|e| Error::io(display, "write a temporary file beside", e))?;
+        let final_mode = if explicit_mode || existing.is_some() {
+            create_mode
+        } else {
+            // A new file: honour the umask exactly as `open(O_CREAT, 0666)` would.
+            let mask = current_umask();
+            create_mode & !mask
+        };
+        rustix::fs::fchmod(fd, Mode::from_raw_mode(final_mode))
+            .map_err(|e| Error::io(display, "set the mode of a temporary file beside", errno(e)))?;
+        if let Some(stat) = existing {
+            // Keep the owner when we may (running as root on a user's file); ignore EPERM.
+            let me = rustix::process::geteuid();
+            if me.is_root() && (stat.st_uid != 0 || stat.st_gid != 0) {
+                let _ = rustix::fs::fchown(
+                    fd,
+                    Some(rustix::fs::Uid::from_raw(stat.st_uid)),
+                    Some(rustix::fs::Gid::from_raw(stat.st_gid)),
+                );
+            }
+        }
+        rustix::fs::fsync(fd).map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
+        Ok(())
+    }
+
+    /// Removes the regular file `rel` (never a symlink, never a directory). `Ok(false)` when it
+    /// was already gone.
+    pub fn remove_file(&self, rel: &RelPath) -> Result<bool> {
+        let Some(parent) = self.open_parent(rel)? else {
+            return Ok(false);
+        };
+        let name = rel.file_name();
+        let display = self.display_path(rel);
+        match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => {}
+                FileType::Symlink => {
+                    return Err(self.explain(&parent, name, Path::new(rel.as_str()), rustix::io::Errno::LOOP, false));
+                }
+                _ => {
+                    return Err(Error::Unsafe {
+                        path: display,
+                        reason: "expected a regular file but found a directory or special file"
+                            .to_string(),
+                    });
+                }
+            },
+            Err(rustix::io::Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(Error::io(display, "stat", errno(e))),
+        }
+        faults::check("remove_file", &display)?;
+        match rustix::fs::unlinkat(&parent, name, AtFlags::empty()) {
+            Ok(()) => {}
+            Err(rustix::io::Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(Error::io(display, "remove", errno(e))),
+        }
+        rustix::fs::fsync(&parent)
+            .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        Ok(true)
+    }
+
+    /// Creates the directory `rel` (its parent must exist). `Ok(false)` when a directory is
+    /// already there; an error when something else is.
+    pub fn create_dir(&self, rel: &RelPath) -> Result<bool> {
+        let parent = self.require_parent(rel)?;
+        let name = rel.file_name();
+        let display = self.display_path(rel);
+        faults::check("create_dir", &display)?;
+        match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
+            Ok(()) => {
+                rustix::fs::fsync(&parent)
+                    .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+                Ok(true)
+            }
+            Err(rustix::io::Errno::EXIST) => match self.kind(rel) {
+                EntryKind::Dir => Ok(false),
+                EntryKind::Symlink => Err(Error::Symlink {
+                    path: display,
+                    detail: "a symlink stands where a directory is needed".to_string(),
+                }),
+                _ => Err(Error::Unsafe {
+                    path: display,
+                    reason: "a file stands where a directory is needed".to_string(),
+                }),
+            },
+            Err(e) => Err(Error::io(display, "create the directory", errno(e))),
+        }
+    }
+
+    /// Creates an empty marker file (exclusively). `Ok(false)` when something is already there.
+    pub fn create_marker(&self, rel: &RelPath, kind: MarkerKind) -> Result<bool> {
+        match kind {
+            MarkerKind::Dir => {
+                if self.kind(rel) != EntryKind::Missing {
+                    return Ok(false);
+                }
+                self.create_dir(rel)
+            }
+            MarkerKind::File => {
+                let parent = self.require_parent(rel)?;
+                let display = self.display_path(rel);
+                faults::check("create_marker", &display)?;
+                match rustix::fs::openat(
+                    &parent,
+                    rel.file_name(),
+                    OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(0o666),
+                ) {
+                    Ok(fd) => {
+                        rustix::fs::fsync(&fd)
+                            .map_err(|e| Error::io(&display, "fsync", errno(e)))?;
+                        rustix::fs::fsync(&parent)
+                            .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+                        Ok(true)
+                    }
+                    Err(rustix::io::Errno::EXIST) => Ok(false),
+                    Err(e) => Err(Error::io(display, "create", errno(e))),
+                }
+            }
+        }
+    }
+
+    /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
+    pub fn dir_is_empty(&self, rel: &RelPath) -> Option<bool> {
+        let parent = self.open_parent(rel).ok()??;
+        let fd = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()).ok()?;
+        let mut dir = rustix::fs::Dir::read_from(&fd).ok()?;
+        while let Some(entry) = dir.next() {
+            let entry = entry.ok()?;
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+
+    /// Removes the directory `rel` when it is empty. `Ok(false)` when it is not empty, gone, or
+    /// not a directory (never a symlink).
+    pub fn remove_dir_if_empty(&self, rel: &RelPath) -> Result<bool> {
+        if self.kind(rel) != EntryKind::Dir {
+            return Ok(false);
+        }
+        let Some(parent) = self.open_parent(rel)? else {
+            return Ok(false);
+        };
+        let display = self.display_path(rel);
+        faults::check("remove_dir", &display)?;
+        match rustix::fs::unlinkat(&parent, rel.file_name(), AtFlags::REMOVEDIR) {
+            Ok(()) => {
+                rustix::fs::fsync(&parent)
+                    .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+                Ok(true)
+            }
+            Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST | rustix::io::Errno::NOENT) => {
+                Ok(false)
+            }
+            Err(e) => Err(Error::io(display, "remove the directory", errno(e))),
+        }
+    }
+
+    /// Removes our temporary files left beside `rel` by a crash (`.{name}.projectfile-tmp.*`).
+    /// Returns how many were removed.
+    pub fn remove_temp_files(&self, rel: &RelPath) -> Result<usize> {
+        let Ok(Some(parent)) = self.open_parent(rel) else {
+            return Ok(0);
+        };
+        let prefix = format!(".{}{TEMP_INFIX}", rel.file_name());
+        let mut doomed = Vec::new();
+        if let Ok(mut dir) = rustix::fs::Dir::read_from(&parent) {
+            while let Some(Ok(entry)) = dir.next() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with(&prefix) && entry.file_type() == FileType::RegularFile {
+                    doomed.push(name);
+                }
+            }
+        }
+        let mut removed = 0;
+        for name in doomed {
+            if rustix::fs::unlinkat(&parent, name.as_str(), AtFlags::empty()).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+}
+
+impl WorkspaceView for Root {
+    fn kind(&self, path: &RelPath) -> EntryKind {
+        Root::kind(self, path)
+    }
+}
+
+/// The process umask, read without changing it (from `/proc/self/status`), falling back to 022.
+fn current_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// An exclusive advisory lock on a file under our state directory, released on drop.
+#[must_use = "the lock is released when this guard is dropped"]
+#[derive(Debug)]
+pub struct LockGuard {
+    _file: File,
+}
+
+/// Takes an exclusive lock on `path` (created if absent), waiting for other holders.
+pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::io(path, "open the lock file", e))?;
+    file.lock()
+        .map_err(|e| Error::io(path, "lock", e))?;
+    Ok(LockGuard { _file: file })
+}
+
+/// Whether some process holds a lock on `path` (a lease holder of kind `lock`). A missing file
+/// means no holder.
+pub fn is_locked_by_other(path: &Path) -> Result<bool> {
+    let file = match std::fs::OpenOptions::new().read(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io(path, "open the holder lock file", e)),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(false),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(path, "test the holder lock", e)),
+    }
+}
+
+/// Holds an exclusive lock on `path` for as long as the returned guard lives (for hosts and tests
+/// that name a lock file as their lease holder).
+pub fn hold_lock(path: &Path) -> Result<LockGuard> {
+    lock_exclusive(path)
+}
+
+/// Reads a whole file by absolute path (state-directory files, private files). `Ok(None)` when
+/// absent.
+pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, "read", e)),
+    }
+}
+
+/// Removes a private directory we created under the state directory, with everything in it,
+/// without following symlinks out of it.
+pub fn remove_private_tree(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => std::fs::remove_file(path)
+            .map_err(|e| Error::io(path, "remove", e)),
+        Ok(_) => {
+            faults::check("remove_private_tree", path)?;
+            // std's remove_dir_all does not follow symlinks inside the tree (it unlinks them).
+            std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove the directory", e))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, "stat", e)),
+    }
+}

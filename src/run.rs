@@ -1,0 +1,117 @@
+//! `projectfile run`: acquire with this process as holder, run the command with the plan's launch
+//! arguments, forward termination signals, release, and exit with the command's status.
+//!
+//! Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process *by another process* are
+//! forwarded to the child. Signals the terminal sends to the whole foreground process group
+//! (Ctrl-C) reach the child directly, so they are not forwarded a second time (told apart by
+//! `si_code == SI_KERNEL`). If this process is killed outright (SIGKILL), its lease goes stale and
+//! the next start cleans it.
+
+use anyhow::Context as _;
+use projectfile::core::holder::Holder;
+use projectfile::core::projector::Projector;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::cli::RunArgs;
+
+/// The child's pid once spawned (0 before).
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A forwardable signal that arrived before the child existed (0: none).
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; only async-signal-safe
+    // calls (atomics, kill) are made here.
+    let code = if info.is_null() { 0 } else { unsafe { (*info).si_code } };
+    if code == libc::SI_KERNEL {
+        return; // From the terminal: the child's process group received it too.
+    }
+    let child = CHILD.load(Ordering::SeqCst);
+    if child > 0 {
+        // SAFETY: kill is async-signal-safe; a failure (child already gone) is harmless.
+        unsafe {
+            libc::kill(child, signal);
+        }
+    } else {
+        PENDING.store(signal, Ordering::SeqCst);
+    }
+}
+
+fn install_forwarding() -> anyhow::Result<()> {
+    for signal in FORWARDED {
+        // SAFETY: a zeroed sigaction is a valid starting value; we set the handler, SA_SIGINFO
+        // and SA_RESTART, and an empty mask, then install it for a catchable signal.
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = forward as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error()).context("cannot install signal forwarding");
+        }
+    }
+    Ok(())
+}
+
+/// Runs the `run` command.
+pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<ExitCode> {
+    install_forwarding()?;
+    let holder = Holder::current_process()?;
+    let receipt = crate::acquire(projector, &args.session, holder)?;
+    if json {
+        // One JSON object: the acquire receipt, printed before the command runs so a host can
+        // read where the session text went while the command is still running.
+        println!("{}", serde_json::to_string(&receipt)?);
+    }
+    let status = spawn_and_wait(args, &receipt);
+    let released = projector.release(&receipt.token);
+    let status = status?;
+    if let Err(e) = released {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(status)
+}
+
+fn spawn_and_wait(
+    args: &RunArgs,
+    receipt: &projectfile::core::projector::AcquireReceipt,
+) -> anyhow::Result<ExitCode> {
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        return Ok(ExitCode::from(128u8.saturating_add(pending as u8)));
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        anyhow::bail!("run needs a command after `--`");
+    };
+    let mut command = std::process::Command::new(program);
+    command.args(rest).args(&receipt.launch_args).envs(&receipt.env);
+    if !args.keep_cwd {
+        command.current_dir(&receipt.workspace);
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("{program}: cannot run the command"))?;
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        // SAFETY: kill on our own child's pid.
+        unsafe {
+            libc::kill(child.id() as i32, pending);
+        }
+    }
+    let status = child.wait().context("cannot wait for the command")?;
+    CHILD.store(0, Ordering::SeqCst);
+    use std::os::unix::process::ExitStatusExt as _;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

@@ -1,0 +1,303 @@
+//! Black-box tests of the `projectfile` binary: real processes, real files, JSON receipts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::panic)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    state: PathBuf,
+    outside: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (ws, state, outside) = (base.join("ws"), base.join("state"), base.join("outside"));
+        for d in [&ws, &outside] {
+            std::fs::create_dir(d).unwrap();
+        }
+        Env { _dir: dir, ws, state, outside }
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_projectfile"));
+        c.env("PROJECTFILE_STATE_DIR", &self.state);
+        c
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn acquire(&self, prompt: &str, holder: u32) -> String {
+        let ws = self.ws.to_str().unwrap();
+        let pid = holder.to_string();
+        let v = self.json(&[
+            "acquire", "--provider", "codex", "--workspace", ws, "--prompt", prompt,
+            "--holder-pid", &pid,
+        ]);
+        v["token"].as_str().unwrap().to_string()
+    }
+
+    fn release(&self, token: &str) -> bool {
+        self.json(&["release", "--token", token])["released"].as_bool().unwrap()
+    }
+
+    fn agents(&self) -> Option<Vec<u8>> {
+        std::fs::read(self.ws.join("AGENTS.md")).ok()
+    }
+
+    fn write(&self, rel: &str, bytes: &[u8]) {
+        std::fs::write(self.ws.join(rel), bytes).unwrap();
+    }
+}
+
+fn me() -> u32 {
+    std::process::id()
+}
+
+fn contains(bytes: &[u8], needle: &str) -> bool {
+    String::from_utf8_lossy(bytes).contains(needle)
+}
+
+#[test]
+fn user_files_survive_byte_exact() {
+    let cases: &[&[u8]] = &[
+        b"crlf\r\nlines\r\n",
+        b"\xEF\xBB\xBFbom\n",
+        b"no final newline",
+        b"bad \xFF\xFE utf8 and \0 nul\n",
+        b"",
+    ];
+    for original in cases {
+        let env = Env::new();
+        env.write("AGENTS.md", original);
+        let t = env.acquire("Session: reply in haiku.", me());
+        assert!(contains(&env.agents().unwrap(), "Session: reply in haiku."));
+        assert!(env.release(&t));
+        assert_eq!(env.agents().unwrap(), *original);
+    }
+}
+
+#[test]
+fn two_sessions_release_in_either_order_and_twice() {
+    for order in [0, 1] {
+        let env = Env::new();
+        env.write("AGENTS.md", b"mine\n");
+        let a = env.acquire("A", me());
+        let b = env.acquire("B", me());
+        let (x, y) = if order == 0 { (&a, &b) } else { (&b, &a) };
+        assert!(env.release(x));
+        assert!(contains(&env.agents().unwrap(), "BEGIN agentworks-session-instructions"));
+        assert!(!env.release(x), "second release of the same token");
+        assert!(env.release(y));
+        assert_eq!(env.agents().unwrap(), b"mine\n");
+        assert!(!env.release(y));
+    }
+}
+
+#[test]
+fn sigkilled_holder_is_cleaned_by_the_next_start() {
+    let env = Env::new();
+    let mut holder = Command::new("sleep").arg("600").spawn().unwrap();
+    let t = env.acquire("doomed", holder.id());
+    assert!(contains(&env.agents().unwrap(), "doomed"));
+    holder.kill().unwrap(); // SIGKILL
+    holder.wait().unwrap();
+    let status = env.json(&["status", "--workspace", env.ws.to_str().unwrap()]);
+    assert_eq!(status["stale"][0].as_str().unwrap(), t);
+    let next = env.acquire("next", me());
+    assert!(!contains(&env.agents().unwrap(), "doomed"));
+    assert!(env.release(&next));
+    assert!(env.agents().is_none(), "the created AGENTS.md is gone with the last session");
+    assert!(!env.release(&t));
+}
+
+#[test]
+fn user_edit_mid_session_is_kept() {
+    let env = Env::new();
+    env.write("AGENTS.md", b"top\n");
+    let t = env.acquire("S", me());
+    let mut now = env.agents().unwrap();
+    now.extend_from_slice(b"added during the session\n");
+    env.write("AGENTS.md", &now);
+    assert!(env.release(&t));
+    assert_eq!(env.agents().unwrap(), b"top\nadded during the session\n");
+}
+
+#[test]
+fn malformed_markers_are_refused_with_file_and_line() {
+    let env = Env::new();
+    let text = b"a\nb\n<!-- BEGIN agentworks-session-instructions created=false -->\nunterminated\n";
+    env.write("AGENTS.md", text);
+    let out: Output = env
+        .cmd()
+        .args(["acquire", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "x", "--holder-pid", &me().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains("AGENTS.md:3:"), "{err}");
+    assert_eq!(env.agents().unwrap(), text);
+}
+
+#[test]
+fn symlinked_agents_md_pointing_outside_is_refused() {
+    let env = Env::new();
+    let target = env.outside.join("precious.md");
+    std::fs::write(&target, b"precious\n").unwrap();
+    std::os::unix::fs::symlink(&target, env.ws.join("AGENTS.md")).unwrap();
+    let out = env
+        .cmd()
+        .args(["acquire", "--provider", "codex", "--json", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "x", "--holder-pid", &me().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "symlink");
+    assert_eq!(std::fs::read(&target).unwrap(), b"precious\n");
+    assert!(std::fs::symlink_metadata(env.ws.join("AGENTS.md")).unwrap().file_type().is_symlink());
+}
+
+#[test]
+fn thirty_two_processes_at_once_lose_nothing() {
+    let env = Env::new();
+    env.write("AGENTS.md", b"shared\r\nfile");
+    let ws = env.ws.to_str().unwrap().to_string();
+    let state = env.state.clone();
+    let script = format!(
+        "set -e; T=$(\"$PF\" acquire --provider codex --workspace '{ws}' --prompt \"p$$\" --holder-pid $$ --json | sed 's/.*\"token\":\"\\([^\"]*\\)\".*/\\1/'); \"$PF\" release --token \"$T\" --json >/dev/null"
+    );
+    let children: Vec<_> = (0..32)
+        .map(|_| {
+            Command::new("sh")
+                .arg("-c")
+                .arg(&script)
+                .env("PF", env!("CARGO_BIN_EXE_projectfile"))
+                .env("PROJECTFILE_STATE_DIR", &state)
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    assert_eq!(env.agents().unwrap(), b"shared\r\nfile");
+    let status = env.json(&["status", "--workspace", &ws]);
+    assert_eq!(status["leases"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn run_shows_the_text_while_running_and_restores_after() {
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let out = env
+        .cmd()
+        .args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "visible during run", "--", "sh", "-c", "cat AGENTS.md; exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "run exits with the child's status");
+    assert!(contains(&out.stdout, "visible during run"));
+    assert_eq!(env.agents().unwrap(), b"user\n");
+}
+
+#[test]
+fn run_forwards_sigterm_and_releases() {
+    let env = Env::new();
+    let ready = env.outside.join("ready");
+    let mut child = env
+        .cmd()
+        .args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "x", "--", "sh", "-c"])
+        .arg(format!(
+            "trap 'exit 42' TERM; touch '{}'; while :; do sleep 0.05; done",
+            ready.display()
+        ))
+        .spawn()
+        .unwrap();
+    wait_for(&ready);
+    assert!(env.agents().is_some());
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(42), "the child's own exit status comes back");
+    assert!(env.agents().is_none(), "released after the child ended");
+}
+
+#[test]
+fn run_killed_with_sigkill_is_cleaned_by_strip_stale() {
+    let env = Env::new();
+    let ready = env.outside.join("ready");
+    let mut child = env
+        .cmd()
+        .args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "x", "--", "sh", "-c"])
+        .arg(format!("touch '{}'; exec sleep 600", ready.display()))
+        .spawn()
+        .unwrap();
+    wait_for(&ready);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The grandchild `sleep` still runs, but the holder was `projectfile run` itself.
+    let report = env.json(&["strip-stale", "--workspace", env.ws.to_str().unwrap()]);
+    assert_eq!(report["stale_cleaned"].as_array().unwrap().len(), 1);
+    assert!(env.agents().is_none());
+    let _ = Command::new("pkill").args(["-f", &ready.display().to_string()]).status();
+}
+
+#[test]
+fn providers_lists_the_enabled_ones() {
+    let env = Env::new();
+    let v = env.json(&["providers"]);
+    let names: Vec<&str> = v["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"codex"));
+}
+
+#[test]
+fn errors_are_one_line_with_the_path() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["status", "--workspace", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("error: /definitely/not/here: "), "{err}");
+    assert_eq!(err.lines().count(), 1);
+}
+
+fn wait_for(path: &Path) {
+    for _ in 0..400 {
+        if path.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("{} never appeared", path.display());
+}
