@@ -1,2 +1,746 @@
 //! The block engine: pure bytes in, bytes out. Finds, inserts, refreshes and removes the marked
 //! session block in a shared file without changing one byte outside it.
+//!
+//! Nothing here touches the file system: every function takes the file's bytes and returns new
+//! bytes (or a [`BlockError`] naming the line that stopped it). The user's bytes are never required
+//! to be UTF-8; CRLF, a missing final newline, a UTF-8 BOM, invalid UTF-8 and NUL bytes are all
+//! carried through untouched.
+//!
+//! # The block
+//!
+//! ```text
+//! <user text><T>
+//! <!-- BEGIN {ns}-session-instructions created=true|false --><T>
+//! <body lines, each ending in T>
+//! <!-- END {ns}-session-instructions --><T>
+//! <text the user appended after the block while the session ran>
+//! ```
+//!
+//! `T` is the block's line terminator: `\r\n` when the file's first line terminator is `\r\n`,
+//! otherwise `\n`. The body's own `\n` and `\r\n` line ends are rendered as `T`, and a body that does
+//! not end with a newline gets one; an empty body renders as no lines at all.
+//!
+//! # Why removal is unambiguous
+//!
+//! [`upsert`] appends the block after the user's text with **exactly one** separator `T` before the
+//! BEGIN line, always, even when the user's text is empty (a file we create therefore starts with a
+//! blank line). [`remove`] takes away exactly that one separator — `\r\n` when the BEGIN line ends in
+//! `\r\n` and the two bytes before BEGIN are `\r\n`, otherwise a single `\n` if the byte before BEGIN
+//! is `\n`, otherwise nothing — plus the block through END's own line terminator. So
+//! `remove(upsert(x)) == x` for every `x` the engine accepts, and text the user prepends to the file
+//! or appends after END while the block is present survives byte for byte. Blocks written by the
+//! earlier Go implementation (same marker lines, possibly a different separator or BEGIN at byte 0)
+//! are found, refreshed and removed under the same rule.
+//!
+//! # Refusals
+//!
+//! Malformed markers are refused, never guessed at ([`BlockError`] names the 1-based line):
+//! an unterminated block, a second BEGIN before END (nested), two blocks of the namespace in one
+//! file, an END with no open block, a marker line inside a fenced code block of the user's text, and
+//! an altered marker line: any line whose whitespace-trimmed text starts with `<!--` and names
+//! `{ns}-session-instructions` (not as the tail of a longer namespace) but is not exactly a BEGIN or
+//! END line. Exact marker lines of *other* namespaces, and prose that mentions the tag without
+//! starting with `<!--`, are plain user text. A trailing `\r` (CRLF) is not an alteration; a UTF-8
+//! BOM before a marker on line 1 is user text and the marker still counts. Fenced code blocks
+//! (```` ``` ```` or `~~~`, up to three spaces of indent, CommonMark-style closing) are tracked in the
+//! user's text only; the body between BEGIN and END is ours and fences there are ignored. [`upsert`]
+//! also refuses to append after user text that ends inside an open fence, since the block would read
+//! as code, and refuses a body that contains a marker line (see [`validate_body`]).
+
+use std::ops::Range;
+
+use crate::provider::Namespace;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+const TAG_SUFFIX: &str = "-session-instructions";
+
+/// The exact marker lines of one namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Markers {
+    ns: String,
+    tag: String,
+    begin_true: String,
+    begin_false: String,
+    end: String,
+}
+
+impl Markers {
+    /// The marker lines of `ns`.
+    pub fn new(ns: &Namespace) -> Markers {
+        let ns = ns.as_str().to_string();
+        let tag = format!("{ns}{TAG_SUFFIX}");
+        Markers {
+            begin_true: format!("<!-- BEGIN {tag} created=true -->"),
+            begin_false: format!("<!-- BEGIN {tag} created=false -->"),
+            end: format!("<!-- END {tag} -->"),
+            ns,
+            tag,
+        }
+    }
+
+    /// The namespace these markers belong to.
+    pub fn namespace(&self) -> &str {
+        &self.ns
+    }
+
+    /// The BEGIN line, without a line terminator.
+    pub fn begin_line(&self, created: bool) -> String {
+        self.begin(created).to_string()
+    }
+
+    /// The END line, without a line terminator.
+    pub fn end_line(&self) -> String {
+        self.end.clone()
+    }
+
+    fn begin(&self, created: bool) -> &str {
+        if created {
+            &self.begin_true
+        } else {
+            &self.begin_false
+        }
+    }
+
+    /// What one line is to us. `text` is the line without its `\n` (and, on line 1, without a BOM).
+    fn classify(&self, text: &[u8]) -> LineKind {
+        let exact = text.strip_suffix(b"\r").unwrap_or(text);
+        if exact == self.begin_true.as_bytes() {
+            LineKind::Begin(true)
+        } else if exact == self.begin_false.as_bytes() {
+            LineKind::Begin(false)
+        } else if exact == self.end.as_bytes() {
+            LineKind::End
+        } else if self.is_marker_like(text) {
+            LineKind::Altered
+        } else {
+            LineKind::Text
+        }
+    }
+
+    /// A line whose trimmed text starts with `<!--` and names our tag (not as the tail of a longer
+    /// namespace), and is not a marker line of another namespace.
+    fn is_marker_like(&self, text: &[u8]) -> bool {
+        let trimmed = text.trim_ascii();
+        trimmed.starts_with(b"<!--")
+            && contains_tag(trimmed, self.tag.as_bytes())
+            && !self.is_foreign_marker(trimmed)
+    }
+
+    /// An exact BEGIN or END line of a different, valid namespace (`trimmed` already trimmed).
+    fn is_foreign_marker(&self, trimmed: &[u8]) -> bool {
+        let inner = if let Some(rest) = trimmed.strip_prefix(b"<!-- BEGIN ".as_slice()) {
+            rest.strip_suffix(b" created=true -->".as_slice())
+                .or_else(|| rest.strip_suffix(b" created=false -->".as_slice()))
+        } else if let Some(rest) = trimmed.strip_prefix(b"<!-- END ".as_slice()) {
+            rest.strip_suffix(b" -->".as_slice())
+        } else {
+            None
+        };
+        inner
+            .and_then(|inner| inner.strip_suffix(TAG_SUFFIX.as_bytes()))
+            .is_some_and(|ns| is_valid_namespace(ns) && ns != self.ns.as_bytes())
+    }
+
+    /// The reason for an altered marker line.
+    fn altered_reason(&self, text: &[u8]) -> String {
+        let trimmed = text.trim_ascii();
+        let exact_when_trimmed = [&self.begin_true, &self.begin_false, &self.end]
+            .iter()
+            .any(|m| m.as_bytes() == trimmed);
+        if exact_when_trimmed {
+            format!(
+                "an altered marker line: whitespace before or after a `{}` marker, which must stand alone on its line",
+                self.tag
+            )
+        } else {
+            format!(
+                "an altered marker line: a line that starts with `<!--` and names `{tag}` must read exactly `<!-- BEGIN {tag} created=true -->`, `<!-- BEGIN {tag} created=false -->` or `<!-- END {tag} -->`",
+                tag = self.tag
+            )
+        }
+    }
+}
+
+impl Default for Markers {
+    /// The markers of the default namespace `agentworks`.
+    fn default() -> Self {
+        Markers::new(&Namespace::default())
+    }
+}
+
+/// Where a block sits in a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSpan {
+    /// The `created=` flag on the BEGIN line.
+    pub created: bool,
+    /// 1-based line number of the BEGIN line.
+    pub begin_line: usize,
+    /// 1-based line number of the END line.
+    pub end_line: usize,
+    /// The bytes [`remove`] takes out: the one separator before BEGIN (if any) through the END
+    /// line's terminator (if any).
+    pub range: Range<usize>,
+    /// The bytes strictly between the BEGIN line's terminator and the END line.
+    pub body: Range<usize>,
+}
+
+/// A malformed block (or a body that would make one); the input was not changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {reason}")]
+pub struct BlockError {
+    /// 1-based line number: in the file, or, for a refused body, in the body.
+    pub line: usize,
+    /// One plain sentence fragment saying what is wrong.
+    pub reason: String,
+}
+
+impl BlockError {
+    fn new(line: usize, reason: impl Into<String>) -> Self {
+        BlockError {
+            line,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What [`upsert`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UpsertAction {
+    /// No block was present; one was appended.
+    Inserted,
+    /// A block was present and its body changed.
+    Refreshed,
+    /// A block was present with exactly this body; the bytes are unchanged.
+    Unchanged,
+}
+
+/// The result of [`upsert`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upserted {
+    /// The new file content.
+    pub bytes: Vec<u8>,
+    /// What happened.
+    pub action: UpsertAction,
+    /// The block's `created=` flag (kept from the existing block on refresh).
+    pub created: bool,
+}
+
+/// The result of [`remove`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Removed {
+    /// The file content without the block.
+    pub bytes: Vec<u8>,
+    /// The removed block's `created=` flag.
+    pub created: bool,
+    /// `created` is true and nothing at all is left: the caller deletes the file.
+    pub now_empty: bool,
+}
+
+/// Finds the block of `markers`' namespace in `bytes`, refusing malformed markers.
+pub fn find(markers: &Markers, bytes: &[u8]) -> Result<Option<BlockSpan>, BlockError> {
+    scan(markers, bytes).map(|scan| scan.block)
+}
+
+/// Inserts the block after the user's text, or refreshes the body of the block already present.
+///
+/// `existing` `None` means the file does not exist (the block gets `created=true`); `Some(b"")` is
+/// an existing empty file (`created=false`). On refresh only the body bytes change: the block stays
+/// where it is, keeps its `created=` flag and its line terminator, and text after END survives.
+pub fn upsert(
+    markers: &Markers,
+    existing: Option<&[u8]>,
+    body: &str,
+) -> Result<Upserted, BlockError> {
+    validate_body(markers, body)?;
+    let (user, created) = match existing {
+        None => (&[][..], true),
+        Some(bytes) => {
+            let scan = scan(markers, bytes)?;
+            if let Some(span) = scan.block {
+                return Ok(refresh(bytes, &span, body));
+            }
+            if let Some(fence) = scan.open_fence {
+                return Err(BlockError::new(
+                    fence,
+                    format!(
+                        "the file ends inside the fenced code block that opens on line {fence}, so a block appended after it would read as code"
+                    ),
+                ));
+            }
+            (bytes, false)
+        }
+    };
+    let term = file_terminator(user);
+    let rendered = render_body(body, term);
+    let begin = markers.begin(created).as_bytes();
+    let end = markers.end.as_bytes();
+    let mut out = Vec::with_capacity(
+        user.len() + 3 * term.len() + begin.len() + rendered.len() + end.len() + term.len(),
+    );
+    out.extend_from_slice(user);
+    out.extend_from_slice(term);
+    out.extend_from_slice(begin);
+    out.extend_from_slice(term);
+    out.extend_from_slice(&rendered);
+    out.extend_from_slice(end);
+    out.extend_from_slice(term);
+    Ok(Upserted {
+        bytes: out,
+        action: UpsertAction::Inserted,
+        created,
+    })
+}
+
+/// Removes the block: the one separator before BEGIN, BEGIN through END, and END's terminator.
+/// `None` when no block is present.
+pub fn remove(markers: &Markers, bytes: &[u8]) -> Result<Option<Removed>, BlockError> {
+    let Some(span) = scan(markers, bytes)?.block else {
+        return Ok(None);
+    };
+    let (before, rest) = bytes.split_at(span.range.start.min(bytes.len()));
+    let after = rest.get(span.range.len()..).unwrap_or_default();
+    let mut out = Vec::with_capacity(before.len() + after.len());
+    out.extend_from_slice(before);
+    out.extend_from_slice(after);
+    let now_empty = span.created && out.is_empty();
+    Ok(Some(Removed {
+        bytes: out,
+        created: span.created,
+        now_empty,
+    }))
+}
+
+/// Refuses a body with any marker-like line of this namespace (exact or altered), which would end,
+/// nest or corrupt the block. The error's line is 1-based within the body.
+pub fn validate_body(markers: &Markers, body: &str) -> Result<(), BlockError> {
+    for (index, line) in body_lines(body).enumerate() {
+        // The line is checked as it reads in an LF block and in a CRLF block.
+        let mut crlf = line.to_vec();
+        crlf.push(b'\r');
+        let bad = [line, crlf.as_slice()]
+            .into_iter()
+            .any(|text| markers.classify(text) != LineKind::Text);
+        if bad {
+            return Err(BlockError::new(
+                index + 1,
+                format!(
+                    "the session text contains a marker line naming `{}`, which would break the block",
+                    markers.tag
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The body as it is rendered with terminator `term`.
+fn render_body(body: &str, term: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + body.len() / 16 + term.len());
+    for line in body_lines(body) {
+        out.extend_from_slice(line);
+        out.extend_from_slice(term);
+    }
+    out
+}
+
+/// The body's lines without their `\n` or `\r\n`; an empty body has none, and a final line without
+/// a newline counts as a line.
+fn body_lines(body: &str) -> impl Iterator<Item = &[u8]> {
+    let bytes = body.as_bytes();
+    let trimmed = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines = if bytes.is_empty() {
+        None
+    } else {
+        Some(trimmed.split(|&b| b == b'\n'))
+    };
+    lines
+        .into_iter()
+        .flatten()
+        .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
+}
+
+fn refresh(bytes: &[u8], span: &BlockSpan, body: &str) -> Upserted {
+    let term = block_terminator(bytes, span);
+    let rendered = render_body(body, term);
+    let current = bytes.get(span.body.clone()).unwrap_or_default();
+    if current == rendered.as_slice() {
+        return Upserted {
+            bytes: bytes.to_vec(),
+            action: UpsertAction::Unchanged,
+            created: span.created,
+        };
+    }
+    let before = bytes.get(..span.body.start).unwrap_or_default();
+    let after = bytes.get(span.body.end..).unwrap_or_default();
+    let mut out = Vec::with_capacity(before.len() + rendered.len() + after.len());
+    out.extend_from_slice(before);
+    out.extend_from_slice(&rendered);
+    out.extend_from_slice(after);
+    Upserted {
+        bytes: out,
+        action: UpsertAction::Refreshed,
+        created: span.created,
+    }
+}
+
+/// The terminator of an existing block: that of its BEGIN line.
+fn block_terminator(bytes: &[u8], span: &BlockSpan) -> &'static [u8] {
+    // The BEGIN line always ends in `\n` (END follows it); look at the byte before that.
+    let crlf = span
+        .body
+        .start
+        .checked_sub(2)
+        .and_then(|i| bytes.get(i))
+        .is_some_and(|&b| b == b'\r');
+    if crlf { b"\r\n" } else { b"\n" }
+}
+
+/// `\r\n` when the first line terminator of `bytes` is `\r\n`, else `\n`.
+fn file_terminator(bytes: &[u8]) -> &'static [u8] {
+    match bytes.iter().position(|&b| b == b'\n') {
+        Some(i) if i > 0 && bytes.get(i - 1) == Some(&b'\r') => b"\r\n",
+        _ => b"\n",
+    }
+}
+
+fn is_namespace_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')
+}
+
+/// The same rule as [`Namespace::new`].
+fn is_valid_namespace(ns: &[u8]) -> bool {
+    (1..=64).contains(&ns.len())
+        && ns.iter().all(|&b| is_namespace_byte(b))
+        && ns.first().is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// `tag` occurs in `hay` not preceded by a namespace byte (so `xagentworks-…` is not ours).
+fn contains_tag(hay: &[u8], tag: &[u8]) -> bool {
+    if tag.is_empty() || hay.len() < tag.len() {
+        return false;
+    }
+    hay.windows(tag.len()).enumerate().any(|(i, window)| {
+        window == tag && (i == 0 || hay.get(i - 1).is_none_or(|&b| !is_namespace_byte(b)))
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineKind {
+    Begin(bool),
+    End,
+    Altered,
+    Text,
+}
+
+/// One line of the file.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    /// 1-based.
+    number: usize,
+    /// First byte of the line's text (after a BOM on line 1).
+    text_start: usize,
+    /// Offset of the `\n` (or the end of the input).
+    content_end: usize,
+    /// Offset after the `\n` (or the end of the input).
+    end: usize,
+}
+
+fn lines(bytes: &[u8]) -> impl Iterator<Item = Line> + '_ {
+    let mut pos = 0usize;
+    let mut number = 0usize;
+    std::iter::from_fn(move || {
+        if pos >= bytes.len() {
+            return None;
+        }
+        let start = pos;
+        let rest = bytes.get(start..).unwrap_or_default();
+        let (content_end, end) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => (start + i, start + i + 1),
+            None => (bytes.len(), bytes.len()),
+        };
+        number += 1;
+        let text_start = if number == 1 && rest.starts_with(BOM) {
+            (start + BOM.len()).min(content_end)
+        } else {
+            start
+        };
+        pos = end;
+        Some(Line {
+            number,
+            text_start,
+            content_end,
+            end,
+        })
+    })
+}
+
+/// An open fenced code block in the user's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fence {
+    ch: u8,
+    len: usize,
+    line: usize,
+}
+
+/// Up to three spaces of indent, then the rest of the line.
+fn strip_fence_indent(text: &[u8]) -> Option<&[u8]> {
+    let indent = text.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    text.get(indent..)
+}
+
+fn fence_run(text: &[u8]) -> Option<(u8, usize, &[u8])> {
+    let rest = strip_fence_indent(text)?;
+    let ch = *rest.first()?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let len = rest.iter().take_while(|&&b| b == ch).count();
+    if len < 3 {
+        return None;
+    }
+    Some((ch, len, rest.get(len..).unwrap_or_default()))
+}
+
+fn opens_fence(text: &[u8], line: usize) -> Option<Fence> {
+    let (ch, len, info) = fence_run(text)?;
+    if ch == b'`' && info.contains(&b'`') {
+        return None;
+    }
+    Some(Fence { ch, len, line })
+}
+
+fn closes_fence(text: &[u8], fence: &Fence) -> bool {
+    fence_run(text).is_some_and(|(ch, len, rest)| {
+        ch == fence.ch && len >= fence.len && rest.iter().all(|b| b.is_ascii_whitespace())
+    })
+}
+
+/// What a whole-file scan found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Scan {
+    block: Option<BlockSpan>,
+    /// The line a fenced code block that is still open at the end of the file opens on.
+    open_fence: Option<usize>,
+}
+
+enum State {
+    Outside { fence: Option<Fence> },
+    Inside { begin: Line, created: bool },
+}
+
+fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
+    let mut state = State::Outside { fence: None };
+    let mut block: Option<BlockSpan> = None;
+    for line in lines(bytes) {
+        let text = bytes
+            .get(line.text_start..line.content_end)
+            .unwrap_or_default();
+        let kind = markers.classify(text);
+        state = match state {
+            State::Outside { fence: Some(fence) } => {
+                if kind != LineKind::Text {
+                    return Err(BlockError::new(
+                        line.number,
+                        format!(
+                            "a marker line inside the fenced code block that opens on line {}",
+                            fence.line
+                        ),
+                    ));
+                }
+                let fence = if closes_fence(text, &fence) {
+                    None
+                } else {
+                    Some(fence)
+                };
+                State::Outside { fence }
+            }
+            State::Outside { fence: None } => match kind {
+                LineKind::Begin(created) => {
+                    if let Some(first) = &block {
+                        return Err(BlockError::new(
+                            line.number,
+                            format!(
+                                "a second block of this namespace (the first spans lines {} to {})",
+                                first.begin_line, first.end_line
+                            ),
+                        ));
+                    }
+                    State::Inside {
+                        begin: line,
+                        created,
+                    }
+                }
+                LineKind::End => {
+                    let reason = match &block {
+                        Some(first) => format!(
+                            "an END marker with no open block (the block that starts on line {} already ended on line {})",
+                            first.begin_line, first.end_line
+                        ),
+                        None => "an END marker with no BEGIN marker before it".to_string(),
+                    };
+                    return Err(BlockError::new(line.number, reason));
+                }
+                LineKind::Altered => {
+                    return Err(BlockError::new(line.number, markers.altered_reason(text)));
+                }
+                LineKind::Text => State::Outside {
+                    fence: opens_fence(text, line.number),
+                },
+            },
+            State::Inside { begin, created } => match kind {
+                LineKind::Begin(_) => {
+                    return Err(BlockError::new(
+                        line.number,
+                        format!(
+                            "a second BEGIN marker before the END of the block that starts on line {}",
+                            begin.number
+                        ),
+                    ));
+                }
+                LineKind::Altered => {
+                    return Err(BlockError::new(
+                        line.number,
+                        format!(
+                            "{} (inside the block that starts on line {})",
+                            markers.altered_reason(text),
+                            begin.number
+                        ),
+                    ));
+                }
+                LineKind::End => {
+                    block = Some(span(bytes, &begin, &line, created));
+                    State::Outside { fence: None }
+                }
+                LineKind::Text => State::Inside { begin, created },
+            },
+        };
+    }
+    match state {
+        State::Inside { begin, .. } => Err(BlockError::new(
+            begin.number,
+            "a BEGIN marker with no END marker after it (an unterminated block)",
+        )),
+        State::Outside { fence } => Ok(Scan {
+            block,
+            open_fence: fence.map(|f| f.line),
+        }),
+    }
+}
+
+fn span(bytes: &[u8], begin: &Line, end: &Line, created: bool) -> BlockSpan {
+    let at = begin.text_start;
+    let begin_crlf = bytes
+        .get(at..begin.content_end)
+        .is_some_and(|text| text.ends_with(b"\r"));
+    let before = bytes.get(..at).unwrap_or_default();
+    let separator = if begin_crlf && before.ends_with(b"\r\n") {
+        2
+    } else if before.ends_with(b"\n") {
+        1
+    } else {
+        0
+    };
+    BlockSpan {
+        created,
+        begin_line: begin.number,
+        end_line: end.number,
+        range: at - separator..end.end,
+        body: begin.end..end.text_start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m() -> Markers {
+        Markers::default()
+    }
+
+    #[test]
+    fn classify_exact_crlf_altered_and_foreign() {
+        let m = m();
+        assert_eq!(
+            m.classify(b"<!-- BEGIN agentworks-session-instructions created=true -->"),
+            LineKind::Begin(true)
+        );
+        assert_eq!(
+            m.classify(b"<!-- END agentworks-session-instructions -->\r"),
+            LineKind::End
+        );
+        assert_eq!(
+            m.classify(b"<!-- END agentworks-session-instructions -->\r\r"),
+            LineKind::Altered
+        );
+        assert_eq!(
+            m.classify(b"<!-- BEGIN agentworks-session-instructions created=maybe -->"),
+            LineKind::Altered
+        );
+        assert_eq!(
+            m.classify(b"see <!-- BEGIN agentworks-session-instructions created=true -->"),
+            LineKind::Text
+        );
+        assert_eq!(
+            m.classify(b"<!-- BEGIN xagentworks-session-instructions created=true -->"),
+            LineKind::Text
+        );
+        let short = Markers::new(&Namespace::new("a").unwrap_or_default());
+        assert_eq!(
+            short.classify(b"<!-- END a-session-instructions-b-session-instructions -->"),
+            LineKind::Text
+        );
+        assert_eq!(
+            short.classify(b"<!-- END a-session-instructions-b -->"),
+            LineKind::Altered
+        );
+    }
+
+    #[test]
+    fn fences() {
+        assert_eq!(
+            opens_fence(b"```rust", 1),
+            Some(Fence {
+                ch: b'`',
+                len: 3,
+                line: 1
+            })
+        );
+        assert_eq!(opens_fence(b"   ~~~~", 2).map(|f| f.len), Some(4));
+        assert_eq!(opens_fence(b"    ```", 1), None);
+        assert_eq!(opens_fence(b"``` a`b", 1), None);
+        assert_eq!(opens_fence(b"``", 1), None);
+        let f = Fence {
+            ch: b'`',
+            len: 4,
+            line: 1,
+        };
+        assert!(closes_fence(b"````\r", &f));
+        assert!(closes_fence(b"  ````` ", &f));
+        assert!(!closes_fence(b"```", &f));
+        assert!(!closes_fence(b"~~~~", &f));
+        assert!(!closes_fence(b"```` x", &f));
+    }
+
+    #[test]
+    fn lines_split_and_bom() {
+        let bytes = b"\xEF\xBB\xBFa\r\nb\nc";
+        let got: Vec<_> = lines(bytes)
+            .map(|l| (l.number, l.text_start, l.content_end, l.end))
+            .collect();
+        assert_eq!(got, vec![(1, 3, 5, 6), (2, 6, 7, 8), (3, 8, 9, 9)]);
+        assert_eq!(lines(b"").count(), 0);
+        assert_eq!(lines(b"\n").count(), 1);
+    }
+
+    #[test]
+    fn body_lines_and_render() {
+        assert_eq!(render_body("", b"\n"), b"");
+        assert_eq!(render_body("a", b"\r\n"), b"a\r\n");
+        assert_eq!(render_body("a\r\nb\n", b"\n"), b"a\nb\n");
+        assert_eq!(render_body("\n\n", b"\n"), b"\n\n");
+    }
+}

@@ -1,2 +1,463 @@
-//! Link operations for private runtimes: create, verify and remove the `project/` and `output/`
-//! links, and remove a runtime tree without ever following a link out of it.
+//! Link operations for private runtimes: create the runtime directory chain, create, verify and
+//! remove the `project/` and `output/` links, and remove a runtime tree without ever following a
+//! link out of it.
+//!
+//! This is the only place links are created or removed. Everything below a runtime root is
+//! walked with directory file descriptors: `openat` with `O_NOFOLLOW | O_DIRECTORY`, `fstatat`
+//! with `AT_SYMLINK_NOFOLLOW`, `unlinkat`. A symlink is only ever removed as a name; nothing is
+//! deleted through it. A link is never overwritten or silently adopted: when the name holds
+//! anything other than the expected link, the operation fails with an error naming the path and
+//! what was found.
+#![allow(clippy::disallowed_methods)]
+
+use std::ffi::{CStr, CString, OsStr};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, CWD, FileType, Mode, OFlags, Stat};
+use rustix::io::Errno;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How deep [`remove_runtime`] descends before refusing (runtimes are shallow; this bounds the
+/// number of open directory descriptors).
+const MAX_DEPTH: usize = 256;
+
+/// What a created or verified link points at, for the launch receipt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// The link itself (`<runtime>/<name>`).
+    pub link: PathBuf,
+    /// The canonical target, exactly as the link's text.
+    pub target: PathBuf,
+    /// Device of the folder the link resolves to.
+    pub dev: u64,
+    /// Inode of the folder the link resolves to.
+    pub ino: u64,
+    /// Whether this call created the link (false: it was already there and verified).
+    pub created: bool,
+}
+
+fn io(path: &Path, action: &'static str, errno: Errno) -> Error {
+    Error::io(path, action, std::io::Error::from(errno))
+}
+
+fn unsafe_at(path: &Path, reason: impl Into<String>) -> Error {
+    Error::Unsafe {
+        path: path.to_path_buf(),
+        reason: reason.into(),
+    }
+}
+
+#[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+fn dev_ino(st: &Stat) -> (u64, u64) {
+    (st.st_dev as u64, st.st_ino as u64)
+}
+
+/// A human description of a file type, for "found a ..." errors.
+fn describe(file_type: FileType) -> &'static str {
+    match file_type {
+        FileType::RegularFile => "a regular file",
+        FileType::Directory => "a directory",
+        FileType::Symlink => "a symlink",
+        FileType::Fifo => "a named pipe",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice => "a character device",
+        FileType::BlockDevice => "a block device",
+        FileType::Unknown => "a file of unknown type",
+    }
+}
+
+/// Checks that `name` is one plain path component (no `/`, not `.` or `..`, no NUL, not empty).
+pub fn check_component(subject: &Path, name: &OsStr) -> Result<CString> {
+    let bytes = name.as_bytes();
+    let plain = !bytes.is_empty() && bytes != b"." && bytes != b".." && !bytes.contains(&b'/');
+    match CString::new(bytes) {
+        Ok(c) if plain => Ok(c),
+        _ => Err(Error::invalid(
+            subject.display().to_string(),
+            format!(
+                "{:?} is not a single plain path component",
+                name.to_string_lossy()
+            ),
+        )),
+    }
+}
+
+/// Opens `name` under `dir` as a directory without following a symlink in its place.
+fn open_dir_at(dir: impl AsFd, name: &CStr, path: &Path) -> Result<OwnedFd> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rfs::openat(&dir, name, flags, Mode::empty()) {
+        Ok(fd) => Ok(fd),
+        Err(Errno::LOOP | Errno::NOTDIR) => {
+            let found = match rfs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => describe(FileType::from_raw_mode(st.st_mode)),
+                Err(_) => "something that is not a directory",
+            };
+            Err(unsafe_at(
+                path,
+                format!("expected a directory, found {found}; refusing to follow or replace it"),
+            ))
+        }
+        Err(errno) => Err(io(path, "open directory", errno)),
+    }
+}
+
+/// Opens a directory given by path; only its last component is checked for being a symlink (the
+/// parents are the host's choice).
+fn open_dir_path(path: &Path) -> Result<OwnedFd> {
+    open_dir_at(CWD, &path_cstring(path)?, path)
+}
+
+fn path_cstring(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        Error::invalid(
+            path.display().to_string(),
+            "a path must not contain a NUL byte",
+        )
+    })
+}
+
+/// Creates (when missing) `root` and then each of `components` below it, mode 0700, refusing any
+/// component below the root that is a symlink or not a directory. The root itself may sit behind
+/// symlinks the host configured; it is canonicalised. Returns the canonical full path.
+pub fn create_dir_chain(root: &Path, components: &[&OsStr]) -> Result<PathBuf> {
+    if !root.is_absolute() {
+        return Err(Error::invalid(
+            root.display().to_string(),
+            "the runtime root must be an absolute path",
+        ));
+    }
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)
+            .map_err(|source| Error::io(root, "create runtime root", source))?;
+    }
+    let mut path = std::fs::canonicalize(root)
+        .map_err(|source| Error::io(root, "resolve runtime root", source))?;
+    let mut dir = open_dir_path(&path)?;
+    for component in components {
+        let name = check_component(&path, component)?;
+        path.push(component);
+        match rfs::mkdirat(&dir, name.as_c_str(), Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(errno) => return Err(io(&path, "create runtime directory", errno)),
+        }
+        dir = open_dir_at(&dir, &name, &path)?;
+    }
+    Ok(path)
+}
+
+/// Splits `path` into its parent directory and a plain last component.
+fn split_last(path: &Path) -> Result<(&Path, CString)> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    match (parent, path.components().next_back()) {
+        (Some(parent), Some(Component::Normal(name))) => Ok((parent, check_component(path, name)?)),
+        _ => Err(Error::invalid(
+            path.display().to_string(),
+            "expected a path with a parent directory and a plain last component",
+        )),
+    }
+}
+
+/// Canonicalises a link target and checks that it is a directory.
+fn canonical_dir(target: &Path) -> Result<PathBuf> {
+    let canonical = std::fs::canonicalize(target)
+        .map_err(|source| Error::io(target, "resolve link target", source))?;
+    let meta = std::fs::metadata(&canonical)
+        .map_err(|source| Error::io(&canonical, "inspect link target", source))?;
+    if !meta.is_dir() {
+        return Err(unsafe_at(
+            &canonical,
+            "a runtime link target must be a directory",
+        ));
+    }
+    Ok(canonical)
+}
+
+/// Creates the link `<runtime_dir>/<name>` to the canonical form of `target` when the name is
+/// free, then verifies it exactly as [`verify_link`] does. A name already holding anything else
+/// (another link, a file, a directory) fails with an error naming the path and what was found;
+/// it is never overwritten or adopted.
+pub fn ensure_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<LinkRecord> {
+    let cname = check_component(runtime_dir, OsStr::new(name))?;
+    let canonical = canonical_dir(target)?;
+    let dir = open_dir_path(runtime_dir)?;
+    let link = runtime_dir.join(name);
+    let mut created = false;
+    match rfs::statat(&dir, cname.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => {}
+        Err(Errno::NOENT) => {
+            match rfs::symlinkat(canonical.as_os_str(), &dir, cname.as_c_str()) {
+                Ok(()) => created = true,
+                // Someone else created it between our look and our create: verify theirs.
+                Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io(&link, "create link", errno)),
+            }
+        }
+        Err(errno) => return Err(io(&link, "inspect link", errno)),
+    }
+    let mut record = verify_at(&dir, &cname, &link, &canonical)?;
+    record.created = created;
+    Ok(record)
+}
+
+/// Checks the link `<runtime_dir>/<name>` at launch: it must be a symlink, its text must equal
+/// the canonical form of `target`, and what it resolves to must be the same directory (device and
+/// inode) as the target. Anything else fails with an error naming the path and what was found.
+pub fn verify_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<LinkRecord> {
+    let cname = check_component(runtime_dir, OsStr::new(name))?;
+    let canonical = canonical_dir(target)?;
+    let dir = open_dir_path(runtime_dir)?;
+    verify_at(&dir, &cname, &runtime_dir.join(name), &canonical)
+}
+
+fn verify_at(dir: &OwnedFd, name: &CStr, link: &Path, canonical: &Path) -> Result<LinkRecord> {
+    let refuse = |found: String| {
+        unsafe_at(
+            link,
+            format!(
+                "expected a symlink to {}, found {found}; refusing to overwrite or adopt it",
+                canonical.display()
+            ),
+        )
+    };
+    let st = match rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Err(refuse("nothing".to_string())),
+        Err(errno) => return Err(io(link, "inspect link", errno)),
+    };
+    let file_type = FileType::from_raw_mode(st.st_mode);
+    if file_type != FileType::Symlink {
+        return Err(refuse(describe(file_type).to_string()));
+    }
+    let text = rfs::readlinkat(dir, name, Vec::new()).map_err(|e| io(link, "read link", e))?;
+    if text.as_bytes() != canonical.as_os_str().as_bytes() {
+        let found = Path::new(OsStr::from_bytes(text.as_bytes()));
+        return Err(refuse(format!("a symlink to {}", found.display())));
+    }
+    let resolved = rfs::statat(dir, name, AtFlags::empty()).map_err(|errno| {
+        unsafe_at(
+            link,
+            format!(
+                "the link to {} does not resolve ({}); refusing to launch",
+                canonical.display(),
+                std::io::Error::from(errno)
+            ),
+        )
+    })?;
+    let wanted = rfs::statat(CWD, canonical, AtFlags::empty())
+        .map_err(|errno| io(canonical, "inspect link target", errno))?;
+    if dev_ino(&resolved) != dev_ino(&wanted)
+        || FileType::from_raw_mode(resolved.st_mode) != FileType::Directory
+    {
+        return Err(unsafe_at(
+            link,
+            format!(
+                "the link resolves to a different file than {} (device or inode differ); \
+                 refusing to launch",
+                canonical.display()
+            ),
+        ));
+    }
+    let (dev, ino) = dev_ino(&resolved);
+    Ok(LinkRecord {
+        link: link.to_path_buf(),
+        target: canonical.to_path_buf(),
+        dev,
+        ino,
+        created: false,
+    })
+}
+
+/// Removes the link `<runtime_dir>/<name>` when it is a symlink whose text is exactly
+/// `expected_target` (as recorded in a [`LinkRecord`]); the target is never touched. Returns
+/// `false` when the name is absent. Anything else in its place fails with an error.
+pub fn remove_link(runtime_dir: &Path, name: &str, expected_target: &Path) -> Result<bool> {
+    let cname = check_component(runtime_dir, OsStr::new(name))?;
+    let link = runtime_dir.join(name);
+    let dir = match open_dir_path(runtime_dir) {
+        Ok(dir) => dir,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(false);
+        }
+        Err(other) => return Err(other),
+    };
+    let st = match rfs::statat(&dir, cname.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(false),
+        Err(errno) => return Err(io(&link, "inspect link", errno)),
+    };
+    let refuse = |found: String| {
+        unsafe_at(
+            &link,
+            format!(
+                "expected a symlink to {}, found {found}; refusing to remove it",
+                expected_target.display()
+            ),
+        )
+    };
+    let file_type = FileType::from_raw_mode(st.st_mode);
+    if file_type != FileType::Symlink {
+        return Err(refuse(describe(file_type).to_string()));
+    }
+    let text = rfs::readlinkat(&dir, cname.as_c_str(), Vec::new())
+        .map_err(|e| io(&link, "read link", e))?;
+    if text.as_bytes() != expected_target.as_os_str().as_bytes() {
+        let found = Path::new(OsStr::from_bytes(text.as_bytes()));
+        return Err(refuse(format!("a symlink to {}", found.display())));
+    }
+    match rfs::unlinkat(&dir, cname.as_c_str(), AtFlags::empty()) {
+        Ok(()) => Ok(true),
+        Err(Errno::NOENT) => Ok(false),
+        Err(errno) => Err(io(&link, "remove link", errno)),
+    }
+}
+
+/// Removes the runtime directory `runtime_dir` and everything in it, links included, without
+/// following any link: symlinks are unlinked as names, so their targets (the real project, the
+/// real output folder, or anything a hostile process planted a link to) are never touched. The
+/// walk stays on the runtime's file system and refuses to descend into a mount point. Returns
+/// `false` when the runtime is absent; refuses when `runtime_dir` itself is a symlink or not a
+/// directory.
+pub fn remove_runtime(runtime_dir: &Path) -> Result<bool> {
+    let (parent, name) = split_last(runtime_dir)?;
+    let parent_fd = match open_dir_path(parent) {
+        Ok(fd) => fd,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(false);
+        }
+        Err(other) => return Err(other),
+    };
+    let st = match rfs::statat(&parent_fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(false),
+        Err(errno) => return Err(io(runtime_dir, "inspect runtime", errno)),
+    };
+    let file_type = FileType::from_raw_mode(st.st_mode);
+    if file_type != FileType::Directory {
+        return Err(unsafe_at(
+            runtime_dir,
+            format!(
+                "expected the runtime directory, found {}; refusing to remove it",
+                describe(file_type)
+            ),
+        ));
+    }
+    let dir = open_dir_at(&parent_fd, &name, runtime_dir)?;
+    let (dev, _) = dev_ino(&rfs::fstat(&dir).map_err(|e| io(runtime_dir, "inspect runtime", e))?);
+    empty_dir(&dir, runtime_dir, dev, 0)?;
+    match rfs::unlinkat(&parent_fd, name.as_c_str(), AtFlags::REMOVEDIR) {
+        Ok(()) => Ok(true),
+        Err(Errno::NOENT) => Ok(false),
+        Err(errno) => Err(io(runtime_dir, "remove runtime directory", errno)),
+    }
+}
+
+/// Removes every entry of the open directory `dir` (at `path`), never following a symlink.
+fn empty_dir(dir: &OwnedFd, path: &Path, dev: u64, depth: usize) -> Result<()> {
+    if depth > MAX_DEPTH {
+        return Err(unsafe_at(
+            path,
+            format!(
+                "the runtime is nested deeper than {MAX_DEPTH} directories; refusing to remove it"
+            ),
+        ));
+    }
+    // Collect the names first: removing entries while reading a directory stream is unspecified.
+    let mut names: Vec<CString> = Vec::new();
+    let reader = rfs::Dir::read_from(dir).map_err(|e| io(path, "read directory", e))?;
+    for entry in reader {
+        let entry = entry.map_err(|e| io(path, "read directory", e))?;
+        let name = entry.file_name();
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    }
+    for name in names {
+        let child = path.join(OsStr::from_bytes(name.to_bytes()));
+        let st = match rfs::statat(dir, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(Errno::NOENT) => continue,
+            Err(errno) => return Err(io(&child, "inspect", errno)),
+        };
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            if dev_ino(&st).0 != dev {
+                return Err(unsafe_at(
+                    &child,
+                    "is a mount point inside the runtime; refusing to remove across file systems",
+                ));
+            }
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rfs::openat(dir, name.as_c_str(), flags, Mode::empty()) {
+                Ok(sub) => {
+                    empty_dir(&sub, &child, dev, depth + 1)?;
+                    match rfs::unlinkat(dir, name.as_c_str(), AtFlags::REMOVEDIR) {
+                        Ok(()) | Err(Errno::NOENT) => {}
+                        Err(errno) => return Err(io(&child, "remove directory", errno)),
+                    }
+                }
+                // Swapped for a link or a file since we looked: remove the name, never follow it.
+                Err(Errno::LOOP) | Err(Errno::NOTDIR) => unlink_name(dir, &name, &child)?,
+                Err(Errno::NOENT) => {}
+                Err(errno) => return Err(io(&child, "open directory", errno)),
+            }
+        } else {
+            unlink_name(dir, &name, &child)?;
+        }
+    }
+    Ok(())
+}
+
+fn unlink_name(dir: &OwnedFd, name: &CStr, path: &Path) -> Result<()> {
+    match rfs::unlinkat(dir, name, AtFlags::empty()) {
+        Ok(()) | Err(Errno::NOENT) => Ok(()),
+        Err(errno) => Err(io(path, "remove", errno)),
+    }
+}
+
+/// Removes the empty directories `root/c1`, `root/c1/c2`, … deepest first, walking down from
+/// `root` without following symlinks; stops at the first one that is not empty (or absent). Used
+/// after [`remove_runtime`] to drop now-empty identity levels. Never removes `root` itself.
+pub fn remove_empty_dirs(root: &Path, components: &[&OsStr]) -> Result<()> {
+    let mut fds = Vec::with_capacity(components.len());
+    let mut path = root.to_path_buf();
+    let mut dir = match open_dir_path(root) {
+        Ok(dir) => dir,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(());
+        }
+        Err(other) => return Err(other),
+    };
+    let mut names = Vec::with_capacity(components.len());
+    for component in components {
+        let name = check_component(&path, component)?;
+        path.push(component);
+        let sub = match open_dir_at(&dir, &name, &path) {
+            Ok(sub) => Some(sub),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+            Err(other) => return Err(other),
+        };
+        names.push((name, path.clone()));
+        match sub {
+            Some(sub) => fds.push(std::mem::replace(&mut dir, sub)),
+            None => {
+                fds.push(dir);
+                break;
+            }
+        }
+    }
+    while let (Some(parent), Some((name, child))) = (fds.pop(), names.pop()) {
+        match rfs::unlinkat(&parent, name.as_c_str(), AtFlags::REMOVEDIR) {
+            Ok(()) | Err(Errno::NOENT) => {}
+            Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => return Ok(()),
+            Err(errno) => return Err(io(&child, "remove empty directory", errno)),
+        }
+    }
+    Ok(())
+}
