@@ -31,7 +31,13 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = "PROJECTFILE_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
     /// Names our markers: `<!-- BEGIN {NS}-session-instructions … -->`.
-    #[arg(long, global = true, env = "PROJECTFILE_NAMESPACE", default_value = "agentworks", value_name = "NS")]
+    #[arg(
+        long,
+        global = true,
+        env = "PROJECTFILE_NAMESPACE",
+        default_value = "agentworks",
+        value_name = "NS"
+    )]
     pub namespace: String,
     /// Print exactly one JSON object on stdout.
     #[arg(long, global = true)]
@@ -82,7 +88,12 @@ pub struct SessionArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: PathBuf,
     /// The session instructions.
-    #[arg(long, value_name = "TEXT", conflicts_with = "prompt_file", required_unless_present = "prompt_file")]
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with = "prompt_file",
+        required_unless_present = "prompt_file"
+    )]
     pub prompt: Option<String>,
     /// Read the session instructions from a file (`-` for standard input).
     #[arg(long, value_name = "FILE")]

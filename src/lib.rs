@@ -6,7 +6,7 @@ use projectfile_core::Provider;
 
 /// Every provider compiled into this build, in a stable order.
 pub fn providers() -> Vec<Box<dyn Provider>> {
-    #[allow(unused_mut)]
+    #[allow(unused_mut, clippy::vec_init_then_push)]
     let mut out: Vec<Box<dyn Provider>> = Vec::new();
     #[cfg(feature = "codex")]
     out.push(Box::new(projectfile_codex::Codex));

@@ -59,15 +59,18 @@ fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(xdg).join("projectfile"));
     }
-    let home = std::env::var_os("HOME")
-        .filter(|v| !v.is_empty())
-        .context("no state directory: set --state-dir, PROJECTFILE_STATE_DIR, XDG_STATE_HOME or HOME")?;
+    let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
+        "no state directory: set --state-dir, PROJECTFILE_STATE_DIR, XDG_STATE_HOME or HOME",
+    )?;
     Ok(PathBuf::from(home).join(".local/state/projectfile"))
 }
 
 fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
     let namespace = Namespace::new(global.namespace.clone())?;
-    Ok(Projector::new(state_dir(global.state_dir.clone())?, namespace))
+    Ok(Projector::new(
+        state_dir(global.state_dir.clone())?,
+        namespace,
+    ))
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -130,7 +133,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 if receipt.released {
                     println!("released {}", receipt.token);
                 } else {
-                    println!("nothing to release for {} (unknown or already released)", receipt.token);
+                    println!(
+                        "nothing to release for {} (unknown or already released)",
+                        receipt.token
+                    );
                 }
                 print_files(&receipt.files);
                 for w in &receipt.warnings {
@@ -154,13 +160,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("no leases");
                 }
                 for lease in &report.leases {
-                    let state = if lease.liveness.is_alive() { "live" } else { "stale" };
+                    let state = if lease.liveness.is_alive() {
+                        "live"
+                    } else {
+                        "stale"
+                    };
                     println!(
                         "lease {} {} {} ({state}): {}",
                         lease.token,
                         lease.provider,
                         lease.holder.describe(),
-                        lease.paths.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+                        lease
+                            .paths
+                            .iter()
+                            .map(|p| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     );
                 }
                 for entry in &report.entries {
@@ -241,7 +256,8 @@ pub(crate) fn acquire(
 }
 
 fn read_text(path: &std::path::Path, what: &str) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read the {what}", path.display()))
+    std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read the {what}", path.display()))
 }
 
 fn read_json(path: &std::path::Path, what: &str) -> anyhow::Result<serde_json::Value> {
@@ -260,7 +276,9 @@ fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
             text
         }
         (None, Some(path)) => read_text(path, "prompt file")?,
-        (None, None) => anyhow::bail!("a prompt is required: pass --prompt TEXT or --prompt-file FILE"),
+        (None, None) => {
+            anyhow::bail!("a prompt is required: pass --prompt TEXT or --prompt-file FILE")
+        }
     };
     let mut session = SessionRequest::with_prompt(prompt);
     if let Some(path) = &args.mcp_config {
@@ -275,7 +293,9 @@ fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
                 name: script
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .with_context(|| format!("{}: a hook script needs a file name", script.display()))?,
+                    .with_context(|| {
+                        format!("{}: a hook script needs a file name", script.display())
+                    })?,
                 content: read_text(script, "hook script")?,
             }),
             None => None,
@@ -307,7 +327,11 @@ fn print_files(files: &[FileReceipt]) {
 
 fn print_acquire(receipt: &AcquireReceipt) {
     println!("token {}", receipt.token);
-    println!("provider {} in {}", receipt.provider, receipt.workspace.display());
+    println!(
+        "provider {} in {}",
+        receipt.provider,
+        receipt.workspace.display()
+    );
     print_files(&receipt.files);
     if !receipt.launch_args.is_empty() {
         println!("launch args: {}", receipt.launch_args.join(" "));
@@ -316,7 +340,10 @@ fn print_acquire(receipt: &AcquireReceipt) {
         println!("note: {note}");
     }
     for s in &receipt.stale_cleaned {
-        println!("cleaned stale lease {} ({}): {}", s.token, s.provider, s.reason);
+        println!(
+            "cleaned stale lease {} ({}): {}",
+            s.token, s.provider, s.reason
+        );
     }
     for k in &receipt.kept {
         println!("kept {} at {} ({})", k.path, k.kept_at.display(), k.reason);

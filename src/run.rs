@@ -25,7 +25,11 @@ const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, 
 extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler; only async-signal-safe
     // calls (atomics, kill) are made here.
-    let code = if info.is_null() { 0 } else { unsafe { (*info).si_code } };
+    let code = if info.is_null() {
+        0
+    } else {
+        unsafe { (*info).si_code }
+    };
     if code == libc::SI_KERNEL {
         return; // From the terminal: the child's process group received it too.
     }
@@ -52,7 +56,8 @@ fn install_forwarding() -> anyhow::Result<()> {
             libc::sigaction(signal, &action, std::ptr::null_mut())
         };
         if rc != 0 {
-            return Err(std::io::Error::last_os_error()).context("cannot install signal forwarding");
+            return Err(std::io::Error::last_os_error())
+                .context("cannot install signal forwarding");
         }
     }
     Ok(())
@@ -90,7 +95,10 @@ fn spawn_and_wait(
         anyhow::bail!("run needs a command after `--`");
     };
     let mut command = std::process::Command::new(program);
-    command.args(rest).args(&receipt.launch_args).envs(&receipt.env);
+    command
+        .args(rest)
+        .args(&receipt.launch_args)
+        .envs(&receipt.env);
     if !args.keep_cwd {
         command.current_dir(&receipt.workspace);
     }

@@ -1,5 +1,10 @@
 //! Black-box tests of the `projectfile` binary: real processes, real files, JSON receipts.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -20,7 +25,12 @@ impl Env {
         for d in [&ws, &outside] {
             std::fs::create_dir(d).unwrap();
         }
-        Env { _dir: dir, ws, state, outside }
+        Env {
+            _dir: dir,
+            ws,
+            state,
+            outside,
+        }
     }
 
     fn cmd(&self) -> Command {
@@ -43,14 +53,23 @@ impl Env {
         let ws = self.ws.to_str().unwrap();
         let pid = holder.to_string();
         let v = self.json(&[
-            "acquire", "--provider", "codex", "--workspace", ws, "--prompt", prompt,
-            "--holder-pid", &pid,
+            "acquire",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            prompt,
+            "--holder-pid",
+            &pid,
         ]);
         v["token"].as_str().unwrap().to_string()
     }
 
     fn release(&self, token: &str) -> bool {
-        self.json(&["release", "--token", token])["released"].as_bool().unwrap()
+        self.json(&["release", "--token", token])["released"]
+            .as_bool()
+            .unwrap()
     }
 
     fn agents(&self) -> Option<Vec<u8>> {
@@ -98,7 +117,10 @@ fn two_sessions_release_in_either_order_and_twice() {
         let b = env.acquire("B", me());
         let (x, y) = if order == 0 { (&a, &b) } else { (&b, &a) };
         assert!(env.release(x));
-        assert!(contains(&env.agents().unwrap(), "BEGIN agentworks-session-instructions"));
+        assert!(contains(
+            &env.agents().unwrap(),
+            "BEGIN agentworks-session-instructions"
+        ));
         assert!(!env.release(x), "second release of the same token");
         assert!(env.release(y));
         assert_eq!(env.agents().unwrap(), b"mine\n");
@@ -119,7 +141,10 @@ fn sigkilled_holder_is_cleaned_by_the_next_start() {
     let next = env.acquire("next", me());
     assert!(!contains(&env.agents().unwrap(), "doomed"));
     assert!(env.release(&next));
-    assert!(env.agents().is_none(), "the created AGENTS.md is gone with the last session");
+    assert!(
+        env.agents().is_none(),
+        "the created AGENTS.md is gone with the last session"
+    );
     assert!(!env.release(&t));
 }
 
@@ -138,7 +163,8 @@ fn user_edit_mid_session_is_kept() {
 #[test]
 fn malformed_markers_are_refused_with_file_and_line() {
     let env = Env::new();
-    let text = b"a\nb\n<!-- BEGIN agentworks-session-instructions created=false -->\nunterminated\n";
+    let text =
+        b"a\nb\n<!-- BEGIN agentworks-session-instructions created=false -->\nunterminated\n";
     env.write("AGENTS.md", text);
     let out: Output = env
         .cmd()
@@ -171,7 +197,12 @@ fn symlinked_agents_md_pointing_outside_is_refused() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["kind"], "symlink");
     assert_eq!(std::fs::read(&target).unwrap(), b"precious\n");
-    assert!(std::fs::symlink_metadata(env.ws.join("AGENTS.md")).unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(env.ws.join("AGENTS.md"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]
@@ -211,10 +242,21 @@ fn run_shows_the_text_while_running_and_restores_after() {
         .cmd()
         .args(["run", "--provider", "codex", "--workspace"])
         .arg(&env.ws)
-        .args(["--prompt", "visible during run", "--", "sh", "-c", "cat AGENTS.md; exit 7"])
+        .args([
+            "--prompt",
+            "visible during run",
+            "--",
+            "sh",
+            "-c",
+            "cat AGENTS.md; exit 7",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(7), "run exits with the child's status");
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "run exits with the child's status"
+    );
     assert!(contains(&out.stdout, "visible during run"));
     assert_eq!(env.agents().unwrap(), b"user\n");
 }
@@ -239,7 +281,11 @@ fn run_forwards_sigterm_and_releases() {
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(42), "the child's own exit status comes back");
+    assert_eq!(
+        status.code(),
+        Some(42),
+        "the child's own exit status comes back"
+    );
     assert!(env.agents().is_none(), "released after the child ended");
 }
 
@@ -262,7 +308,9 @@ fn run_killed_with_sigkill_is_cleaned_by_strip_stale() {
     let report = env.json(&["strip-stale", "--workspace", env.ws.to_str().unwrap()]);
     assert_eq!(report["stale_cleaned"].as_array().unwrap().len(), 1);
     assert!(env.agents().is_none());
-    let _ = Command::new("pkill").args(["-f", &ready.display().to_string()]).status();
+    let _ = Command::new("pkill")
+        .args(["-f", &ready.display().to_string()])
+        .status();
 }
 
 #[test]

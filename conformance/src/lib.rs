@@ -181,7 +181,10 @@ pub struct HolderProcess {
 impl HolderProcess {
     /// Spawns `sleep`.
     pub fn spawn() -> HolderProcess {
-        let child = Command::new("sleep").arg("3600").spawn().expect("spawn sleep");
+        let child = Command::new("sleep")
+            .arg("3600")
+            .spawn()
+            .expect("spawn sleep");
         HolderProcess { child }
     }
 
@@ -218,13 +221,20 @@ pub fn assert_session_text_visible(fixture: &Fixture, receipt: &AcquireReceipt, 
             );
         }
         Some(SessionTextCarrier::LaunchArgument { .. }) => {
-            let found = receipt.launch_args.iter().any(|arg| {
-                std::fs::read_to_string(arg).is_ok_and(|text| text.contains(prompt))
-            });
-            assert!(found, "no launch argument names a file carrying the session text");
+            let found = receipt
+                .launch_args
+                .iter()
+                .any(|arg| std::fs::read_to_string(arg).is_ok_and(|text| text.contains(prompt)));
+            assert!(
+                found,
+                "no launch argument names a file carrying the session text"
+            );
         }
         Some(SessionTextCarrier::NotProjected { reason }) => {
-            assert!(!reason.is_empty(), "a provider that does not project says why");
+            assert!(
+                !reason.is_empty(),
+                "a provider that does not project says why"
+            );
         }
         None => panic!("the receipt does not say where the session text went"),
     }
@@ -253,7 +263,10 @@ pub fn user_bytes_round_trip(subject: &Subject) {
     let probe = Fixture::new();
     let targets = block_targets(&probe.plan(subject, "x"));
     if targets.is_empty() {
-        eprintln!("{}: no block targets; round trip of shared files does not apply", subject.name());
+        eprintln!(
+            "{}: no block targets; round trip of shared files does not apply",
+            subject.name()
+        );
     }
     for target in targets {
         for (label, bytes) in TRICKY_CONTENTS {
@@ -263,7 +276,11 @@ pub fn user_bytes_round_trip(subject: &Subject) {
             let receipt = fx.acquire(subject, "Session text: be brief.").unwrap();
             assert_session_text_visible(&fx, &receipt, "Session text: be brief.");
             assert!(fx.release(&receipt.token));
-            assert_eq!(Tree::capture(&fx.workspace), before, "{target} ({label}) changed");
+            assert_eq!(
+                Tree::capture(&fx.workspace),
+                before,
+                "{target} ({label}) changed"
+            );
             fx.assert_no_ledger();
         }
     }
@@ -309,7 +326,11 @@ pub fn overlapping_sessions_release_in_either_order(subject: &Subject) {
         let a = fx.acquire(subject, "session A").unwrap();
         let b = fx.acquire(subject, "session B").unwrap();
         assert_session_text_visible(&fx, &b, "session B");
-        let (first, second) = if first_released_is_a { (&a, &b) } else { (&b, &a) };
+        let (first, second) = if first_released_is_a {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
         assert!(fx.release(&first.token));
         // Still held by the other session: its projection is still there.
         let still = fx.acquire(subject, "session C").unwrap();
@@ -318,7 +339,10 @@ pub fn overlapping_sessions_release_in_either_order(subject: &Subject) {
         if let Some(SessionTextCarrier::Block { path } | SessionTextCarrier::OwnedFile { path }) =
             &second.session_text
         {
-            assert!(fx.read(path.as_str()).is_some(), "{path} vanished while a lease holds it");
+            assert!(
+                fx.read(path.as_str()).is_some(),
+                "{path} vanished while a lease holds it"
+            );
         }
         assert!(fx.release(&second.token));
         assert_eq!(Tree::capture(&fx.workspace), before);
@@ -346,7 +370,10 @@ pub fn start_refreshes_the_text(subject: &Subject) {
         &b.session_text
     {
         let text = String::from_utf8_lossy(&fx.read(path.as_str()).unwrap()).into_owned();
-        assert!(!text.contains("first prompt"), "{path} still carries the old prompt");
+        assert!(
+            !text.contains("first prompt"),
+            "{path} still carries the old prompt"
+        );
     }
     fx.release(&a.token);
     fx.release(&b.token);
@@ -360,8 +387,12 @@ pub fn sigkilled_holder_is_cleaned_at_next_start(subject: &Subject) {
     let before = Tree::capture(&fx.workspace);
     let live = HolderProcess::spawn();
     let doomed = HolderProcess::spawn();
-    let kept = fx.acquire_as(subject, "live session", live.holder()).unwrap();
-    let dead = fx.acquire_as(subject, "doomed session", doomed.holder()).unwrap();
+    let kept = fx
+        .acquire_as(subject, "live session", live.holder())
+        .unwrap();
+    let dead = fx
+        .acquire_as(subject, "doomed session", doomed.holder())
+        .unwrap();
     doomed.kill9();
     let next = fx.acquire(subject, "next session").unwrap();
     assert!(
@@ -372,13 +403,19 @@ pub fn sigkilled_holder_is_cleaned_at_next_start(subject: &Subject) {
         !next.stale_cleaned.iter().any(|s| s.token == kept.token),
         "a live holder's lease was cleaned"
     );
-    assert!(!fx.release(&dead.token), "a cleaned lease is already released");
+    assert!(
+        !fx.release(&dead.token),
+        "a cleaned lease is already released"
+    );
     assert!(fx.release(&next.token));
     // The live session still holds: its projection is there.
     if let Some(SessionTextCarrier::Block { path } | SessionTextCarrier::OwnedFile { path }) =
         &kept.session_text
     {
-        assert!(fx.read(path.as_str()).is_some(), "{path} was removed under a live holder");
+        assert!(
+            fx.read(path.as_str()).is_some(),
+            "{path} was removed under a live holder"
+        );
     }
     live.kill9();
     let report = fx.projector.strip_stale(&fx.workspace).unwrap();
@@ -464,14 +501,20 @@ pub fn malformed_markers_are_refused(subject: &Subject) {
             let before = Tree::capture(&fx.workspace);
             let error = fx.acquire(subject, "x").expect_err(label);
             match &error {
-                Error::Malformed { path, line: got, .. } => {
+                Error::Malformed {
+                    path, line: got, ..
+                } => {
                     assert!(path.ends_with(&target), "{label}: error names {path:?}");
                     assert_eq!(got, line, "{label}: wrong line in {error}");
                 }
                 other => panic!("{label}: expected a malformed-block error, got {other}"),
             }
             assert!(error.to_string().contains(&format!(":{line}:")), "{error}");
-            assert_eq!(Tree::capture(&fx.workspace), before, "{label}: workspace changed");
+            assert_eq!(
+                Tree::capture(&fx.workspace),
+                before,
+                "{label}: workspace changed"
+            );
             fx.assert_no_ledger();
         }
     }
@@ -501,7 +544,10 @@ pub fn symlinks_are_refused(subject: &Subject) {
             if !dangling {
                 assert_eq!(std::fs::read(&secret).unwrap(), b"outside\n");
             } else {
-                assert!(!secret.exists(), "a file was created through a dangling link");
+                assert!(
+                    !secret.exists(),
+                    "a file was created through a dangling link"
+                );
             }
             fx.assert_no_ledger();
         }
@@ -526,8 +572,14 @@ pub fn project_folders_are_never_replaced(subject: &Subject) {
     let fx = Fixture::new();
     fx.write("AGENTS.md", b"# project agents\n");
     fx.write(".claude/settings.json", b"{\"project\": true}\n");
-    fx.write(".claude/skills/review/SKILL.md", b"---\nname: review\n---\n");
-    fx.write(".cursor/rules/house.mdc", b"---\nalwaysApply: true\n---\nhouse\n");
+    fx.write(
+        ".claude/skills/review/SKILL.md",
+        b"---\nname: review\n---\n",
+    );
+    fx.write(
+        ".cursor/rules/house.mdc",
+        b"---\nalwaysApply: true\n---\nhouse\n",
+    );
     fx.write(".cursor/mcp.json", b"{\"mcpServers\": {}}\n");
     fx.write(".pi/SYSTEM.md", b"pi system\n");
     fx.write(".codex/config.toml", b"model = \"x\"\n");
@@ -539,7 +591,10 @@ pub fn project_folders_are_never_replaced(subject: &Subject) {
     .unwrap();
     let before = Tree::capture(&fx.workspace);
     let a = fx.acquire(subject, "one").unwrap();
-    assert!(fx.read("CLAUDE.md").is_none(), "CLAUDE.md must never be written");
+    assert!(
+        fx.read("CLAUDE.md").is_none(),
+        "CLAUDE.md must never be written"
+    );
     let b = fx.acquire(subject, "two").unwrap();
     fx.release(&b.token);
     fx.release(&a.token);

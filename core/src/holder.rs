@@ -173,19 +173,35 @@ mod tests {
 
     #[test]
     fn reused_pid_is_dead() {
-        let Holder::Process { pid, start_time, boot_id } = Holder::current_process().unwrap() else {
+        let Holder::Process {
+            pid,
+            start_time,
+            boot_id,
+        } = Holder::current_process().unwrap()
+        else {
             unreachable!()
         };
-        let forged = Holder::Process { pid, start_time: start_time + 1, boot_id };
+        let forged = Holder::Process {
+            pid,
+            start_time: start_time + 1,
+            boot_id,
+        };
         assert!(!forged.liveness().is_alive());
     }
 
     #[test]
     fn other_boot_is_dead() {
-        let Holder::Process { pid, start_time, .. } = Holder::current_process().unwrap() else {
+        let Holder::Process {
+            pid, start_time, ..
+        } = Holder::current_process().unwrap()
+        else {
             unreachable!()
         };
-        let forged = Holder::Process { pid, start_time, boot_id: "not-this-boot".into() };
+        let forged = Holder::Process {
+            pid,
+            start_time,
+            boot_id: "not-this-boot".into(),
+        };
         assert!(!forged.liveness().is_alive());
     }
 

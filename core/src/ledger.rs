@@ -37,10 +37,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// The state-directory key of a canonical workspace path.
 pub fn workspace_key(canonical: &Path) -> String {
-    format!(
-        "{:016x}",
-        fnv1a64(canonical.as_os_str().as_encoded_bytes())
-    )
+    format!("{:016x}", fnv1a64(canonical.as_os_str().as_encoded_bytes()))
 }
 
 /// One session's hold.
@@ -241,7 +238,10 @@ mod tests {
             },
         );
         let bytes = l.to_bytes().unwrap();
-        assert_eq!(Ledger::parse(&bytes, Path::new("f"), Path::new("/w")).unwrap(), l);
+        assert_eq!(
+            Ledger::parse(&bytes, Path::new("f"), Path::new("/w")).unwrap(),
+            l
+        );
         assert!(Ledger::parse(&bytes, Path::new("f"), Path::new("/x")).is_err());
     }
 }

@@ -54,7 +54,9 @@ impl RelPath {
 
     /// The parent directory, or `None` for a path directly under the root.
     pub fn parent(&self) -> Option<RelPath> {
-        self.0.rfind('/').map(|cut| RelPath(self.0[..cut].to_string()))
+        self.0
+            .rfind('/')
+            .map(|cut| RelPath(self.0[..cut].to_string()))
     }
 
     /// The last component.

@@ -15,7 +15,7 @@ use crate::block::{self, Markers, UpsertAction};
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
 use crate::holder::{Holder, Liveness};
-use crate::ledger::{EntryRecord, KeptRecord, Ledger, LeaseRecord, Stash, workspace_key};
+use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
 use crate::provider::{
     EntryKind, Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe,
@@ -383,7 +383,10 @@ impl Projector {
         block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
             Error::invalid(
                 "the session prompt",
-                format!("line {}: {}; a prompt cannot carry our marker lines", e.line, e.reason),
+                format!(
+                    "line {}: {}; a prompt cannot carry our marker lines",
+                    e.line, e.reason
+                ),
             )
         })?;
         let probes = Self::probe(provider, request);
@@ -427,7 +430,14 @@ impl Projector {
         );
 
         let mut pending = std::collections::BTreeSet::new();
-        let applied = self.apply(&mut locked, &token, &plan, &paths, &mut pending, &mut outcome);
+        let applied = self.apply(
+            &mut locked,
+            &token,
+            &plan,
+            &paths,
+            &mut pending,
+            &mut outcome,
+        );
         if let Err(error) = applied {
             // Nothing is left half done: forget entries this token recorded but never applied,
             // undo what it did apply, and keep the ledger true.
@@ -536,15 +546,17 @@ impl Projector {
             if !ledger.entries.contains_key(&owned.path) {
                 pending.insert(owned.path.clone());
             }
-            let entry = ledger.entries.entry(owned.path.clone()).or_insert_with(|| {
-                EntryRecord::Owned {
-                    holders: Default::default(),
-                    role: owned.role,
-                    prior: stashes.get(&owned.path).cloned().flatten(),
-                    written: String::new(),
-                    written_mode: None,
-                }
-            });
+            let entry =
+                ledger
+                    .entries
+                    .entry(owned.path.clone())
+                    .or_insert_with(|| EntryRecord::Owned {
+                        holders: Default::default(),
+                        role: owned.role,
+                        prior: stashes.get(&owned.path).cloned().flatten(),
+                        written: String::new(),
+                        written_mode: None,
+                    });
             entry.holders_mut().insert(token.to_string());
         }
         let mut new_markers = Vec::new();
@@ -657,7 +669,11 @@ impl Projector {
             };
             let first = stashes.contains_key(&owned.path);
             let action = if first {
-                if prior.is_some() { "replaced" } else { "created" }
+                if prior.is_some() {
+                    "replaced"
+                } else {
+                    "created"
+                }
             } else {
                 // Held already: a user edit since our last write is set aside, not lost.
                 let ours = current
@@ -749,7 +765,11 @@ impl Projector {
         };
         let workspace = serde_json::from_slice::<serde_json::Value>(&bytes)
             .ok()
-            .and_then(|v| v.get("workspace").and_then(|w| w.as_str()).map(PathBuf::from));
+            .and_then(|v| {
+                v.get("workspace")
+                    .and_then(|w| w.as_str())
+                    .map(PathBuf::from)
+            });
         let Some(workspace) = workspace else {
             return Err(Error::Ledger {
                 path: ledger_path,
@@ -787,13 +807,13 @@ impl Projector {
         for entry in locked.ledger.entries.values_mut() {
             entry.holders_mut().remove(token);
         }
-        if let Some(dir) = &lease.private_dir {
-            if let Err(e) = fsio::remove_private_tree(dir) {
-                outcome.warnings.push(Warning {
-                    path: dir.display().to_string(),
-                    message: e.to_string(),
-                });
-            }
+        if let Some(dir) = &lease.private_dir
+            && let Err(e) = fsio::remove_private_tree(dir)
+        {
+            outcome.warnings.push(Warning {
+                path: dir.display().to_string(),
+                message: e.to_string(),
+            });
         }
         self.undo_orphans(locked, outcome);
     }
@@ -873,13 +893,12 @@ impl Projector {
                 let Some(current) = locked.root.read(path)? else {
                     return Ok(());
                 };
-                let removed = block::remove(&self.markers, &current.bytes).map_err(|e| {
-                    Error::Malformed {
+                let removed =
+                    block::remove(&self.markers, &current.bytes).map_err(|e| Error::Malformed {
                         path: locked.root.display_path(path),
                         line: e.line,
                         reason: e.reason,
-                    }
-                })?;
+                    })?;
                 let Some(removed) = removed else {
                     return Ok(());
                 };
@@ -990,9 +1009,7 @@ impl Projector {
             .iter()
             .filter_map(|(token, lease)| match lease.holder.liveness() {
                 Liveness::Alive => None,
-                Liveness::Dead { reason } => {
-                    Some((token.clone(), lease.provider.clone(), reason))
-                }
+                Liveness::Dead { reason } => Some((token.clone(), lease.provider.clone(), reason)),
             })
             .collect();
         for (token, provider, reason) in dead {
@@ -1158,8 +1175,14 @@ mod tests {
 
     #[test]
     fn versions_are_found_in_version_output() {
-        assert_eq!(parse_version("2.1.284 (Claude Code)").as_deref(), Some("2.1.284"));
-        assert_eq!(parse_version("codex-cli v0.46.0\n").as_deref(), Some("0.46.0"));
+        assert_eq!(
+            parse_version("2.1.284 (Claude Code)").as_deref(),
+            Some("2.1.284")
+        );
+        assert_eq!(
+            parse_version("codex-cli v0.46.0\n").as_deref(),
+            Some("0.46.0")
+        );
         assert_eq!(parse_version("garbage"), None);
         assert_eq!(parse_version(""), None);
     }

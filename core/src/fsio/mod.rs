@@ -200,8 +200,7 @@ impl Root {
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(Error::Unsafe {
                 path: self.display_path(rel),
-                reason: "expected a regular file but found a directory or special file"
-                    .to_string(),
+                reason: "expected a regular file but found a directory or special file".to_string(),
             });
         }
         let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
@@ -240,7 +239,13 @@ impl Root {
                 match FileType::from_raw_mode(stat.st_mode) {
                     FileType::RegularFile => {}
                     FileType::Symlink => {
-                        return Err(self.explain(&parent, name, Path::new(rel.as_str()), rustix::io::Errno::LOOP, false));
+                        return Err(self.explain(
+                            &parent,
+                            name,
+                            Path::new(rel.as_str()),
+                            rustix::io::Errno::LOOP,
+                            false,
+                        ));
                     }
                     _ => {
                         return Err(Error::Unsafe {
@@ -279,19 +284,28 @@ impl Root {
             Mode::from_raw_mode(0o600),
         )
         .map_err(|e| Error::io(&display, "create a temporary file beside", errno(e)))?;
-        let result = self.fill_temp(&fd, bytes, create_mode, existing.as_ref(), mode.is_some(), &display);
+        let result = self.fill_temp(
+            &fd,
+            bytes,
+            create_mode,
+            existing.as_ref(),
+            mode.is_some(),
+            &display,
+        );
         if let Err(e) = result {
             let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
             return Err(e);
         }
         drop(fd);
-        if let Err(e) = faults::check("write_atomic:before_rename", &display) {
-            // The injected crash leaves the temporary file behind, as a real crash would.
-            return Err(e);
-        }
+        // An injected crash here leaves the temporary file behind, as a real crash would.
+        faults::check("write_atomic:before_rename", &display)?;
         if let Err(e) = rustix::fs::renameat(&parent, temp.as_str(), &parent, name) {
             let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
-            return Err(Error::io(display, "rename the temporary file over", errno(e)));
+            return Err(Error::io(
+                display,
+                "rename the temporary file over",
+                errno(e),
+            ));
         }
         faults::check("write_atomic:after_rename", &display)?;
         rustix::fs::fsync(&parent)
@@ -333,7 +347,8 @@ impl Root {
                 );
             }
         }
-        rustix::fs::fsync(fd).map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
+        rustix::fs::fsync(fd)
+            .map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
         Ok(())
     }
 
@@ -349,7 +364,13 @@ impl Root {
             Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
                 FileType::RegularFile => {}
                 FileType::Symlink => {
-                    return Err(self.explain(&parent, name, Path::new(rel.as_str()), rustix::io::Errno::LOOP, false));
+                    return Err(self.explain(
+                        &parent,
+                        name,
+                        Path::new(rel.as_str()),
+                        rustix::io::Errno::LOOP,
+                        false,
+                    ));
                 }
                 _ => {
                     return Err(Error::Unsafe {
@@ -417,7 +438,11 @@ impl Root {
                 match rustix::fs::openat(
                     &parent,
                     rel.file_name(),
-                    OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    OFlags::WRONLY
+                        | OFlags::CREATE
+                        | OFlags::EXCL
+                        | OFlags::NOFOLLOW
+                        | OFlags::CLOEXEC,
                     Mode::from_raw_mode(0o666),
                 ) {
                     Ok(fd) => {
@@ -438,8 +463,8 @@ impl Root {
     pub fn dir_is_empty(&self, rel: &RelPath) -> Option<bool> {
         let parent = self.open_parent(rel).ok()??;
         let fd = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()).ok()?;
-        let mut dir = rustix::fs::Dir::read_from(&fd).ok()?;
-        while let Some(entry) = dir.next() {
+        let dir = rustix::fs::Dir::read_from(&fd).ok()?;
+        for entry in dir {
             let entry = entry.ok()?;
             let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
@@ -466,9 +491,9 @@ impl Root {
                     .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
                 Ok(true)
             }
-            Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST | rustix::io::Errno::NOENT) => {
-                Ok(false)
-            }
+            Err(
+                rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST | rustix::io::Errno::NOENT,
+            ) => Ok(false),
             Err(e) => Err(Error::io(display, "remove the directory", errno(e))),
         }
     }
@@ -534,8 +559,7 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
         .truncate(false)
         .open(path)
         .map_err(|e| Error::io(path, "open the lock file", e))?;
-    file.lock()
-        .map_err(|e| Error::io(path, "lock", e))?;
+    file.lock().map_err(|e| Error::io(path, "lock", e))?;
     Ok(LockGuard { _file: file })
 }
 
@@ -574,8 +598,9 @@ pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
 /// without following symlinks out of it.
 pub fn remove_private_tree(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => std::fs::remove_file(path)
-            .map_err(|e| Error::io(path, "remove", e)),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
+        }
         Ok(_) => {
             faults::check("remove_private_tree", path)?;
             // std's remove_dir_all does not follow symlinks inside the tree (it unlinks them).

@@ -14,7 +14,11 @@ fn block_goes_to_the_override_when_codex_reads_it() {
     let receipt = fx.acquire(&subject, "session text").unwrap();
     assert_eq!(fx.read("AGENTS.md").unwrap(), b"base\n");
     let over = String::from_utf8(fx.read("AGENTS.override.md").unwrap()).unwrap();
-    assert!(over.starts_with("override\n\n<!-- BEGIN agentworks-session-instructions created=false -->"));
+    assert!(
+        over.starts_with(
+            "override\n\n<!-- BEGIN agentworks-session-instructions created=false -->"
+        )
+    );
     assert!(fx.release(&receipt.token));
     assert_eq!(fx.read("AGENTS.override.md").unwrap(), b"override\n");
 }
