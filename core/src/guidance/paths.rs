@@ -86,6 +86,28 @@ pub(crate) fn within(dir: &str, root: &str) -> bool {
     dir.len() > root.len() && dir.starts_with(root) && dir.as_bytes()[root.len()] == b'/'
 }
 
+/// `path` with `.` and empty components dropped and `..` folded lexically: a comparison key only
+/// (import cycle detection), never a path to read, since folding ignores symlinks.
+pub(crate) fn fold(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for component in path.split('/') {
+        match component {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|last| *last != "..") => {
+                parts.pop();
+            }
+            ".." if path.starts_with('/') => {}
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    if path.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    }
+}
+
 /// Whether a pattern segment holds a wildcard.
 pub(crate) fn has_wildcard(segment: &str) -> bool {
     segment.contains(['*', '?'])
@@ -146,6 +168,14 @@ mod tests {
         assert_eq!(chain("/w", "/w"), vec!["/w"]);
         assert_eq!(chain("/w", "/wx/a"), vec!["/w"]);
         assert_eq!(chain("/w", "/other"), vec!["/w"]);
+    }
+
+    #[test]
+    fn folding() {
+        assert_eq!(fold("/a/b/../c/./d"), "/a/c/d");
+        assert_eq!(fold("/../a"), "/a");
+        assert_eq!(fold("../a/../../b"), "../../b");
+        assert_eq!(fold("a//b/"), "a/b");
     }
 
     #[test]

@@ -31,8 +31,9 @@
 //! - **Imports** resolve relative to the importing file's own directory, also for user-scope files
 //!   (the seed's code passed the home directory there, its doc comment says "relative to the file";
 //!   the doc wins). `@~/path` resolves under `home_dir` when one is given (Claude Code's spelling;
-//!   not in the seed). Paths are joined as written: no `.`/`..` folding. An imported file that is
-//!   unreadable, not UTF-8 or too large leaves its line literal and is reported once.
+//!   not in the seed). Paths are joined and reported as written; only cycle detection compares
+//!   lexically folded paths, so `@../AGENTS.md` back to the importer is refused. An imported file
+//!   that is unreadable, not UTF-8 or too large leaves its line literal and is reported once.
 //! - **Seen paths** are recorded at the first attempt, present or not (the same answer the seed
 //!   gets, without asking the file system twice).
 //! - **Subtree walk**: only real directories are entered (`list_dir` kinds, symlinks never
@@ -43,8 +44,10 @@
 //! - **Session blocks** (issue item 4): detected before comment stripping, cut out of the user's
 //!   text and reported as `session` sources right after their file (even when the user text is
 //!   empty or a duplicate), path `<file>#session`, `imported_from` the file they were reached
-//!   through, each block path once. They are not deduplicated against user bodies but do count
-//!   against the budget, like anything else that reaches the model. An empty block is skipped.
+//!   through, each block path once. They are deduplicated only among themselves (the block seen
+//!   again through `ln -s AGENTS.md CLAUDE.md` is `duplicate_body`), never against user bodies, and
+//!   count against the budget like anything else that reaches the model. An empty block is
+//!   skipped.
 //!   A malformed file keeps its text as user guidance and gets a `malformed_session_block` notice.
 
 use std::borrow::Cow;
@@ -387,6 +390,8 @@ struct Engine<'a> {
     seen_paths: HashSet<String>,
     /// Body hash → indices into `sources` of user bodies with that hash.
     bodies: HashMap<u64, Vec<usize>>,
+    /// The same for session bodies, which are deduplicated only among themselves.
+    session_bodies: HashMap<u64, Vec<usize>>,
     session_paths: HashSet<String>,
     notices: HashSet<(String, OmissionReason)>,
 }
@@ -400,6 +405,7 @@ impl<'a> Engine<'a> {
             omitted: Vec::new(),
             seen_paths: HashSet::new(),
             bodies: HashMap::new(),
+            session_bodies: HashMap::new(),
             session_paths: HashSet::new(),
             notices: HashSet::new(),
         }
@@ -563,8 +569,8 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn has_body(&self, hash: u64, body: &str) -> bool {
-        self.bodies
+    fn has_body(&self, index: &HashMap<u64, Vec<usize>>, hash: u64, body: &str) -> bool {
+        index
             .get(&hash)
             .is_some_and(|indices| indices.iter().any(|i| self.sources[*i].body == body))
     }
@@ -636,7 +642,7 @@ impl<'a> Engine<'a> {
         };
         let expanded = if kind == Kind::Directory && self.plan.hops > 0 {
             let base = parent(full).unwrap_or(base_dir).to_string();
-            let mut chain = vec![full.to_string()];
+            let mut chain = vec![paths::fold(full)];
             self.expand(&stripped, &base, self.plan.hops, &mut chain, &mut pieces)
         } else {
             stripped
@@ -644,7 +650,7 @@ impl<'a> Engine<'a> {
         let body = expanded.trim();
         if !body.is_empty() {
             let hash = body_hash(body);
-            if self.plan.dedupe && self.has_body(hash, body) {
+            if self.plan.dedupe && self.has_body(&self.bodies, hash, body) {
                 if kind == Kind::Directory || self.plan.report_pack_duplicates {
                     self.omitted.push(GuidanceOmission {
                         path: full.to_string(),
@@ -668,16 +674,30 @@ impl<'a> Engine<'a> {
             }
         }
         for piece in pieces {
-            if self.session_paths.insert(piece.path.clone()) {
-                self.sources.push(GuidanceSource {
-                    bytes: piece.body.len() as u64,
-                    path: piece.path,
-                    scope: GuidanceScope::Session,
-                    depth,
-                    body: piece.body,
-                    imported_from: Some(full.to_string()),
-                });
+            if !self.session_paths.insert(piece.path.clone()) {
+                continue;
             }
+            let hash = body_hash(&piece.body);
+            if self.plan.dedupe && self.has_body(&self.session_bodies, hash, &piece.body) {
+                self.omitted.push(GuidanceOmission {
+                    path: piece.path,
+                    reason: OmissionReason::DuplicateBody,
+                    bytes: piece.body.len() as u64,
+                });
+                continue;
+            }
+            self.session_bodies
+                .entry(hash)
+                .or_default()
+                .push(self.sources.len());
+            self.sources.push(GuidanceSource {
+                bytes: piece.body.len() as u64,
+                path: piece.path,
+                scope: GuidanceScope::Session,
+                depth,
+                body: piece.body,
+                imported_from: Some(full.to_string()),
+            });
         }
     }
 
@@ -709,6 +729,10 @@ impl<'a> Engine<'a> {
     /// Inlines `@path` imports (seed semantics): each line carrying an import outside a fence is
     /// replaced whole by the imported file's expanded text; `hops` bounds the nesting, `chain`
     /// refuses cycles (the line stays literal), a missing target leaves the line literal.
+    ///
+    /// `chain` holds lexically folded paths, so `docs/../AGENTS.md` is recognised as the file that
+    /// started the chain (the seed compared joined strings, so such a cycle was bounded only by
+    /// `hops`). The file itself is still read at the path as joined.
     fn expand<'t>(
         &mut self,
         text: &'t str,
@@ -744,7 +768,8 @@ impl<'a> Engine<'a> {
                 _ if spec.starts_with('/') => spec.to_string(),
                 _ => join(base_dir, spec),
             };
-            if chain.contains(&resolved) {
+            let key = paths::fold(&resolved);
+            if chain.contains(&key) {
                 out.push_str(line);
                 continue;
             }
@@ -758,7 +783,7 @@ impl<'a> Engine<'a> {
                 Cow::Borrowed(imported.as_str())
             };
             let next_base = parent(&resolved).unwrap_or(base_dir).to_string();
-            chain.push(resolved);
+            chain.push(key);
             let expanded = self.expand(&stripped, &next_base, hops - 1, chain, pieces);
             chain.pop();
             out.push_str(&expanded);
