@@ -6,8 +6,13 @@
 
 use std::collections::HashSet;
 
+use std::ffi::OsString;
+use std::io;
+use std::path::Path;
+
 use projectfile_core::guidance::{
-    GuidanceRequest, GuidanceResolution, GuidanceScope, MemoryFs, resolve,
+    CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, GuidanceRequest, GuidanceResolution,
+    GuidanceScope, MemoryFs, resolve,
 };
 use proptest::prelude::*;
 
@@ -171,6 +176,39 @@ fn world() -> impl Strategy<Value = World> {
         )
 }
 
+/// A `MemoryFs` whose listings also claim every guidance name exists (as an entry of kind
+/// `Other`, which neither the walk nor a glob takes), so the resolver cannot skip any read.
+struct EveryNameListed(MemoryFs);
+
+impl GuidanceFs for EveryNameListed {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.0.read(path)
+    }
+    fn read_capped(&self, path: &Path, cap: u64) -> io::Result<CappedRead> {
+        self.0.read_capped(path, cap)
+    }
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<FsEntry>> {
+        let mut entries = self.0.list_dir(path)?;
+        for name in [
+            "AGENTS.md",
+            "CLAUDE.md",
+            "AGENTS.override.md",
+            "CLAUDE.local.md",
+        ] {
+            if !entries.iter().any(|e| e.name == name) {
+                entries.push(FsEntry {
+                    name: OsString::from(name),
+                    kind: EntryKind::Other,
+                });
+            }
+        }
+        Ok(entries)
+    }
+    fn stat(&self, path: &Path) -> io::Result<FsStat> {
+        self.0.stat(path)
+    }
+}
+
 fn is_session(scope: GuidanceScope) -> bool {
     scope == GuidanceScope::Session
 }
@@ -262,6 +300,16 @@ proptest! {
         prop_assert_eq!(&first, &second);
         let json = serde_json::to_string(&first).unwrap();
         prop_assert_eq!(json, serde_json::to_string(&second).unwrap());
+    }
+
+    /// Skipping names a directory listing rules out is an optimisation only: forcing every read
+    /// gives the same resolution.
+    #[test]
+    fn listing_shortcut_is_invisible(world in world()) {
+        let fs = world.fs();
+        let fast = resolve(&fs, &world.request);
+        let slow = resolve(&EveryNameListed(fs), &world.request);
+        prop_assert_eq!(fast, slow);
     }
 
     /// Adding `CLAUDE.md -> AGENTS.md` beside every `AGENTS.md` that has no `CLAUDE.md` (outside

@@ -6,7 +6,7 @@
 //! guidance is active?" (a system prompt, a notice, a rules panel, a receipt) consumes a
 //! [`GuidanceResolution`] instead of restating file names and the walk.
 //!
-//! - [`resolve`]: the seed's rules over a [`GuidanceRequest`]; [`resolve_as`]: what one CLI
+//! - [`resolve()`]: the seed's rules over a [`GuidanceRequest`]; [`resolve_as`]: what one CLI
 //!   would load, from its [`DiscoveryProfile`].
 //! - [`GuidanceFs`]: every read goes through it; [`StdFs`] is the real file system (symlinked
 //!   directories never walked), [`MemoryFs`] a deterministic in-memory one.

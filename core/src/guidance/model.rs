@@ -58,7 +58,8 @@ pub const MAX_SINGLE_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The default namespace of our own session blocks.
 pub const DEFAULT_SESSION_NAMESPACE: &str = crate::provider::Namespace::DEFAULT;
 
-/// Where one resolved source sits in the precedence order (broadest first).
+/// Where one resolved source sits in the precedence order (broadest first; `Ord` follows that
+/// order, `Session` last).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GuidanceScope {
@@ -187,8 +188,9 @@ pub struct GuidanceResolution {
     pub total_bytes: u64,
     /// The budget that was applied.
     pub budget_bytes: u64,
-    /// Candidate directories considered: one per user-scope file, ancestor and workspace directory,
-    /// plus every directory the subtree scan found (seed semantics).
+    /// Candidate directories considered (seed semantics): one per user-scope file (in
+    /// [`resolve_as`](super::resolve_as), one for all the profile's user files), one per ancestor
+    /// and workspace directory, plus every directory the subtree scan found.
     pub dirs_scanned: u64,
 }
 

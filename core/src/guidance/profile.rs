@@ -2,18 +2,21 @@
 //! root markers, budget), declared as data by each provider and evaluated by
 //! [`resolve_as`](super::resolve_as).
 //!
-//! Sketches of the profiles the issue describes (facts to be verified and cited by each provider):
+//! Sketches of the profiles the issue describes (facts to be verified and cited by each provider;
+//! the golden tests in `core/tests/guidance_golden.rs` run exactly these):
 //!
-//! - Codex: `per_directory` = [`AGENTS.override.md`, `AGENTS.md`], `first_wins`, `root_markers` =
-//!   [`.git`], `walk` = `RootToCwd`, `budget_bytes` = 32 KiB, `truncate_at_budget`, `user_files` =
-//!   [`.codex/AGENTS.override.md`, `.codex/AGENTS.md`].
-//! - Claude Code: `per_directory` = [`CLAUDE.md`, `.claude/CLAUDE.md`, `CLAUDE.local.md`,
-//!   `AGENTS.md`], `exclusive_if_present` = [(`CLAUDE.md`, `AGENTS.md`), (`.claude/CLAUDE.md`,
-//!   `AGENTS.md`)], `walk` = `CwdUpToFsRoot`, `imports`, `strip_html_comments`, `user_files` =
-//!   [`.claude/CLAUDE.md`].
-//! - Pi: `per_directory` = [`AGENTS.md`, `CLAUDE.md`], `first_wins`, `walk` = `CwdUpToFsRoot`,
-//!   `extra_files` = [`.pi/APPEND_SYSTEM.md`].
-//! - Cursor: `per_directory` = [], `extra_files` = [`.cursor/rules/*.mdc`, `AGENTS.md`].
+//! ```text
+//! Codex:  per_directory ["AGENTS.override.md", "AGENTS.md"], first_wins, root_markers [".git"],
+//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget,
+//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"]
+//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"],
+//!         exclusive_if_present [("CLAUDE.md", "AGENTS.md"), (".claude/CLAUDE.md", "AGENTS.md")],
+//!         walk CwdUpToFsRoot, imports, max_import_hops 5, strip_html_comments,
+//!         user_files [".claude/CLAUDE.md"]
+//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot,
+//!         extra_files [".pi/APPEND_SYSTEM.md"]
+//! Cursor: per_directory [], extra_files [".cursor/rules/*.mdc", "AGENTS.md"]
+//! ```
 
 use serde::{Deserialize, Serialize};
 

@@ -37,10 +37,13 @@
 //! - **Seen paths** are recorded at the first attempt, present or not (the same answer the seed
 //!   gets, without asking the file system twice).
 //! - **Subtree walk**: only real directories are entered (`list_dir` kinds, symlinks never
-//!   followed); names that are not UTF-8 are skipped. Each directory's listing (taken anyway to find
-//!   its children) tells which instruction names can exist there, so absent names cost no system
-//!   call; the match is ASCII-case-insensitive, so a case-insensitive file system still finds
-//!   `agents.md` when asked for `AGENTS.md`, exactly as a direct read would.
+//!   followed); names that are not UTF-8 are skipped. Each scoped directory's listing (taken anyway
+//!   to find its children; taken too for the directories the seed finds but does not list, at
+//!   `max_depth` or after `max_dirs`, when two or more names are looked for, because one listing
+//!   costs less than one failed lookup per name) tells which instruction names can exist there,
+//!   so absent names cost no system call. The match is ASCII-case-insensitive, so a
+//!   case-insensitive file system still finds `agents.md` when asked for `AGENTS.md`, exactly as a
+//!   direct read would. The listing never changes which directories are candidates or found.
 //! - **Session blocks** (issue item 4): detected before comment stripping, cut out of the user's
 //!   text and reported as `session` sources right after their file (even when the user text is
 //!   empty or a duplicate), path `<file>#session`, `imported_from` the file they were reached
@@ -311,6 +314,10 @@ fn find_marker_root(fs: &dyn GuidanceFs, working_dir: &str, markers: &[String]) 
     None
 }
 
+/// From how many candidate names on a directory the walk lists it rather than reading each name
+/// (see [`Engine::walk`]).
+const LIST_FOR_PRESENCE_MIN_NAMES: usize = 2;
+
 /// What one read produced.
 enum Loaded {
     Absent,
@@ -452,8 +459,12 @@ impl<'a> Engine<'a> {
         queue.push_back((subtree.start.clone(), 0));
         while let Some((dir, depth)) = queue.pop_front() {
             let mut listing: Option<Vec<String>> = None;
-            if depth < subtree.max_depth
-                && scanned < subtree.max_dirs
+            let list_children = depth < subtree.max_depth && scanned < subtree.max_dirs;
+            // A directory the seed does not list (at `max_depth`, or found after `max_dirs` was
+            // reached) is still a candidate: one listing answers for all its names with one path
+            // lookup, where reading each name would cost one failed lookup per name.
+            let list_for_presence = depth > 0 && rule.names.len() >= LIST_FOR_PRESENCE_MIN_NAMES;
+            if (list_children || list_for_presence)
                 && let Ok(entries) = self.fs.list_dir(Path::new(&dir))
             {
                 let mut names: Vec<String> = Vec::with_capacity(entries.len());
@@ -463,7 +474,8 @@ impl<'a> Engine<'a> {
                     let Ok(name) = entry.name.into_string() else {
                         continue;
                     };
-                    if entry.kind == EntryKind::Dir
+                    if list_children
+                        && entry.kind == EntryKind::Dir
                         && !name.starts_with('.')
                         && !subtree.skip.contains(&name)
                     {
