@@ -1,7 +1,42 @@
 //! Workspace guidance resolution (seed 001): which instruction files are active for a workspace,
 //! in precedence order, deduped, budgeted, with a receipt of what was dropped and why; and the
 //! discovery profiles that say how each CLI finds its files.
+//!
+//! This module is the single owner of the discovery rules: every surface that answers "which
+//! guidance is active?" (a system prompt, a notice, a rules panel, a receipt) consumes a
+//! [`GuidanceResolution`] instead of restating file names and the walk.
+//!
+//! - [`resolve()`]: the seed's rules over a [`GuidanceRequest`]; [`resolve_as`]: what one CLI
+//!   would load, from its [`DiscoveryProfile`].
+//! - [`GuidanceFs`]: every read goes through it; [`StdFs`] is the real file system (symlinked
+//!   directories never walked), [`MemoryFs`] a deterministic in-memory one.
+//! - [`prompt_fragments`] and [`render_block`]: projections for prompts.
+//! - [`session_block_ranges`]: finds our own projected session blocks, which are reported apart
+//!   from the user's guidance (scope `session`).
+//!
+//! Precedence runs broadest to most specific, so the most specific text comes last: user,
+//! ancestor, workspace (root down to the working directory), scoped (the subtree below it,
+//! breadth-first), then root-only editor packs.
 
+mod fs;
+mod model;
+mod paths;
 mod profile;
+mod render;
+mod resolve;
+mod session;
+mod text;
 
-pub use profile::DiscoveryProfile;
+pub use fs::{CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, MemoryFs, StdFs};
+pub use model::{
+    DEFAULT_EDITOR_PACKS, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS,
+    DEFAULT_MAX_IMPORT_HOPS, DEFAULT_SESSION_NAMESPACE, DEFAULT_SKIP_DIRS,
+    DIRECTORY_INSTRUCTION_FILES, GuidanceOmission, GuidanceRequest, GuidanceResolution,
+    GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
+};
+pub use profile::{DiscoveryProfile, Walk};
+pub use render::{FRAGMENT_SOURCE, PromptFragment, prompt_fragments, render_block};
+pub use resolve::{resolve, resolve_as};
+pub use session::{
+    MalformedBlock, SessionBlock, SessionScan, scan_session_blocks, session_block_ranges,
+};

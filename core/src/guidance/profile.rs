@@ -1,22 +1,95 @@
 //! Discovery profiles: how one CLI finds its instruction files (names, order, first-wins or all,
-//! root markers, budget), declared as data by each provider.
+//! root markers, budget), declared as data by each provider and evaluated by
+//! [`resolve_as`](super::resolve_as).
+//!
+//! Sketches of the profiles the issue describes (facts to be verified and cited by each provider;
+//! the golden tests in `core/tests/guidance_golden.rs` run exactly these):
+//!
+//! ```text
+//! Codex:  per_directory ["AGENTS.override.md", "AGENTS.md"], first_wins, root_markers [".git"],
+//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget,
+//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"]
+//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"],
+//!         exclusive_if_present [("CLAUDE.md", "AGENTS.md"), (".claude/CLAUDE.md", "AGENTS.md")],
+//!         walk CwdUpToFsRoot, imports, max_import_hops 5, strip_html_comments,
+//!         user_files [".claude/CLAUDE.md"]
+//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot,
+//!         extra_files [".pi/APPEND_SYSTEM.md"]
+//! Cursor: per_directory [], extra_files [".cursor/rules/*.mdc", "AGENTS.md"]
+//! ```
 
 use serde::{Deserialize, Serialize};
 
+/// Which directories between the file-system root and the working directory a CLI reads.
+///
+/// Whatever the walk, sources are reported broadest first (top directory first, working directory
+/// last). A directory strictly above the request's `workspace_root` has scope `ancestor` (depth
+/// -1); the root itself and everything below it has scope `workspace` (depth 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Walk {
+    /// From the project root down to the working directory. The root is the nearest of the
+    /// working directory and its ancestors holding one of `root_markers`; when no marker is found
+    /// only the working directory is read (Codex). With no `root_markers` the root is the
+    /// request's `workspace_root`, and a working directory outside it reads only the root (the
+    /// seed's chain rule).
+    #[default]
+    RootToCwd,
+    /// The working directory and every directory above it, up to but not including the
+    /// file-system root (Claude Code, Pi). `root_markers` then only locate `extra_files`.
+    CwdUpToFsRoot,
+}
+
 /// How a CLI discovers instruction files.
+///
+/// Every field defaults to "off" or "empty", so a provider spells out only what its CLI does:
+/// `DiscoveryProfile { per_directory: …, ..Default::default() }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DiscoveryProfile {
-    /// File names looked for in each directory, in the order they are read.
+    /// File names looked for in each directory, in the order they are read. A name may hold a
+    /// `/` (`.claude/CLAUDE.md`).
     pub per_directory: Vec<String>,
     /// Only the first existing name of `per_directory` is read in a directory (Codex's override).
+    /// "Existing" means present in any readable-or-not form, even empty. Applies to `user_files`
+    /// too, which are treated as one group.
     pub first_wins: bool,
     /// Files whose presence marks the project root (e.g. `.git`); the walk from the working
-    /// directory stops there. Empty: the workspace root is the root.
+    /// directory stops there. Empty: the workspace root is the root. The root is also where
+    /// `extra_files` are looked up.
     pub root_markers: Vec<String>,
-    /// Extra files or globs read relative to the root (e.g. `.pi/APPEND_SYSTEM.md`).
+    /// Extra files or globs read relative to the root (e.g. `.pi/APPEND_SYSTEM.md`), after every
+    /// directory, in this order (each glob's matches sorted), with scope `editor_pack`. Never
+    /// import-expanded. `*` and `?` match within one path segment.
     pub extra_files: Vec<String>,
-    /// The CLI's byte budget for instruction files, if it has one.
+    /// The CLI's byte budget for instruction files, if it has one. `None`: the request's
+    /// `max_bytes` applies (the host's own budget; pass a large one to see everything).
     pub budget_bytes: Option<u64>,
     /// `@path` imports are expanded.
     pub imports: bool,
+    /// Which directories are read; see [`Walk`].
+    pub walk: Walk,
+    /// Pairs `(a, b)`: in a directory where `a` exists, `b` is not read (Claude Code reads
+    /// `AGENTS.md` only where there is no `CLAUDE.md`). `a` need not be in `per_directory`.
+    pub exclusive_if_present: Vec<(String, String)>,
+    /// Files under the home directory, in reading order, with scope `user` (e.g.
+    /// `.claude/CLAUDE.md`). Read only when the request has a `home_dir` and `include_user_scope`.
+    pub user_files: Vec<String>,
+    /// Directories below the working directory are read too (scope `scoped`, breadth-first,
+    /// bounded by the request's `max_depth`, `max_dirs` and `skip_dirs`; hidden and symlinked
+    /// directories never entered).
+    pub include_subtree: bool,
+    /// Block-level HTML comments are removed before the text reaches the model (Claude Code does;
+    /// Codex does not).
+    pub strip_html_comments: bool,
+    /// A body identical to an earlier one is dropped (`duplicate_body`). A CLI that concatenates
+    /// what it finds leaves this off, so the resolution shows the repetition it pays for.
+    pub dedupe_bodies: bool,
+    /// The CLI's own import nesting limit; `None`: the request's `max_import_hops`.
+    pub max_import_hops: Option<usize>,
+    /// The budget cuts mid-source instead of dropping whole sources: sources are kept while they
+    /// fit, the one crossing the budget is truncated (at a character boundary) with a
+    /// `budget_truncated` notice, and everything after it is `budget_exhausted` (Codex reads up to
+    /// its byte limit). Off: the seed's whole-source rule, first source always kept.
+    pub truncate_at_budget: bool,
 }

@@ -1,0 +1,914 @@
+//! The guidance resolver: [`resolve`] (the seed's rules and defaults) and [`resolve_as`] (what one
+//! CLI would load, from its [`DiscoveryProfile`]). Both build a [`Plan`] of candidate directories
+//! and files and run the same engine over a [`GuidanceFs`].
+//!
+//! # Order of work (seed semantics)
+//!
+//! 1. Candidates, broadest first: user-scope files under `home_dir` (one candidate per file), the
+//!    directories above the workspace root (top first), the root and each directory down to the
+//!    working directory, then the breadth-first subtree below the working directory.
+//! 2. In each candidate directory the instruction names are read in order. A path already
+//!    considered is skipped (`seen_paths`). Absent and empty-after-trim files are skipped silently.
+//! 3. A file over 4 MiB is `file_too_large`. Otherwise our session blocks are cut out, block-level
+//!    HTML comments stripped, `@path` imports inlined, and the body trimmed; a body identical to an
+//!    earlier source's is `duplicate_body`.
+//! 4. Editor packs (globs sorted) come last; there a duplicate or empty body is skipped silently and
+//!    imports are not expanded.
+//! 5. The budget keeps whole sources in order while they fit; the first source is always kept, a
+//!    later smaller source may still fit after a larger one was dropped; each drop is
+//!    `budget_exhausted`.
+//!
+//! # Decisions where the seed is silent or where this port deliberately differs
+//!
+//! - **Reads**: a path that is absent, a directory, or below a non-directory is "absent" (silent).
+//!   Any other read error is reported as `unreadable`; invalid UTF-8 is reported as `not_utf8` and
+//!   the file is skipped whole (never lossily decoded, so the model never sees replacement
+//!   characters). The seed skipped both silently. A leading UTF-8 byte-order mark is removed.
+//! - **4 MiB cap everywhere**: the cap is checked from the file's size before reading, for every
+//!   read (the seed only checked directory candidates, after reading). A whitespace-only file over
+//!   the cap is therefore reported rather than skipped; an editor pack or import over the cap is
+//!   reported `file_too_large` too (an over-size import leaves its line literal).
+//! - **Imports** resolve relative to the importing file's own directory, also for user-scope files
+//!   (the seed's code passed the home directory there, its doc comment says "relative to the file";
+//!   the doc wins). `@~/path` resolves under `home_dir` when one is given (Claude Code's spelling;
+//!   not in the seed). Paths are joined and reported as written; only cycle detection compares
+//!   lexically folded paths, so `@../AGENTS.md` back to the importer is refused. An imported file
+//!   that is unreadable, not UTF-8 or too large leaves its line literal and is reported once.
+//! - **Seen paths** are recorded at the first attempt, present or not (the same answer the seed
+//!   gets, without asking the file system twice).
+//! - **Subtree walk**: only real directories are entered (`list_dir` kinds, symlinks never
+//!   followed); names that are not UTF-8 are skipped. Each scoped directory's listing (taken anyway
+//!   to find its children; taken too for the directories the seed finds but does not list, at
+//!   `max_depth` or after `max_dirs`, when two or more names are looked for, because one listing
+//!   costs less than one failed lookup per name) tells which instruction names can exist there,
+//!   so absent names cost no system call. The match is ASCII-case-insensitive, so a
+//!   case-insensitive file system still finds `agents.md` when asked for `AGENTS.md`, exactly as a
+//!   direct read would. The listing never changes which directories are candidates or found.
+//! - **Session blocks** (issue item 4): detected before comment stripping, cut out of the user's
+//!   text and reported as `session` sources right after their file (even when the user text is
+//!   empty or a duplicate), path `<file>#session`, `imported_from` the file they were reached
+//!   through, each block path once. They are deduplicated only among themselves (the block seen
+//!   again through `ln -s AGENTS.md CLAUDE.md` is `duplicate_body`), never against user bodies, and
+//!   count against the budget like anything else that reaches the model. An empty block is
+//!   skipped.
+//!   A malformed file keeps its text as user guidance and gets a `malformed_session_block` notice.
+
+use std::borrow::Cow;
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::io::ErrorKind;
+use std::path::Path;
+
+use super::fs::{CappedRead, EntryKind, GuidanceFs};
+use super::model::{
+    DIRECTORY_INSTRUCTION_FILES, GuidanceOmission, GuidanceRequest, GuidanceResolution,
+    GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
+};
+use super::paths::{self, join, norm, parent};
+use super::profile::{DiscoveryProfile, Walk};
+use super::session::scan_session_blocks;
+use super::text::{import_target, is_fence, strip_comments};
+
+/// Resolves every guidance source for one workspace, in precedence order, by the seed's rules.
+///
+/// Never fails: what could not be read is named in `omitted`.
+pub fn resolve(fs: &dyn GuidanceFs, request: &GuidanceRequest) -> GuidanceResolution {
+    Engine::new(fs, Plan::from_request(request)).run()
+}
+
+/// Answers "what would this CLI load": the same engine, driven by `profile` instead of the seed's
+/// candidate list.
+///
+/// The profile decides the names, the walk, the user files, the extra files, the subtree scan,
+/// imports, comment stripping, deduplication and the budget (see [`DiscoveryProfile`]). The
+/// request supplies the paths (`workspace_root`, `working_dir`, `home_dir`), the scan limits
+/// (`max_depth`, `max_dirs`, `skip_dirs`), `max_import_hops` (unless the profile sets its own),
+/// `max_bytes` (when the profile has no budget), `include_user_scope` and the session namespace;
+/// its `include_ancestors`, `include_subtree` and `editor_packs` are ignored.
+pub fn resolve_as(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    request: &GuidanceRequest,
+) -> GuidanceResolution {
+    Engine::new(fs, Plan::from_profile(fs, profile, request)).run()
+}
+
+/// Which names are read in one candidate directory, and how they exclude each other.
+#[derive(Clone, Debug)]
+struct NameRule {
+    names: Vec<String>,
+    first_wins: bool,
+    exclusive: Vec<(String, String)>,
+}
+
+impl NameRule {
+    fn all(names: Vec<String>) -> Self {
+        NameRule {
+            names,
+            first_wins: false,
+            exclusive: Vec::new(),
+        }
+    }
+}
+
+/// One fixed candidate: a directory with its scope, and the names read there.
+#[derive(Clone, Debug)]
+struct Group {
+    dir: String,
+    scope: GuidanceScope,
+    depth: i32,
+    /// `None`: the plan's per-directory rule.
+    names: Option<NameRule>,
+}
+
+#[derive(Clone, Debug)]
+struct Subtree {
+    start: String,
+    max_depth: usize,
+    max_dirs: usize,
+    skip: Vec<String>,
+}
+
+/// Everything the engine needs, decided before the first read of guidance text.
+#[derive(Clone, Debug)]
+struct Plan {
+    groups: Vec<Group>,
+    dir_rule: NameRule,
+    subtree: Option<Subtree>,
+    packs: Vec<String>,
+    pack_root: String,
+    /// Packs that duplicate an earlier body are named (`duplicate_body`) rather than skipped
+    /// silently (profiles: an extra file is as much the CLI's input as any other).
+    report_pack_duplicates: bool,
+    home: Option<String>,
+    hops: usize,
+    strip_comments: bool,
+    dedupe: bool,
+    budget: u64,
+    truncate: bool,
+    namespace: String,
+}
+
+impl Plan {
+    fn from_request(request: &GuidanceRequest) -> Self {
+        let root = norm(&request.workspace_root).to_string();
+        let working_dir = norm(request.working_dir.as_deref().unwrap_or(&root)).to_string();
+        let home = request.home_dir.as_deref().unwrap_or("");
+        let mut groups = Vec::new();
+        if request.include_user_scope && !home.is_empty() {
+            for rel in USER_SCOPE_FILES {
+                groups.push(Group {
+                    dir: norm(home).to_string(),
+                    scope: GuidanceScope::User,
+                    depth: -1,
+                    names: Some(NameRule::all(vec![rel.to_string()])),
+                });
+            }
+        }
+        if request.include_ancestors {
+            for dir in paths::ancestors(&root) {
+                groups.push(Group {
+                    dir,
+                    scope: GuidanceScope::Ancestor,
+                    depth: -1,
+                    names: None,
+                });
+            }
+        }
+        for dir in paths::chain(&root, &working_dir) {
+            groups.push(Group {
+                dir,
+                scope: GuidanceScope::Workspace,
+                depth: 0,
+                names: None,
+            });
+        }
+        let subtree = request.include_subtree.then(|| Subtree {
+            start: working_dir.clone(),
+            max_depth: request.max_depth,
+            max_dirs: request.max_dirs,
+            skip: request.skip_dirs.clone(),
+        });
+        Plan {
+            groups,
+            dir_rule: NameRule::all(
+                DIRECTORY_INSTRUCTION_FILES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect(),
+            ),
+            subtree,
+            packs: request.editor_packs.clone(),
+            pack_root: root,
+            report_pack_duplicates: false,
+            home: (!home.is_empty()).then(|| norm(home).to_string()),
+            hops: request.max_import_hops,
+            strip_comments: true,
+            dedupe: true,
+            budget: request.max_bytes,
+            truncate: false,
+            namespace: request.namespace().to_string(),
+        }
+    }
+
+    fn from_profile(
+        fs: &dyn GuidanceFs,
+        profile: &DiscoveryProfile,
+        request: &GuidanceRequest,
+    ) -> Self {
+        let workspace = norm(&request.workspace_root).to_string();
+        let working_dir = norm(request.working_dir.as_deref().unwrap_or(&workspace)).to_string();
+        let home = request.home_dir.as_deref().unwrap_or("");
+        let marker_root = if profile.root_markers.is_empty() {
+            Some(workspace.clone())
+        } else {
+            find_marker_root(fs, &working_dir, &profile.root_markers)
+        };
+        // Without a marker, Codex reads only the working directory; extras hang off it too.
+        let root = marker_root.clone().unwrap_or_else(|| working_dir.clone());
+        let dirs = match profile.walk {
+            Walk::RootToCwd => match &marker_root {
+                Some(root) => paths::chain(root, &working_dir),
+                None => vec![working_dir.clone()],
+            },
+            Walk::CwdUpToFsRoot => {
+                let mut dirs = paths::ancestors(&working_dir);
+                dirs.push(working_dir.clone());
+                dirs
+            }
+        };
+        let mut groups = Vec::new();
+        if request.include_user_scope && !home.is_empty() && !profile.user_files.is_empty() {
+            groups.push(Group {
+                dir: norm(home).to_string(),
+                scope: GuidanceScope::User,
+                depth: -1,
+                names: Some(NameRule {
+                    names: profile.user_files.clone(),
+                    first_wins: profile.first_wins,
+                    exclusive: profile.exclusive_if_present.clone(),
+                }),
+            });
+        }
+        for dir in dirs {
+            let (scope, depth) = if paths::within(&dir, &workspace) {
+                (GuidanceScope::Workspace, 0)
+            } else {
+                (GuidanceScope::Ancestor, -1)
+            };
+            groups.push(Group {
+                dir,
+                scope,
+                depth,
+                names: None,
+            });
+        }
+        let subtree = profile.include_subtree.then(|| Subtree {
+            start: working_dir.clone(),
+            max_depth: request.max_depth,
+            max_dirs: request.max_dirs,
+            skip: request.skip_dirs.clone(),
+        });
+        let hops = if profile.imports {
+            profile.max_import_hops.unwrap_or(request.max_import_hops)
+        } else {
+            0
+        };
+        Plan {
+            groups,
+            dir_rule: NameRule {
+                names: profile.per_directory.clone(),
+                first_wins: profile.first_wins,
+                exclusive: profile.exclusive_if_present.clone(),
+            },
+            subtree,
+            packs: profile.extra_files.clone(),
+            pack_root: root,
+            report_pack_duplicates: true,
+            home: (!home.is_empty()).then(|| norm(home).to_string()),
+            hops,
+            strip_comments: profile.strip_html_comments,
+            dedupe: profile.dedupe_bodies,
+            budget: profile.budget_bytes.unwrap_or(request.max_bytes),
+            truncate: profile.truncate_at_budget,
+            namespace: request.namespace().to_string(),
+        }
+    }
+}
+
+/// The nearest of `working_dir` and its ancestors (the file-system root excluded, as everywhere in
+/// the walk) holding any of `markers`, in any form (a `.git` file of a worktree counts).
+fn find_marker_root(fs: &dyn GuidanceFs, working_dir: &str, markers: &[String]) -> Option<String> {
+    let mut current = Some(working_dir);
+    while let Some(dir) = current {
+        let found = markers.iter().any(|marker| {
+            fs.stat(Path::new(&join(dir, marker)))
+                .is_ok_and(|stat| stat.kind != EntryKind::Missing)
+        });
+        if found {
+            return Some(dir.to_string());
+        }
+        current = parent(dir);
+    }
+    None
+}
+
+/// From how many candidate names on a directory the walk lists it rather than reading each name
+/// (see [`Engine::walk`]).
+const LIST_FOR_PRESENCE_MIN_NAMES: usize = 2;
+
+/// What one read produced.
+enum Loaded {
+    Absent,
+    Text(String),
+    TooLarge(u64),
+    NotUtf8(u64),
+    Unreadable,
+}
+
+impl Loaded {
+    fn is_present(&self) -> bool {
+        !matches!(self, Loaded::Absent)
+    }
+}
+
+fn load(fs: &dyn GuidanceFs, path: &str) -> Loaded {
+    match fs.read_capped(Path::new(path), MAX_SINGLE_FILE_BYTES) {
+        Ok(CappedRead::Complete(bytes)) => match String::from_utf8(bytes) {
+            Ok(mut text) => {
+                if text.starts_with('\u{feff}') {
+                    text.replace_range(..'\u{feff}'.len_utf8(), "");
+                }
+                Loaded::Text(text)
+            }
+            Err(err) => Loaded::NotUtf8(err.as_bytes().len() as u64),
+        },
+        Ok(CappedRead::TooLarge { len }) => Loaded::TooLarge(len),
+        Err(err)
+            if matches!(
+                err.kind(),
+                ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+            ) =>
+        {
+            Loaded::Absent
+        }
+        Err(_) => Loaded::Unreadable,
+    }
+}
+
+/// Whether a directory listing leaves room for `name` to exist (see the module doc).
+fn maybe_present(name: &str, listing: Option<&[String]>) -> bool {
+    let Some(listing) = listing else {
+        return true;
+    };
+    let first = name.split('/').next().unwrap_or(name);
+    if !first.is_ascii() {
+        return true;
+    }
+    listing
+        .iter()
+        .any(|entry| entry.eq_ignore_ascii_case(first))
+}
+
+fn body_hash(body: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    body.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// A session block cut out of a file, waiting to be placed after its host.
+struct SessionPiece {
+    path: String,
+    body: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Directory,
+    Pack,
+}
+
+struct Engine<'a> {
+    fs: &'a dyn GuidanceFs,
+    plan: Plan,
+    sources: Vec<GuidanceSource>,
+    omitted: Vec<GuidanceOmission>,
+    seen_paths: HashSet<String>,
+    /// Body hash → indices into `sources` of user bodies with that hash.
+    bodies: HashMap<u64, Vec<usize>>,
+    /// The same for session bodies, which are deduplicated only among themselves.
+    session_bodies: HashMap<u64, Vec<usize>>,
+    session_paths: HashSet<String>,
+    notices: HashSet<(String, OmissionReason)>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(fs: &'a dyn GuidanceFs, plan: Plan) -> Self {
+        Engine {
+            fs,
+            plan,
+            sources: Vec::new(),
+            omitted: Vec::new(),
+            seen_paths: HashSet::new(),
+            bodies: HashMap::new(),
+            session_bodies: HashMap::new(),
+            session_paths: HashSet::new(),
+            notices: HashSet::new(),
+        }
+    }
+
+    fn run(mut self) -> GuidanceResolution {
+        let groups = std::mem::take(&mut self.plan.groups);
+        let dir_rule = self.plan.dir_rule.clone();
+        for group in &groups {
+            let rule = group.names.as_ref().unwrap_or(&dir_rule);
+            self.visit(&group.dir, group.scope, group.depth, rule, None);
+        }
+        let mut dirs_scanned = groups.len() as u64;
+        if let Some(subtree) = self.plan.subtree.take() {
+            dirs_scanned += self.walk(&subtree, &dir_rule) as u64;
+        }
+        for full in self.pack_paths() {
+            if !self.seen_paths.insert(full.clone()) {
+                continue;
+            }
+            let loaded = load(self.fs, &full);
+            let base = parent(&full).unwrap_or(&self.plan.pack_root).to_string();
+            self.accept(
+                &full,
+                loaded,
+                &base,
+                GuidanceScope::EditorPack,
+                0,
+                Kind::Pack,
+            );
+        }
+        self.finish(dirs_scanned)
+    }
+
+    /// The breadth-first subtree scan below `subtree.start`, reading each directory's guidance as
+    /// it comes up. Returns how many directories it found (the seed's `len(subtree)`).
+    ///
+    /// One FIFO queue gives the seed's level-by-level order: a directory is listed when it comes
+    /// up, if it is above `max_depth` and the `max_dirs` budget is not spent; directories found
+    /// are candidates in discovery order, whether or not they are listed themselves.
+    fn walk(&mut self, subtree: &Subtree, rule: &NameRule) -> usize {
+        let mut scanned = 0usize;
+        let mut queue: VecDeque<(String, usize)> = VecDeque::new();
+        queue.push_back((subtree.start.clone(), 0));
+        while let Some((dir, depth)) = queue.pop_front() {
+            let mut listing: Option<Vec<String>> = None;
+            let list_children = depth < subtree.max_depth && scanned < subtree.max_dirs;
+            // A directory the seed does not list (at `max_depth`, or found after `max_dirs` was
+            // reached) is still a candidate: one listing answers for all its names with one path
+            // lookup, where reading each name would cost one failed lookup per name.
+            let list_for_presence = depth > 0 && rule.names.len() >= LIST_FOR_PRESENCE_MIN_NAMES;
+            if (list_children || list_for_presence)
+                && let Ok(entries) = self.fs.list_dir(Path::new(&dir))
+            {
+                let mut names: Vec<String> = Vec::with_capacity(entries.len());
+                let mut children: Vec<usize> = Vec::new();
+                for entry in entries {
+                    // A name that is not UTF-8 cannot be joined into a string path: skipped.
+                    let Ok(name) = entry.name.into_string() else {
+                        continue;
+                    };
+                    if list_children
+                        && entry.kind == EntryKind::Dir
+                        && !name.starts_with('.')
+                        && !subtree.skip.contains(&name)
+                    {
+                        children.push(names.len());
+                    }
+                    names.push(name);
+                }
+                children.sort_unstable_by(|a, b| names[*a].cmp(&names[*b]));
+                for index in children {
+                    if scanned >= subtree.max_dirs {
+                        break;
+                    }
+                    scanned += 1;
+                    queue.push_back((join(&dir, &names[index]), depth + 1));
+                }
+                listing = Some(names);
+            }
+            if depth > 0 {
+                let depth = i32::try_from(depth).unwrap_or(i32::MAX);
+                self.visit(&dir, GuidanceScope::Scoped, depth, rule, listing.as_deref());
+            }
+        }
+        scanned
+    }
+
+    /// Reads the names of `rule` in `dir` and accepts each chosen file.
+    fn visit(
+        &mut self,
+        dir: &str,
+        scope: GuidanceScope,
+        depth: i32,
+        rule: &NameRule,
+        listing: Option<&[String]>,
+    ) {
+        let fs = self.fs;
+        let names = &rule.names;
+        let mut memo: Vec<Option<Loaded>> = Vec::new();
+        memo.resize_with(names.len(), || None);
+        let fetch = |slot: &mut Option<Loaded>, name: &str| -> bool {
+            if slot.is_none() {
+                *slot = Some(if maybe_present(name, listing) {
+                    load(fs, &join(dir, name))
+                } else {
+                    Loaded::Absent
+                });
+            }
+            slot.as_ref().is_some_and(Loaded::is_present)
+        };
+        let mut chosen: Vec<usize> = if rule.first_wins {
+            let mut first = Vec::new();
+            for (index, name) in names.iter().enumerate() {
+                if fetch(&mut memo[index], name) {
+                    first.push(index);
+                    break;
+                }
+            }
+            first
+        } else {
+            (0..names.len()).collect()
+        };
+        if !rule.exclusive.is_empty() {
+            let mut excluded = vec![false; names.len()];
+            for (present, skipped) in &rule.exclusive {
+                let is_present = match names.iter().position(|n| n == present) {
+                    Some(index) => fetch(&mut memo[index], present),
+                    None => {
+                        maybe_present(present, listing)
+                            && load(fs, &join(dir, present)).is_present()
+                    }
+                };
+                if is_present {
+                    for (index, name) in names.iter().enumerate() {
+                        if name == skipped {
+                            excluded[index] = true;
+                        }
+                    }
+                }
+            }
+            chosen.retain(|index| !excluded[*index]);
+        }
+        for index in chosen {
+            let name = &names[index];
+            if memo[index].is_none() && !maybe_present(name, listing) {
+                continue;
+            }
+            let full = join(dir, name);
+            if !self.seen_paths.insert(full.clone()) {
+                continue;
+            }
+            let loaded = memo[index].take().unwrap_or_else(|| load(fs, &full));
+            self.accept(&full, loaded, dir, scope, depth, Kind::Directory);
+        }
+    }
+
+    /// Records a notice once per (path, reason).
+    fn note(&mut self, path: &str, reason: OmissionReason, bytes: u64) {
+        if self.notices.insert((path.to_string(), reason)) {
+            self.omitted.push(GuidanceOmission {
+                path: path.to_string(),
+                reason,
+                bytes,
+            });
+        }
+    }
+
+    fn has_body(&self, index: &HashMap<u64, Vec<usize>>, hash: u64, body: &str) -> bool {
+        index
+            .get(&hash)
+            .is_some_and(|indices| indices.iter().any(|i| self.sources[*i].body == body))
+    }
+
+    /// Cuts our session blocks out of `text` (found in `path`), queueing them in `pieces`.
+    fn cut_sessions<'t>(
+        &mut self,
+        path: &str,
+        text: &'t str,
+        pieces: &mut Vec<SessionPiece>,
+    ) -> Cow<'t, str> {
+        let scan = scan_session_blocks(text, &self.plan.namespace);
+        if scan.malformed.is_some() {
+            self.note(path, OmissionReason::MalformedSessionBlock, 0);
+            return Cow::Borrowed(text);
+        }
+        if scan.blocks.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let mut user = String::with_capacity(text.len());
+        let mut at = 0usize;
+        for (index, block) in scan.blocks.iter().enumerate() {
+            user.push_str(text.get(at..block.range.start).unwrap_or(""));
+            at = block.range.end;
+            let body = text.get(block.body.clone()).unwrap_or("").trim();
+            if body.is_empty() {
+                continue;
+            }
+            let path = if index == 0 {
+                format!("{path}#session")
+            } else {
+                format!("{path}#session-{}", index + 1)
+            };
+            pieces.push(SessionPiece {
+                path,
+                body: body.to_string(),
+            });
+        }
+        user.push_str(text.get(at..).unwrap_or(""));
+        Cow::Owned(user)
+    }
+
+    /// Turns one read into a source, a notice, or nothing.
+    fn accept(
+        &mut self,
+        full: &str,
+        loaded: Loaded,
+        base_dir: &str,
+        scope: GuidanceScope,
+        depth: i32,
+        kind: Kind,
+    ) {
+        let text = match loaded {
+            Loaded::Absent => return,
+            Loaded::TooLarge(len) => return self.note(full, OmissionReason::FileTooLarge, len),
+            Loaded::NotUtf8(len) => return self.note(full, OmissionReason::NotUtf8, len),
+            Loaded::Unreadable => return self.note(full, OmissionReason::Unreadable, 0),
+            Loaded::Text(text) => text,
+        };
+        if text.trim().is_empty() {
+            return;
+        }
+        let mut pieces = Vec::new();
+        let user = self.cut_sessions(full, &text, &mut pieces);
+        let stripped = if self.plan.strip_comments {
+            strip_comments(&user)
+        } else {
+            Cow::Borrowed(&*user)
+        };
+        let expanded = if kind == Kind::Directory && self.plan.hops > 0 {
+            let base = parent(full).unwrap_or(base_dir).to_string();
+            let mut chain = vec![paths::fold(full)];
+            self.expand(&stripped, &base, self.plan.hops, &mut chain, &mut pieces)
+        } else {
+            stripped
+        };
+        let body = expanded.trim();
+        if !body.is_empty() {
+            let hash = body_hash(body);
+            if self.plan.dedupe && self.has_body(&self.bodies, hash, body) {
+                if kind == Kind::Directory || self.plan.report_pack_duplicates {
+                    self.omitted.push(GuidanceOmission {
+                        path: full.to_string(),
+                        reason: OmissionReason::DuplicateBody,
+                        bytes: body.len() as u64,
+                    });
+                }
+            } else {
+                self.bodies
+                    .entry(hash)
+                    .or_default()
+                    .push(self.sources.len());
+                self.sources.push(GuidanceSource {
+                    path: full.to_string(),
+                    scope,
+                    depth,
+                    body: body.to_string(),
+                    bytes: body.len() as u64,
+                    imported_from: None,
+                });
+            }
+        }
+        for piece in pieces {
+            if !self.session_paths.insert(piece.path.clone()) {
+                continue;
+            }
+            let hash = body_hash(&piece.body);
+            if self.plan.dedupe && self.has_body(&self.session_bodies, hash, &piece.body) {
+                self.omitted.push(GuidanceOmission {
+                    path: piece.path,
+                    reason: OmissionReason::DuplicateBody,
+                    bytes: piece.body.len() as u64,
+                });
+                continue;
+            }
+            self.session_bodies
+                .entry(hash)
+                .or_default()
+                .push(self.sources.len());
+            self.sources.push(GuidanceSource {
+                bytes: piece.body.len() as u64,
+                path: piece.path,
+                scope: GuidanceScope::Session,
+                depth,
+                body: piece.body,
+                imported_from: Some(full.to_string()),
+            });
+        }
+    }
+
+    /// The text an import line is replaced with, or `None` to keep the line literal.
+    fn load_import(&mut self, path: &str, pieces: &mut Vec<SessionPiece>) -> Option<String> {
+        match load(self.fs, path) {
+            Loaded::Absent => None,
+            Loaded::TooLarge(len) => {
+                self.note(path, OmissionReason::FileTooLarge, len);
+                None
+            }
+            Loaded::NotUtf8(len) => {
+                self.note(path, OmissionReason::NotUtf8, len);
+                None
+            }
+            Loaded::Unreadable => {
+                self.note(path, OmissionReason::Unreadable, 0);
+                None
+            }
+            Loaded::Text(text) => {
+                if text.trim().is_empty() {
+                    return None;
+                }
+                Some(self.cut_sessions(path, &text, pieces).into_owned())
+            }
+        }
+    }
+
+    /// Inlines `@path` imports (seed semantics): each line carrying an import outside a fence is
+    /// replaced whole by the imported file's expanded text; `hops` bounds the nesting, `chain`
+    /// refuses cycles (the line stays literal), a missing target leaves the line literal.
+    ///
+    /// `chain` holds lexically folded paths, so `docs/../AGENTS.md` is recognised as the file that
+    /// started the chain (the seed compared joined strings, so such a cycle was bounded only by
+    /// `hops`). The file itself is still read at the path as joined.
+    fn expand<'t>(
+        &mut self,
+        text: &'t str,
+        base_dir: &str,
+        hops: usize,
+        chain: &mut Vec<String>,
+        pieces: &mut Vec<SessionPiece>,
+    ) -> Cow<'t, str> {
+        if hops == 0 || !text.contains('@') {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut in_fence = false;
+        for (index, line) in text.lines().enumerate() {
+            if index > 0 {
+                out.push('\n');
+            }
+            if is_fence(line.trim()) {
+                in_fence = !in_fence;
+                out.push_str(line);
+                continue;
+            }
+            if in_fence || !line.contains('@') {
+                out.push_str(line);
+                continue;
+            }
+            let Some(spec) = import_target(line) else {
+                out.push_str(line);
+                continue;
+            };
+            let resolved = match (spec.strip_prefix("~/"), &self.plan.home) {
+                (Some(rest), Some(home)) => join(home, rest),
+                _ if spec.starts_with('/') => spec.to_string(),
+                _ => join(base_dir, spec),
+            };
+            let key = paths::fold(&resolved);
+            if chain.contains(&key) {
+                out.push_str(line);
+                continue;
+            }
+            let Some(imported) = self.load_import(&resolved, pieces) else {
+                out.push_str(line);
+                continue;
+            };
+            let stripped = if self.plan.strip_comments {
+                strip_comments(&imported)
+            } else {
+                Cow::Borrowed(imported.as_str())
+            };
+            let next_base = parent(&resolved).unwrap_or(base_dir).to_string();
+            chain.push(key);
+            let expanded = self.expand(&stripped, &next_base, hops - 1, chain, pieces);
+            chain.pop();
+            out.push_str(&expanded);
+        }
+        Cow::Owned(out)
+    }
+
+    /// The editor packs (or a profile's extra files) as full paths, globs expanded and sorted.
+    fn pack_paths(&self) -> Vec<String> {
+        let root = &self.plan.pack_root;
+        let mut out = Vec::new();
+        for rel in &self.plan.packs {
+            if rel.contains('*') {
+                let mut matches = glob(self.fs, root, rel);
+                matches.sort();
+                out.extend(matches);
+            } else {
+                out.push(join(root, rel));
+            }
+        }
+        out
+    }
+
+    /// Applies the budget and assembles the resolution.
+    fn finish(self, dirs_scanned: u64) -> GuidanceResolution {
+        let budget = self.plan.budget;
+        let mut omitted = self.omitted;
+        let mut kept: Vec<GuidanceSource> = Vec::with_capacity(self.sources.len());
+        let mut used = 0u64;
+        for mut source in self.sources {
+            if self.plan.truncate {
+                let remaining = budget.saturating_sub(used);
+                if source.bytes > remaining {
+                    let cut = floor_boundary(&source.body, remaining);
+                    if cut == 0 {
+                        omitted.push(GuidanceOmission {
+                            path: source.path,
+                            reason: OmissionReason::BudgetExhausted,
+                            bytes: source.bytes,
+                        });
+                        continue;
+                    }
+                    omitted.push(GuidanceOmission {
+                        path: source.path.clone(),
+                        reason: OmissionReason::BudgetTruncated,
+                        bytes: source.bytes - cut as u64,
+                    });
+                    source.body.truncate(cut);
+                    source.bytes = cut as u64;
+                }
+            } else if used.saturating_add(source.bytes) > budget && !kept.is_empty() {
+                omitted.push(GuidanceOmission {
+                    path: source.path,
+                    reason: OmissionReason::BudgetExhausted,
+                    bytes: source.bytes,
+                });
+                continue;
+            }
+            used = used.saturating_add(source.bytes);
+            kept.push(source);
+        }
+        GuidanceResolution {
+            sources: kept,
+            omitted,
+            total_bytes: used,
+            budget_bytes: budget,
+            dirs_scanned,
+        }
+    }
+}
+
+/// The largest char boundary of `text` at or below `limit`.
+fn floor_boundary(text: &str, limit: u64) -> usize {
+    let mut cut = usize::try_from(limit).unwrap_or(usize::MAX).min(text.len());
+    while cut > 0 && !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
+
+/// Expands a root-relative pattern whose segments may hold `*` and `?`. Wildcard segments list
+/// their directory: a middle segment matches only real directories (symlinks not followed), the
+/// last one only files and symlinks. Literal segments are joined without checking. Unsorted.
+fn glob(fs: &dyn GuidanceFs, root: &str, pattern: &str) -> Vec<String> {
+    let start = if pattern.starts_with('/') { "/" } else { root };
+    let segments: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    let mut current = vec![start.to_string()];
+    for (index, segment) in segments.iter().enumerate() {
+        let last = index + 1 == segments.len();
+        let mut next = Vec::new();
+        for dir in &current {
+            if !paths::has_wildcard(segment) {
+                next.push(join(dir, segment));
+                continue;
+            }
+            let Ok(entries) = fs.list_dir(Path::new(dir)) else {
+                continue;
+            };
+            for entry in entries {
+                let Some(name) = entry.name.to_str() else {
+                    continue;
+                };
+                let kind_fits = if last {
+                    matches!(entry.kind, EntryKind::File | EntryKind::Symlink)
+                } else {
+                    entry.kind == EntryKind::Dir
+                };
+                if kind_fits && paths::wildcard_match(segment, name) {
+                    next.push(join(dir, name));
+                }
+            }
+        }
+        current = next;
+    }
+    current
+}
