@@ -5,6 +5,7 @@ pub use projectfile_core as core;
 use projectfile_core::Provider;
 
 /// Every provider compiled into this build, in a stable order.
+#[allow(clippy::vec_init_then_push)]
 pub fn providers() -> Vec<Box<dyn Provider>> {
     #[allow(unused_mut, clippy::vec_init_then_push)]
     let mut out: Vec<Box<dyn Provider>> = Vec::new();
