@@ -76,6 +76,59 @@ Example:
     /// Clean leftovers whose holders are dead; never touches a live holder's projections.
     #[command(after_help = "Example:\n  projectfile strip-stale --workspace .")]
     StripStale(WorkspaceArgs),
+    /// Resolve which guidance files are active for a workspace, in order, with a receipt of what
+    /// was dropped and why (or, with --as, what one CLI would load).
+    #[command(after_help = "\
+Scopes, broadest first: user (files under --home), ancestor (directories above the workspace),
+workspace (root down to --cwd), scoped (the subtree below --cwd), editor_pack; our own session
+blocks are reported as scope `session`, apart from the user's guidance.
+
+Examples:
+  projectfile resolve --workspace . --json
+  projectfile resolve --workspace . --cwd ./services/api --render
+  projectfile resolve --workspace . --as codex --json")]
+    Resolve(ResolveArgs),
+}
+
+/// `resolve`.
+#[derive(Args, Debug)]
+pub struct ResolveArgs {
+    /// The workspace root.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: PathBuf,
+    /// The working directory [default: the workspace].
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The home directory for user-scope files [default: $HOME].
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// Byte budget of the kept sources [default: 32768, or the CLI's own with --as].
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<u64>,
+    /// Maximum depth of the subtree scan.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_depth: usize,
+    /// Maximum directories of the subtree scan.
+    #[arg(long, value_name = "N", default_value_t = 4000)]
+    pub max_dirs: usize,
+    /// Skip user-scope files.
+    #[arg(long)]
+    pub no_user: bool,
+    /// Skip the directories above the workspace.
+    #[arg(long)]
+    pub no_ancestors: bool,
+    /// Skip the subtree below the working directory.
+    #[arg(long)]
+    pub no_subtree: bool,
+    /// Answer what this provider's CLI would load, by its discovery profile.
+    #[arg(long = "as", value_name = "PROVIDER")]
+    pub as_provider: Option<String>,
+    /// Print the single rendered guidance block.
+    #[arg(long, conflicts_with = "fragments")]
+    pub render: bool,
+    /// Print the prompt fragments (one per source) as JSON.
+    #[arg(long)]
+    pub fragments: bool,
 }
 
 /// What a session brings, shared by `acquire` and `run`.

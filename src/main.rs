@@ -195,6 +195,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Resolve(args) => resolve(&global, &args),
         Command::StripStale(args) => {
             let projector = projector(&global)?;
             let report = projector.strip_stale(&args.workspace)?;
@@ -215,6 +216,82 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `projectfile resolve`.
+fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<ExitCode> {
+    use projectfile::core::guidance::{self, GuidanceRequest, StdFs};
+    let text = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    let root = absolute(&args.workspace)?;
+    if !root.is_dir() {
+        return Err(Error::Unsafe {
+            path: root,
+            reason: "the workspace is not a directory".into(),
+        }
+        .into());
+    }
+    let mut request = GuidanceRequest::new(text(&root))
+        .with_max_depth(args.max_depth)
+        .with_max_dirs(args.max_dirs)
+        .with_user_scope(!args.no_user)
+        .with_ancestors(!args.no_ancestors)
+        .with_subtree(!args.no_subtree)
+        .with_session_namespace(global.namespace.clone());
+    if let Some(cwd) = &args.cwd {
+        request = request.with_working_dir(text(&absolute(cwd)?));
+    }
+    let home = args.home.clone().or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    if let Some(home) = home {
+        request = request.with_home_dir(text(&home));
+    }
+    if let Some(max) = args.max_bytes {
+        request = request.with_max_bytes(max);
+    }
+    let resolution = match &args.as_provider {
+        None => guidance::resolve(&StdFs, &request),
+        Some(name) => {
+            let provider = projectfile::provider(name)
+                .with_context(|| format!("{name}: no such provider in this build"))?;
+            let mut profile = provider.discovery();
+            if args.max_bytes.is_some() {
+                profile.budget_bytes = args.max_bytes;
+            }
+            guidance::resolve_as(&StdFs, &profile, &request)
+        }
+    };
+    if args.render {
+        print!("{}", guidance::render_block(&resolution));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.fragments {
+        print_json(&serde_json::json!({
+            "schema": "projectfile.fragments.v1",
+            "fragments": guidance::prompt_fragments(&resolution),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if global.json {
+        let mut value = serde_json::to_value(&resolution)?;
+        if let Some(object) = value.as_object_mut() {
+            object.insert("schema".into(), "projectfile.resolve.v1".into());
+            if let Some(name) = &args.as_provider {
+                object.insert("as".into(), name.clone().into());
+            }
+        }
+        print_json(&value)?;
+    } else {
+        for s in &resolution.sources {
+            println!("{:<11} {:>6} B  {}", serde_json::to_value(s.scope)?.as_str().unwrap_or("?"), s.bytes, s.path);
+        }
+        for o in &resolution.omitted {
+            println!("omitted     {:>6} B  {} ({})", o.bytes, o.path, serde_json::to_value(o.reason)?.as_str().unwrap_or("?"));
+        }
+        println!(
+            "{} of {} bytes used; {} directories scanned",
+            resolution.total_bytes, resolution.budget_bytes, resolution.dirs_scanned
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn rustix_parent_pid() -> Option<u32> {

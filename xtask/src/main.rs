@@ -1,5 +1,92 @@
-//! xtask: project automation (`cargo xtask ci | conformance --provider X | bench | tidy`).
+//! xtask: project automation, run as `cargo xtask <command>`.
+//!
+//! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests).
+//! - `conformance --provider NAME`: the shared conformance suite for one provider.
+//!
+//! xtask depends on nothing of ours at build time: it drives cargo.
 
-fn main() -> anyhow::Result<()> {
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Every provider crate under `providers/`, by directory name.
+fn provider_names(root: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(root.join("providers")).context("read providers/")? {
+        let entry = entry?;
+        if entry.path().join("Cargo.toml").is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    eprintln!("$ cargo {}", args.join(" "));
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("run cargo {}", args.join(" ")))?;
+    if !status.success() {
+        bail!("cargo {} failed with {status}", args.join(" "));
+    }
     Ok(())
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = workspace_root();
+    match args.first().map(String::as_str) {
+        Some("ci") => ci(&root),
+        Some("conformance") => {
+            let provider = match args.get(1).map(String::as_str) {
+                Some("--provider") => args.get(2).cloned(),
+                Some(other) => other.strip_prefix("--provider=").map(str::to_string),
+                None => None,
+            }
+            .context("usage: cargo xtask conformance --provider NAME")?;
+            let known = provider_names(&root)?;
+            if !known.contains(&provider) {
+                bail!("{provider}: no such provider (known: {})", known.join(", "));
+            }
+            cargo(
+                &root,
+                &["test", "-p", &format!("projectfile-{provider}"), "--test", "conformance"],
+            )
+        }
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <command>\n\n\
+                 commands:\n  \
+                 ci                            fmt, clippy, each provider feature alone, all tests\n  \
+                 conformance --provider NAME   the shared conformance suite for one provider"
+            );
+            bail!("unknown or missing command")
+        }
+    }
+}
+
+/// What CI runs, in order, failing fast.
+fn ci(root: &Path) -> Result<()> {
+    cargo(root, &["fmt", "--all", "--check"])?;
+    cargo(
+        root,
+        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+    )?;
+    for provider in provider_names(root)? {
+        cargo(
+            root,
+            &["check", "-p", "projectfile", "--no-default-features", "--features", &provider],
+        )?;
+    }
+    cargo(root, &["test", "--workspace", "--all-features"])
 }
