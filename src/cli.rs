@@ -88,6 +88,81 @@ Examples:
   projectfile resolve --workspace . --cwd ./services/api --render
   projectfile resolve --workspace . --as codex --json")]
     Resolve(ResolveArgs),
+    /// The reader role: pick a turn's mode, wrap or strip the reader notice, print refusal hints.
+    #[command(subcommand)]
+    Reader(ReaderCommand),
+    /// Remove a private runtime (its links are removed, never followed).
+    #[command(
+        after_help = "Example:\n  projectfile remove-runtime --runtime-root /var/rt --user u1 --project-id p1 \\\n    --session-id work:project:42 --provider codex --mode run"
+    )]
+    RemoveRuntime(RemoveRuntimeArgs),
+}
+
+/// `reader …`.
+#[derive(Subcommand, Debug)]
+pub enum ReaderCommand {
+    /// Decide a turn's mode: trusted access selects Builder; a pinned Run request or a read-only
+    /// channel downgrades it; guests always get Run; nothing promotes a reader.
+    #[command(
+        after_help = "Example:\n  projectfile reader mode --access owner --route read-only-channel --json"
+    )]
+    Mode {
+        /// owner, editor or reader.
+        #[arg(long, value_parser = ["owner", "editor", "reader"])]
+        access: String,
+        /// chat, read-only-channel or guest-call.
+        #[arg(long, default_value = "chat", value_parser = ["chat", "read-only-channel", "guest-call"])]
+        route: String,
+        /// The caller pinned Run.
+        #[arg(long)]
+        pinned_run: bool,
+        /// crew or workflow.
+        #[arg(long, default_value = "crew", value_parser = ["crew", "workflow"])]
+        product: String,
+    },
+    /// Put the reader notice in front of the message on stdin (for a read-only turn).
+    Wrap {
+        /// reader or shared-channel wording.
+        #[arg(long, default_value = "reader", value_parser = ["reader", "shared-channel"])]
+        kind: String,
+        /// crew or workflow.
+        #[arg(long, default_value = "crew", value_parser = ["crew", "workflow"])]
+        product: String,
+    },
+    /// Strip the reader notice from the text on stdin (exactly once; what the user typed comes back).
+    Strip,
+    /// Print the refusal hint for a read-only session.
+    Hint {
+        /// reader or shared-channel wording.
+        #[arg(long, default_value = "reader", value_parser = ["reader", "shared-channel"])]
+        kind: String,
+        /// crew or workflow.
+        #[arg(long, default_value = "crew", value_parser = ["crew", "workflow"])]
+        product: String,
+    },
+}
+
+/// `remove-runtime`.
+#[derive(Args, Debug)]
+pub struct RemoveRuntimeArgs {
+    /// The runtime root.
+    #[arg(long, value_name = "DIR")]
+    pub runtime_root: PathBuf,
+    /// The user.
+    #[arg(long)]
+    pub user: String,
+    /// The project id.
+    #[arg(long, value_name = "ID")]
+    pub project_id: String,
+    /// The session id.
+    #[arg(long, value_name = "ID")]
+    pub session_id: String,
+    /// The provider.
+    #[arg(long)]
+    pub provider: String,
+    /// builder or run.
+    #[arg(long, value_parser = ["builder", "run"])]
+    pub mode: String,
 }
 
 /// `resolve`.
@@ -200,12 +275,48 @@ pub struct ReleaseArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub session: SessionArgs,
-    /// Run CMD in the current directory instead of the workspace.
+    /// Run CMD in the current directory instead of the workspace (or runtime).
     #[arg(long)]
     pub keep_cwd: bool,
+    #[command(flatten)]
+    pub linked: LinkedArgs,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// A private linked runtime for `run`: the session is projected into
+/// `<runtime-root>/<user>/<project>/<session>/<provider>/<mode>/`, whose `project/` links the
+/// workspace, so the real project is never a projection destination.
+#[derive(Args, Debug)]
+pub struct LinkedArgs {
+    /// Run in a private runtime under DIR instead of the workspace itself.
+    #[arg(long, value_name = "DIR", requires_all = ["user", "project_id", "session_id"])]
+    pub runtime_root: Option<PathBuf>,
+    /// The user the runtime belongs to.
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// The project id the runtime belongs to.
+    #[arg(long, value_name = "ID")]
+    pub project_id: Option<String>,
+    /// The session id: work:project:<id>, code:project:<id> or product-<uuid>, optionally :<key>.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// The session mode: builder reads and writes the project, run only reads it.
+    #[arg(long, value_name = "MODE", default_value = "builder", value_parser = ["builder", "run"])]
+    pub mode: String,
+    /// A workflow step's output folder, linked as `output/` (writable in both modes).
+    #[arg(long, value_name = "DIR", requires = "runtime_root")]
+    pub output: Option<PathBuf>,
+    /// Apply the Landlock policy of the mode to CMD before it starts (Linux).
+    #[arg(long, requires = "runtime_root")]
+    pub sandbox: bool,
+    /// With --sandbox: run even when the kernel cannot enforce the policy (the receipt says so).
+    #[arg(long, requires = "sandbox")]
+    pub allow_unsandboxed: bool,
+    /// With --sandbox: the lowest Landlock ABI accepted.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub min_abi: u8,
 }
 
 /// Commands that take only a workspace.

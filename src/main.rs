@@ -4,6 +4,7 @@
 //! exit code.
 
 mod cli;
+mod linked;
 mod run;
 
 use anyhow::Context as _;
@@ -116,7 +117,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     Holder::process(parent)?
                 }
             };
-            let receipt = acquire(&projector, &args.session, holder)?;
+            let receipt = acquire(&projector, &args.session, None, holder)?;
             if global.json {
                 print_json(&receipt)?;
             } else {
@@ -196,6 +197,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Resolve(args) => resolve(&global, &args),
+        Command::Reader(command) => linked::reader_command(&command, global.json),
+        Command::RemoveRuntime(args) => linked::remove_runtime(&args, global.json),
         Command::StripStale(args) => {
             let projector = projector(&global)?;
             let report = projector.strip_stale(&args.workspace)?;
@@ -240,7 +243,10 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
     if let Some(cwd) = &args.cwd {
         request = request.with_working_dir(text(&absolute(cwd)?));
     }
-    let home = args.home.clone().or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let home = args
+        .home
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
     if let Some(home) = home {
         request = request.with_home_dir(text(&home));
     }
@@ -281,10 +287,20 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         print_json(&value)?;
     } else {
         for s in &resolution.sources {
-            println!("{:<11} {:>6} B  {}", serde_json::to_value(s.scope)?.as_str().unwrap_or("?"), s.bytes, s.path);
+            println!(
+                "{:<11} {:>6} B  {}",
+                serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
+                s.bytes,
+                s.path
+            );
         }
         for o in &resolution.omitted {
-            println!("omitted     {:>6} B  {} ({})", o.bytes, o.path, serde_json::to_value(o.reason)?.as_str().unwrap_or("?"));
+            println!(
+                "omitted     {:>6} B  {} ({})",
+                o.bytes,
+                o.path,
+                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
+            );
         }
         println!(
             "{} of {} bytes used; {} directories scanned",
@@ -305,9 +321,11 @@ fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {
 }
 
 /// Builds the session request from the command line and acquires.
+/// `destination` replaces the workspace as the projection root (a linked runtime).
 pub(crate) fn acquire(
     projector: &Projector,
     args: &SessionArgs,
+    destination: Option<&std::path::Path>,
     holder: Holder,
 ) -> anyhow::Result<AcquireReceipt> {
     let provider = projectfile::provider(&args.provider).with_context(|| {
@@ -319,7 +337,8 @@ pub(crate) fn acquire(
         )
     })?;
     let session = session_request(args)?;
-    let mut request = AcquireRequest::new(&args.workspace, session, holder);
+    let root = destination.unwrap_or(&args.workspace);
+    let mut request = AcquireRequest::new(root, session, holder);
     if let Some(version) = &args.cli_version {
         request.probes = Probes {
             cli_version: VersionProbe::Known {

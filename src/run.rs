@@ -67,14 +67,35 @@ fn install_forwarding() -> anyhow::Result<()> {
 pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<ExitCode> {
     install_forwarding()?;
     let holder = Holder::current_process()?;
-    let receipt = crate::acquire(projector, &args.session, holder)?;
+    let workspace = Projector::canonical_workspace(&args.session.workspace)?;
+    let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
+    let sandbox = match &linked {
+        Some(linked) => crate::linked::sandbox(&args.linked, linked)?,
+        None => None,
+    };
+    let destination = linked.as_ref().map(|l| l.dir.as_path());
+    let receipt = crate::acquire(projector, &args.session, destination, holder)?;
+    let sandbox_status = sandbox.as_ref().map(|s| s.status().clone());
     if json {
-        // One JSON object: the acquire receipt, printed before the command runs so a host can
-        // read where the session text went while the command is still running.
-        println!("{}", serde_json::to_string(&receipt)?);
+        // One JSON object, printed before the command runs so a host can read where the session
+        // text went while the command is still running.
+        println!(
+            "{}",
+            serde_json::json!({
+                "schema": "projectfile.run.v1",
+                "acquire": receipt,
+                "runtime": linked,
+                "sandbox": sandbox_status,
+            })
+        );
     }
-    let status = spawn_and_wait(args, &receipt);
+    let status = spawn_and_wait(args, &receipt, sandbox);
     let released = projector.release(&receipt.token);
+    if let Some(linked) = &linked
+        && let Err(e) = crate::linked::close(linked)
+    {
+        eprintln!("error: {e:#}");
+    }
     let status = status?;
     if let Err(e) = released {
         eprintln!("error: {e}");
@@ -86,6 +107,7 @@ pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<
 fn spawn_and_wait(
     args: &RunArgs,
     receipt: &projectfile::core::projector::AcquireReceipt,
+    sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
 ) -> anyhow::Result<ExitCode> {
     let pending = PENDING.swap(0, Ordering::SeqCst);
     if pending != 0 {
@@ -101,6 +123,16 @@ fn spawn_and_wait(
         .envs(&receipt.env);
     if !args.keep_cwd {
         command.current_dir(&receipt.workspace);
+    }
+    if let Some(sandbox) = sandbox {
+        // /tmp is not granted (it is shared); the runtime holds the command's temporary files.
+        let tmp = receipt.workspace.join(".tmp");
+        if std::fs::symlink_metadata(&tmp).is_err() {
+            projectfile::core::fsio::Root::open(&receipt.workspace)?
+                .create_dir(&projectfile::core::RelPath::new(".tmp")?)?;
+        }
+        command.env("TMPDIR", &tmp);
+        sandbox.install(&mut command);
     }
     let mut child = command
         .spawn()
