@@ -52,9 +52,10 @@ pub enum Command {
     Providers,
     /// Start a session: project its instructions and print a lease token.
     #[command(after_help = "\
-The lease lives while its holder lives: by default the process that called projectfile (the
-parent), or the process named by --holder-pid, or whoever holds an exclusive lock on
---holder-lock. A dead holder's projections are cleaned at the next start.
+The lease lives while its holder lives: by default the program that called projectfile (the
+parent, skipping forked subshells such as the left side of `$(projectfile acquire … | jq …)`),
+or the process named by --holder-pid, or whoever holds an exclusive lock on --holder-lock.
+A dead holder's projections are cleaned at the next start.
 
 Example:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json")]
@@ -254,7 +255,7 @@ pub struct SessionArgs {
 pub struct AcquireArgs {
     #[command(flatten)]
     pub session: SessionArgs,
-    /// The process whose life keeps the lease alive [default: the calling process].
+    /// The process whose life keeps the lease alive [default: the calling program].
     #[arg(long, value_name = "PID", conflicts_with = "holder_lock")]
     pub holder_pid: Option<u32>,
     /// A file the host keeps exclusively locked (flock) while the session lives.

@@ -110,12 +110,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let holder = match (args.holder_pid, &args.holder_lock) {
                 (Some(pid), _) => Holder::process(pid)?,
                 (None, Some(path)) => Holder::lock(absolute(path)?),
-                (None, None) => {
-                    let parent = rustix_parent_pid().context(
-                        "cannot name a holder: this process has no parent; pass --holder-pid",
-                    )?;
-                    Holder::process(parent)?
-                }
+                (None, None) => Holder::calling_process()?,
             };
             let receipt = acquire(&projector, &args.session, None, holder)?;
             if global.json {
@@ -308,12 +303,6 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn rustix_parent_pid() -> Option<u32> {
-    // SAFETY-free: getppid cannot fail.
-    let ppid = std::os::unix::process::parent_id();
-    (ppid > 1).then_some(ppid)
 }
 
 fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {

@@ -85,6 +85,24 @@ fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
     }
 }
 
+/// The parent pid of `pid` (field 4 of `/proc/<pid>/stat`).
+fn parent_of(pid: u32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether two processes run the same executable with the same command line (a fork that did not
+/// exec).
+fn same_program(a: u32, b: u32) -> bool {
+    let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).ok();
+    let exe = |pid: u32| std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    match (cmdline(a), cmdline(b), exe(a), exe(b)) {
+        (Some(ca), Some(cb), Some(ea), Some(eb)) => ca == cb && ea == eb,
+        _ => false,
+    }
+}
+
 impl Holder {
     /// The process `pid` as a holder. Fails when there is no such process.
     pub fn process(pid: u32) -> Result<Holder> {
@@ -104,6 +122,28 @@ impl Holder {
     /// The calling process as a holder.
     pub fn current_process() -> Result<Holder> {
         Holder::process(std::process::id())
+    }
+
+    /// The holder a command-line `acquire` names when the host names none: the nearest ancestor,
+    /// starting at the parent, that is not a fork of its own parent.
+    ///
+    /// A process that forked without exec (a shell's pipeline or command-substitution subshell,
+    /// as in `T=$(projectfile acquire … | jq -r .token)`) has the same executable and command line
+    /// as its parent and exits as soon as the pipeline does; naming it would make the lease stale
+    /// at once. Skipping such forks names the shell or program that actually asked. Erring
+    /// towards a longer-lived ancestor never strips a live session.
+    pub fn calling_process() -> Result<Holder> {
+        let mut pid = std::os::unix::process::parent_id();
+        for _ in 0..32 {
+            let Some(parent) = parent_of(pid) else {
+                break;
+            };
+            if parent <= 1 || !same_program(pid, parent) {
+                break;
+            }
+            pid = parent;
+        }
+        Holder::process(pid)
     }
 
     /// A lock file as a holder: alive while some process holds an exclusive lock on it.
@@ -211,6 +251,27 @@ mod tests {
         let holder = Holder::process(child.id()).unwrap();
         child.wait().unwrap();
         assert!(!holder.liveness().is_alive());
+    }
+
+    #[test]
+    fn calling_process_skips_forked_subshells() {
+        // `sh -c '… | cat'`: the left side of the pipe runs in a forked subshell of `sh`.
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("echo $$; (cat /proc/self/stat > /dev/null; echo $(sh -c 'echo $PPID')) | cat")
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut lines = text.lines();
+        let shell: u32 = lines.next().unwrap().parse().unwrap();
+        let forked: u32 = lines.next().unwrap().parse().unwrap();
+        assert_ne!(shell, forked, "the pipeline side is a forked subshell");
+        // The forked subshell is gone now; but the rule itself is checked on live processes:
+        assert!(same_program(std::process::id(), std::process::id()));
+        assert_eq!(
+            parent_of(std::process::id()),
+            Some(std::os::unix::process::parent_id())
+        );
     }
 
     #[test]
