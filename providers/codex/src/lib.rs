@@ -3,14 +3,23 @@
 //!
 //! # Facts relied on
 //!
-//! | fact | source |
-//! |---|---|
-//! | Codex reads `AGENTS.md` from the project root down to the working directory and concatenates them root first | openai/codex `codex-rs/core/src/project_doc.rs` (`discover_project_doc_paths`), `docs/agents_md.md` |
-//! | In each directory `AGENTS.override.md` is read *instead of* `AGENTS.md` when present | openai/codex `docs/agents_md.md` ("If an AGENTS.override.md exists, Codex uses it instead") |
-//! | The project root is the nearest ancestor with a `.git` (the default `project_root_markers`) | openai/codex `docs/agents_md.md`, `docs/config.md` |
-//! | Project docs are budgeted at 32 KiB (`project_doc_max_bytes` = 32768) | openai/codex `docs/config.md` |
-//! | Codex does not strip HTML comments, so marker lines reach the model and must read sensibly | seed 000 and DESIGN.md section 6 |
-//! | Skills live in `.agents/skills/` | DESIGN.md section 6 (to confirm with issue 4) |
+//! Verified against stored copies of openai/codex (October 2026); "code" means read in the loader
+//! itself, `codex-rs/core/src/agents_md.rs` (formerly `project_doc.rs`).
+//!
+//! | fact | source | confirmed? |
+//! |---|---|---|
+//! | `AGENTS.md` is collected from the project root down to the working directory, joined root first | `agents_md.rs` module doc: "Collect every `AGENTS.md` found from the project root down to the current working directory (inclusive)" | yes (code) |
+//! | In each directory `AGENTS.override.md` is read *instead of* `AGENTS.md`: at most one file per directory, the first found wins | `agents_md.rs` `candidate_filenames()`; developers.openai.com/codex/guides/agents-md: "Codex includes at most one file per directory" | yes (code + docs) |
+//! | The root is the nearest ancestor holding a `project_root_markers` entry (default `.git`, file or directory); with none, only the working directory is read; a project's own `.codex/config.toml` cannot change the markers | `agents_md.rs` doc and `agents_md_paths()` | yes (code) |
+//! | Project docs share one 32 KiB budget (`project_doc_max_bytes`); the file crossing it is truncated, later ones dropped | `agents_md.rs` `read_agents_md()`; official guide | yes |
+//! | HTML comments are not stripped, so our marker lines reach the model verbatim and are worded to read sensibly | no stripping in `read_agents_md()` (an absence) | yes (code reading) |
+//! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
+//! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
+//!
+//! Consequence for projection: the block goes in the workspace root's `AGENTS.override.md` when
+//! that file exists (any kind: a symlink there is refused rather than bypassed), else in
+//! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
+//! because every directory from the root down contributes one file.
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
