@@ -9,8 +9,18 @@ use projectfile_core::Provider;
 pub fn providers() -> Vec<Box<dyn Provider>> {
     #[allow(unused_mut, clippy::vec_init_then_push)]
     let mut out: Vec<Box<dyn Provider>> = Vec::new();
+    #[cfg(feature = "claude")]
+    out.push(Box::new(projectfile_claude::Claude));
     #[cfg(feature = "codex")]
     out.push(Box::new(projectfile_codex::Codex));
+    #[cfg(feature = "cursor")]
+    out.push(Box::new(projectfile_cursor::Cursor));
+    #[cfg(feature = "pi")]
+    out.push(Box::new(projectfile_pi::Pi));
+    #[cfg(feature = "muse")]
+    out.push(Box::new(projectfile_muse::Muse));
+    #[cfg(feature = "agy")]
+    out.push(Box::new(projectfile_agy::Agy));
     out
 }
 

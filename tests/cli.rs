@@ -1,4 +1,6 @@
 //! Black-box tests of the `projectfile` binary: real processes, real files, JSON receipts.
+//! They drive the Codex provider, so they build only with the `codex` feature.
+#![cfg(feature = "codex")]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

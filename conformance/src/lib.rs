@@ -15,14 +15,16 @@
 // The suite plays the user: it writes fixture files directly, outside the projector.
 #![allow(clippy::disallowed_methods)]
 
+pub mod fixtures;
 pub mod tree;
 
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
 use projectfile_core::{
-    Error, Namespace, Plan, PlanContext, Probes, Provider, SessionRequest, SessionTextCarrier,
-    fsio::Root,
+    Capabilities, Error, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan,
+    PlanContext, Probes, Provider, SessionRequest, SessionTextCarrier, SkillInput, fsio::Root,
 };
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
@@ -34,6 +36,8 @@ pub struct Subject {
     pub provider: Box<dyn Provider>,
     /// Probes to hand in (e.g. a CLI version), so no real binary is needed.
     pub probes: Probes,
+    /// The CLI binary core probes when `probes` leave the version `NotProbed`.
+    pub binary_path: Option<PathBuf>,
 }
 
 impl Subject {
@@ -42,6 +46,7 @@ impl Subject {
         Subject {
             provider: Box::new(provider),
             probes: Probes::default(),
+            binary_path: None,
         }
     }
 
@@ -51,14 +56,63 @@ impl Subject {
         self
     }
 
-    fn name(&self) -> &'static str {
+    /// The same subject probing this binary (core runs it with the provider's version arguments).
+    pub fn with_binary(mut self, path: impl Into<PathBuf>) -> Subject {
+        self.binary_path = Some(path.into());
+        self
+    }
+
+    /// The provider's name.
+    pub fn name(&self) -> &'static str {
         self.provider.name()
     }
+
+    /// A request carrying the prompt and every other input the provider's capabilities accept
+    /// (MCP servers, hooks with a script, CLI configuration; skills are issue 4's), so checks
+    /// exercise every projection the provider can make.
+    pub fn full_session(&self, prompt: &str) -> SessionRequest {
+        full_session(&self.provider.capabilities(), prompt)
+    }
+}
+
+/// The hook script name [`full_session`] brings.
+pub const HOOK_SCRIPT_NAME: &str = "guard.sh";
+
+/// A request with `prompt` and every input `caps` accepts except skills.
+pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
+    let mut session = SessionRequest::with_prompt(prompt);
+    if caps.mcp {
+        session.mcp_servers = Some(serde_json::json!({
+            "docs": {"command": "docs-server", "args": ["--stdio"], "env": {"LEVEL": "1"}},
+            "remote": {"url": "https://mcp.example.invalid/sse"}
+        }));
+    }
+    if caps.hooks {
+        session.hooks = Some(HooksInput {
+            config: serde_json::json!({
+                "version": 1,
+                "hooks": {"beforeShellExecution": [{"command": "guard.sh"}]}
+            }),
+            script: Some(HookScript {
+                name: HOOK_SCRIPT_NAME.to_string(),
+                content: "#!/bin/sh\necho '{\"permission\": \"allow\"}'\n".to_string(),
+            }),
+        });
+    }
+    if caps.cli_config {
+        session.cli_config = Some(serde_json::json!({
+            "version": 1,
+            "permissions": {"allow": ["Shell(ls)"], "deny": []}
+        }));
+    }
+    session
 }
 
 /// A temporary workspace and state directory.
 pub struct Fixture {
     _dir: tempfile::TempDir,
+    /// The temporary directory holding `workspace`, `state` and `outside`.
+    pub base: PathBuf,
     /// The workspace.
     pub workspace: PathBuf,
     /// The state directory.
@@ -82,6 +136,7 @@ impl Fixture {
         }
         Fixture {
             _dir: dir,
+            base,
             projector: Projector::new(&state, Namespace::default()),
             workspace,
             state,
@@ -98,6 +153,23 @@ impl Fixture {
         std::fs::write(path, bytes).expect("write fixture");
     }
 
+    /// Writes a user file with these permission bits.
+    pub fn write_mode(&self, rel: &str, bytes: &[u8], mode: u32) {
+        self.write(rel, bytes);
+        std::fs::set_permissions(
+            self.workspace.join(rel),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .expect("chmod fixture");
+    }
+
+    /// The permission bits of a workspace path, `None` when absent.
+    pub fn mode(&self, rel: &str) -> Option<u32> {
+        std::fs::symlink_metadata(self.workspace.join(rel))
+            .ok()
+            .map(|m| m.permissions().mode() & 0o7777)
+    }
+
     /// Reads a workspace file, `None` when absent.
     pub fn read(&self, rel: &str) -> Option<Vec<u8>> {
         std::fs::read(self.workspace.join(rel)).ok()
@@ -110,10 +182,29 @@ impl Fixture {
         prompt: &str,
         holder: Holder,
     ) -> Result<AcquireReceipt, Error> {
-        let mut request =
-            AcquireRequest::new(&self.workspace, SessionRequest::with_prompt(prompt), holder);
+        self.acquire_session_as(subject, SessionRequest::with_prompt(prompt), holder)
+    }
+
+    /// Acquires for `subject` with a whole session request, held by `holder`.
+    pub fn acquire_session_as(
+        &self,
+        subject: &Subject,
+        session: SessionRequest,
+        holder: Holder,
+    ) -> Result<AcquireReceipt, Error> {
+        let mut request = AcquireRequest::new(&self.workspace, session, holder);
         request.probes = subject.probes.clone();
+        request.binary_path = subject.binary_path.clone();
         self.projector.acquire(subject.provider.as_ref(), &request)
+    }
+
+    /// Acquires a whole session request held by this test process.
+    pub fn acquire_session(
+        &self,
+        subject: &Subject,
+        session: SessionRequest,
+    ) -> Result<AcquireReceipt, Error> {
+        self.acquire_session_as(subject, session, Holder::current_process().expect("holder"))
     }
 
     /// Acquires held by this test process.
@@ -128,14 +219,18 @@ impl Fixture {
 
     /// The plan the provider would make for this workspace now (no I/O beyond reading).
     pub fn plan(&self, subject: &Subject, prompt: &str) -> Plan {
+        self.plan_session(subject, &SessionRequest::with_prompt(prompt))
+    }
+
+    /// The plan for a whole session request, with the subject's probes as given (no probing).
+    pub fn plan_session(&self, subject: &Subject, request: &SessionRequest) -> Plan {
         let root = Root::open(&self.workspace).expect("open workspace");
-        let request = SessionRequest::with_prompt(prompt);
         subject
             .provider
             .plan(&PlanContext {
                 root: &self.workspace,
                 namespace: &Namespace::default(),
-                request: &request,
+                request,
                 probes: &subject.probes,
                 view: &root,
             })
@@ -245,6 +340,12 @@ fn block_targets(plan: &Plan) -> Vec<String> {
     plan.blocks.iter().map(|b| b.path.to_string()).collect()
 }
 
+/// Says on stderr that a check does not apply to this subject, and why. Checks call it instead of
+/// passing without asserting anything.
+pub fn skip(subject: &Subject, check: &str, why: &str) {
+    eprintln!("{}: {check} skipped: {why}", subject.name());
+}
+
 /// User files that must survive byte for byte.
 pub const TRICKY_CONTENTS: &[(&str, &[u8])] = &[
     ("lf", b"# Rules\n\nUse tabs.\n"),
@@ -263,10 +364,7 @@ pub fn user_bytes_round_trip(subject: &Subject) {
     let probe = Fixture::new();
     let targets = block_targets(&probe.plan(subject, "x"));
     if targets.is_empty() {
-        eprintln!(
-            "{}: no block targets; round trip of shared files does not apply",
-            subject.name()
-        );
+        skip(subject, "user_bytes_round_trip", "the plan has no blocks");
     }
     for target in targets {
         for (label, bytes) in TRICKY_CONTENTS {
@@ -297,10 +395,15 @@ pub fn nothing_left_in_empty_workspace(subject: &Subject) {
     fx.assert_no_ledger();
 }
 
-/// Promise 2: edits the user makes outside the block while a session runs are kept.
+/// Promise 2: edits the user makes outside the block while a session runs are kept. (Owned
+/// files: [`owned_file_user_edit_is_set_aside`].)
 pub fn user_edits_are_kept(subject: &Subject) {
     let probe = Fixture::new();
-    for target in block_targets(&probe.plan(subject, "x")) {
+    let targets = block_targets(&probe.plan(subject, "x"));
+    if targets.is_empty() {
+        skip(subject, "user_edits_are_kept", "the plan has no blocks");
+    }
+    for target in targets {
         let fx = Fixture::new();
         fx.write(&target, b"original\n");
         let receipt = fx.acquire(subject, "session").unwrap();
@@ -494,7 +597,15 @@ pub const MALFORMED: &[(&str, &str, usize)] = &[
 /// left untouched and nothing else is projected.
 pub fn malformed_markers_are_refused(subject: &Subject) {
     let probe = Fixture::new();
-    for target in block_targets(&probe.plan(subject, "x")) {
+    let targets = block_targets(&probe.plan(subject, "x"));
+    if targets.is_empty() {
+        skip(
+            subject,
+            "malformed_markers_are_refused",
+            "the plan has no blocks",
+        );
+    }
+    for target in targets {
         for (label, text, line) in MALFORMED {
             let fx = Fixture::new();
             fx.write(&target, text.as_bytes());
@@ -523,9 +634,17 @@ pub fn malformed_markers_are_refused(subject: &Subject) {
 /// Promise 10: nothing is written through a symlink, at the target or on the way to it.
 pub fn symlinks_are_refused(subject: &Subject) {
     let probe = Fixture::new();
-    let plan = probe.plan(subject, "x");
+    let session = subject.full_session("x");
+    let plan = probe.plan_session(subject, &session);
     let mut targets: Vec<String> = block_targets(&plan);
     targets.extend(plan.owned_files.iter().map(|o| o.path.to_string()));
+    if targets.is_empty() {
+        skip(
+            subject,
+            "symlinks_are_refused",
+            "the plan writes no file in the workspace",
+        );
+    }
     for target in targets {
         // The target itself links outside (and a dangling link).
         for dangling in [false, true] {
@@ -538,7 +657,9 @@ pub fn symlinks_are_refused(subject: &Subject) {
             std::fs::create_dir_all(link.parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(&secret, &link).unwrap();
             let before = Tree::capture(&fx.workspace);
-            let error = fx.acquire(subject, "x").expect_err("symlinked target");
+            let error = fx
+                .acquire_session(subject, session.clone())
+                .expect_err("symlinked target");
             assert!(matches!(error, Error::Symlink { .. }), "{target}: {error}");
             assert_eq!(Tree::capture(&fx.workspace), before);
             if !dangling {
@@ -555,7 +676,9 @@ pub fn symlinks_are_refused(subject: &Subject) {
         if let Some((first, _)) = target.split_once('/') {
             let fx = Fixture::new();
             std::os::unix::fs::symlink(&fx.outside, fx.workspace.join(first)).unwrap();
-            let error = fx.acquire(subject, "x").expect_err("symlinked directory");
+            let error = fx
+                .acquire_session(subject, session.clone())
+                .expect_err("symlinked directory");
             assert!(matches!(error, Error::Symlink { .. }), "{target}: {error}");
             assert!(
                 std::fs::read_dir(&fx.outside).unwrap().next().is_none(),
@@ -584,18 +707,22 @@ pub fn project_folders_are_never_replaced(subject: &Subject) {
     fx.write(".pi/SYSTEM.md", b"pi system\n");
     fx.write(".codex/config.toml", b"model = \"x\"\n");
     fx.write(".agents/skills/lint/SKILL.md", b"lint\n");
-    std::fs::set_permissions(
-        fx.workspace.join(".cursor/mcp.json"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o640),
-    )
-    .unwrap();
+    fx.write(".agents/hooks.json", b"{\"project\": {}}\n");
+    fx.write(".pi/APPEND_SYSTEM.md", b"pi append\r\nno final newline");
+    fx.write_mode(".cursor/hooks.json", b"{\"version\": 1}", 0o600);
+    fx.write_mode(".cursor/mcp.json", b"{\"mcpServers\": {}}\n", 0o640);
     let before = Tree::capture(&fx.workspace);
-    let a = fx.acquire(subject, "one").unwrap();
+    // Every input the provider accepts, so owned configuration files are exercised too.
+    let a = fx
+        .acquire_session(subject, subject.full_session("one"))
+        .unwrap();
     assert!(
         fx.read("CLAUDE.md").is_none(),
         "CLAUDE.md must never be written"
     );
-    let b = fx.acquire(subject, "two").unwrap();
+    let b = fx
+        .acquire_session(subject, subject.full_session("two"))
+        .unwrap();
     fx.release(&b.token);
     fx.release(&a.token);
     assert_eq!(Tree::capture(&fx.workspace), before);
@@ -611,6 +738,515 @@ pub fn planning_is_pure(subject: &Subject) {
     let second = fx.plan(subject, "p");
     assert_eq!(first, second);
     assert_eq!(Tree::capture(&fx.workspace), before);
+}
+
+/// The carrier the receipt names agrees with the capabilities and the plan: a file carrier needs
+/// `session_text_file`, a launch argument needs `session_text_launch_arg` and a private file of
+/// that name, and a provider that does not project says so in a note. Owned files and markers
+/// appear only when the capabilities say so.
+pub fn session_text_carrier_matches_capabilities(subject: &Subject) {
+    let caps = subject.provider.capabilities();
+    let fx = Fixture::new();
+    let plan = fx.plan_session(subject, &subject.full_session("carried"));
+    let receipt = fx
+        .acquire_session(subject, subject.full_session("carried"))
+        .unwrap();
+    assert_session_text_visible(&fx, &receipt, "carried");
+    assert_eq!(receipt.session_text, plan.session_text);
+    match &receipt.session_text {
+        Some(SessionTextCarrier::Block { path }) => {
+            assert!(
+                caps.session_text_file,
+                "a block carrier needs session_text_file"
+            );
+            assert!(plan.blocks.iter().any(|b| &b.path == path));
+        }
+        Some(SessionTextCarrier::OwnedFile { path }) => {
+            assert!(
+                caps.session_text_file,
+                "an owned-file carrier needs session_text_file"
+            );
+            assert!(caps.owned_files, "an owned-file carrier needs owned_files");
+            assert!(
+                plan.owned_files
+                    .iter()
+                    .any(|o| &o.path == path && o.role == OwnedRole::Instructions)
+            );
+        }
+        Some(SessionTextCarrier::LaunchArgument { private_file }) => {
+            assert!(
+                caps.session_text_launch_arg,
+                "a launch-argument carrier needs session_text_launch_arg"
+            );
+            assert!(plan.private_files.iter().any(|f| &f.name == private_file));
+            assert!(
+                plan.launch_args
+                    .contains(&LaunchArg::PrivateFilePath(private_file.clone()))
+            );
+        }
+        Some(SessionTextCarrier::NotProjected { .. }) => {
+            assert!(
+                receipt.notes.iter().any(|n| n.contains("not projected")),
+                "the receipt must say plainly that the session text was not projected: {:?}",
+                receipt.notes
+            );
+        }
+        None => panic!("the receipt does not say where the session text went"),
+    }
+    if !caps.owned_files {
+        assert!(
+            plan.owned_files.is_empty(),
+            "owned files without the capability"
+        );
+    }
+    if !caps.markers {
+        assert!(plan.markers.is_empty(), "markers without the capability");
+    }
+    assert!(fx.release(&receipt.token));
+}
+
+/// Inputs the capabilities do not accept are refused with a clear error naming them, before
+/// anything is projected; inputs they accept go through.
+pub fn unsupported_inputs_are_refused(subject: &Subject) {
+    let caps = subject.provider.capabilities();
+    let full = full_session(
+        &Capabilities {
+            mcp: true,
+            hooks: true,
+            cli_config: true,
+            ..caps
+        },
+        "p",
+    );
+    let skill_source = Fixture::new();
+    skill_source.write(
+        "review/SKILL.md",
+        b"---\nname: review\ndescription: r\n---\n",
+    );
+    let inputs: Vec<(&str, bool, SessionRequest)> = vec![
+        (
+            "MCP servers",
+            caps.mcp,
+            SessionRequest {
+                mcp_servers: full.mcp_servers.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "hooks",
+            caps.hooks,
+            SessionRequest {
+                hooks: full.hooks.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "CLI configuration",
+            caps.cli_config,
+            SessionRequest {
+                cli_config: full.cli_config.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "skills",
+            caps.skills,
+            SessionRequest {
+                skills: vec![SkillInput {
+                    name: "review".into(),
+                    source: skill_source.workspace.join("review"),
+                }],
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+    ];
+    for (label, accepted, session) in inputs {
+        let fx = Fixture::new();
+        let before = Tree::capture(&fx.workspace);
+        match fx.acquire_session(subject, session) {
+            Ok(receipt) if accepted => assert!(fx.release(&receipt.token)),
+            Ok(_) => panic!("{label}: accepted although the capabilities refuse it"),
+            Err(error) if !accepted => {
+                assert!(
+                    matches!(&error, Error::Provider { .. })
+                        && error.to_string().contains(label)
+                        && error.to_string().starts_with(subject.name()),
+                    "{label}: unclear refusal: {error}"
+                );
+            }
+            Err(error) if label == "skills" => {
+                // Skills are projected by issue 4; a provider that accepts them is checked there.
+                skip(
+                    subject,
+                    "unsupported_inputs_are_refused (skills)",
+                    &error.to_string(),
+                );
+            }
+            Err(error) => panic!("{label}: refused although the capabilities accept it: {error}"),
+        }
+        assert_eq!(
+            Tree::capture(&fx.workspace),
+            before,
+            "{label}: workspace changed"
+        );
+        fx.assert_no_ledger();
+    }
+}
+
+/// Promise 3 and 11 with every input the provider accepts: each owned file holds exactly the
+/// planned bytes (and mode) while the session holds, and nothing is left after the release.
+pub fn every_input_leaves_nothing_behind(subject: &Subject) {
+    let fx = Fixture::new();
+    let session = subject.full_session("every input");
+    let plan = fx.plan_session(subject, &session);
+    let before = Tree::capture(&fx.workspace);
+    let receipt = fx.acquire_session(subject, session).unwrap();
+    assert_session_text_visible(&fx, &receipt, "every input");
+    for owned in &plan.owned_files {
+        let path = owned.path.as_str();
+        assert_eq!(
+            fx.read(path).as_deref(),
+            Some(owned.content.as_bytes()),
+            "{path} does not hold the planned content"
+        );
+        if let Some(mode) = owned.mode {
+            assert_eq!(fx.mode(path), Some(mode), "{path} has the wrong mode");
+        }
+    }
+    assert!(fx.release(&receipt.token));
+    assert_eq!(Tree::capture(&fx.workspace), before);
+    fx.assert_no_ledger();
+}
+
+/// The prior content every owned file gets in [`owned_files_restore_prior_content_and_mode`].
+fn prior_of(path: &str) -> Vec<u8> {
+    format!("\u{feff}project's own {path}\r\nno final newline").into_bytes()
+}
+
+/// Promise 12: an owned file's prior content and mode are restored exactly by the last session,
+/// whichever session ends first; an overlapping session does not disturb them.
+pub fn owned_files_restore_prior_content_and_mode(subject: &Subject) {
+    let probe = Fixture::new();
+    let session = subject.full_session("owned");
+    let plan = probe.plan_session(subject, &session);
+    if plan.owned_files.is_empty() {
+        skip(
+            subject,
+            "owned_files_restore_prior_content_and_mode",
+            "the plan has no owned files",
+        );
+        return;
+    }
+    for first_released_is_a in [true, false] {
+        let fx = Fixture::new();
+        for (i, owned) in plan.owned_files.iter().enumerate() {
+            // A different mode per file (and one the hook script's 0755 would overwrite).
+            let mode = [0o640, 0o600, 0o700, 0o444][i % 4];
+            fx.write_mode(owned.path.as_str(), &prior_of(owned.path.as_str()), mode);
+        }
+        let before = Tree::capture(&fx.workspace);
+        let a = fx.acquire_session(subject, session.clone()).unwrap();
+        let b = fx
+            .acquire_session(subject, subject.full_session("owned again"))
+            .unwrap();
+        let later = fx.plan_session(subject, &subject.full_session("owned again"));
+        for owned in &later.owned_files {
+            let path = owned.path.as_str();
+            assert_eq!(
+                fx.read(path).as_deref(),
+                Some(owned.content.as_bytes()),
+                "{path}: the newest session's content is not in place"
+            );
+            if let Some(mode) = owned.mode {
+                assert_eq!(
+                    fx.mode(path),
+                    Some(mode),
+                    "{path}: planned mode not applied"
+                );
+            } else {
+                assert_eq!(
+                    fx.mode(path),
+                    Some(before_mode(&before, path)),
+                    "{path}: the prior mode should be kept while ours is written"
+                );
+            }
+        }
+        let (first, second) = if first_released_is_a {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        let released = fx.projector.release(&first.token).unwrap();
+        assert!(released.released);
+        for owned in &later.owned_files {
+            assert_ne!(
+                fx.read(owned.path.as_str()),
+                Some(prior_of(owned.path.as_str())),
+                "{}: restored while another session holds it",
+                owned.path
+            );
+        }
+        let last = fx.projector.release(&second.token).unwrap();
+        assert!(
+            last.kept.is_empty() && released.kept.is_empty(),
+            "nothing was edited"
+        );
+        for owned in &plan.owned_files {
+            assert!(
+                last.files
+                    .iter()
+                    .any(|f| f.path == owned.path.as_str() && f.action == "restored"),
+                "{}: the last release does not report the restore",
+                owned.path
+            );
+        }
+        assert_eq!(
+            Tree::capture(&fx.workspace),
+            before,
+            "prior content or mode lost"
+        );
+        fx.assert_no_ledger();
+    }
+}
+
+fn before_mode(tree: &Tree, path: &str) -> u32 {
+    match tree.0.get(path) {
+        Some(tree::Node::File { mode, .. }) => *mode,
+        other => panic!("{path}: expected a file in the snapshot, found {other:?}"),
+    }
+}
+
+/// Promise 2 and 12 for owned files: a user edit to an owned file during the session is never
+/// lost: the last release (or a later session's refresh) sets it aside under the state directory
+/// and reports it in `kept`, and the prior content (or absence) comes back.
+pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
+    let probe = Fixture::new();
+    let session = subject.full_session("edited");
+    let plan = probe.plan_session(subject, &session);
+    if plan.owned_files.is_empty() {
+        skip(
+            subject,
+            "owned_file_user_edit_is_set_aside",
+            "the plan has no owned files",
+        );
+        return;
+    }
+    for owned in &plan.owned_files {
+        let path = owned.path.as_str();
+        for with_prior in [false, true] {
+            // Edited, then released by the only session.
+            let fx = Fixture::new();
+            if with_prior {
+                fx.write_mode(path, &prior_of(path), 0o640);
+            }
+            let before = Tree::capture(&fx.workspace);
+            let receipt = fx.acquire_session(subject, session.clone()).unwrap();
+            let edit = format!("the user's edit of {path}\n");
+            fx.write(path, edit.as_bytes());
+            let released = fx.projector.release(&receipt.token).unwrap();
+            assert_kept(&released.kept, path, &edit);
+            assert_eq!(
+                Tree::capture(&fx.workspace),
+                before,
+                "{path}: the prior state is not back after the edit was set aside"
+            );
+
+            // Edited while held, then refreshed by a second session.
+            let fx = Fixture::new();
+            if with_prior {
+                fx.write_mode(path, &prior_of(path), 0o640);
+            }
+            let before = Tree::capture(&fx.workspace);
+            let a = fx.acquire_session(subject, session.clone()).unwrap();
+            fx.write(path, edit.as_bytes());
+            let b = fx.acquire_session(subject, session.clone()).unwrap();
+            assert_kept(&b.kept, path, &edit);
+            assert_eq!(fx.read(path).as_deref(), Some(owned.content.as_bytes()));
+            assert!(fx.release(&a.token));
+            let last = fx.projector.release(&b.token).unwrap();
+            assert!(last.kept.is_empty(), "{path}: set aside twice");
+            assert_eq!(Tree::capture(&fx.workspace), before);
+        }
+    }
+}
+
+fn assert_kept(kept: &[projectfile_core::ledger::KeptRecord], path: &str, edit: &str) {
+    let record = kept
+        .iter()
+        .find(|k| k.path.as_str() == path)
+        .unwrap_or_else(|| panic!("{path}: the user's edit is not reported in kept: {kept:?}"));
+    assert_eq!(
+        std::fs::read(&record.kept_at).unwrap(),
+        edit.as_bytes(),
+        "{path}: the kept copy does not hold the user's bytes"
+    );
+    assert!(!record.reason.is_empty());
+}
+
+/// Markers are counted: created once by the first session when absent, held by the others, and
+/// removed only when the last holder ends, whichever ended first. A path the project already has
+/// (empty or not, directory or file) is reported `exists` and never touched.
+pub fn markers_are_counted(subject: &Subject) {
+    let probe = Fixture::new();
+    let plan = probe.plan(subject, "x");
+    if plan.markers.is_empty() {
+        skip(subject, "markers_are_counted", "the plan has no markers");
+        return;
+    }
+    for marker in &plan.markers {
+        let path = marker.path.as_str();
+        // Absent: three sessions share one marker.
+        let fx = Fixture::new();
+        fx.write("README.md", b"project\n");
+        let before = Tree::capture(&fx.workspace);
+        let receipts: Vec<AcquireReceipt> = ["a", "b", "c"]
+            .iter()
+            .map(|p| fx.acquire(subject, p).unwrap())
+            .collect();
+        let actions: Vec<&str> = receipts
+            .iter()
+            .map(|r| {
+                r.files
+                    .iter()
+                    .find(|f| f.path == path && f.kind == "marker")
+                    .map(|f| f.action)
+                    .unwrap_or("missing")
+            })
+            .collect();
+        assert_eq!(actions, ["created", "held", "held"], "{path}");
+        // The creator ends first: the others still hold it.
+        for (i, receipt) in receipts.iter().enumerate() {
+            assert!(
+                fx.read_kind(path).is_some(),
+                "{path} gone before session {i} ended"
+            );
+            assert!(fx.release(&receipt.token));
+        }
+        assert!(
+            fx.read_kind(path).is_none(),
+            "{path} left after the last session"
+        );
+        assert_eq!(Tree::capture(&fx.workspace), before);
+        fx.assert_no_ledger();
+
+        // Present: the project's own, as an empty directory, a full directory, or a file.
+        let owns: [(&str, &dyn Fn(&Fixture)); 3] = [
+            ("empty directory", &|fx: &Fixture| {
+                std::fs::create_dir(fx.workspace.join(path)).unwrap()
+            }),
+            ("directory", &|fx: &Fixture| {
+                fx.write(&format!("{path}/HEAD"), b"ref: refs/heads/main\n")
+            }),
+            ("file", &|fx: &Fixture| {
+                fx.write(path, b"gitdir: /elsewhere\n")
+            }),
+        ];
+        for (label, make) in owns {
+            let fx = Fixture::new();
+            make(&fx);
+            let before = Tree::capture(&fx.workspace);
+            let receipts: Vec<AcquireReceipt> = ["a", "b", "c"]
+                .iter()
+                .map(|p| fx.acquire(subject, p).unwrap())
+                .collect();
+            for r in &receipts {
+                assert!(
+                    r.files
+                        .iter()
+                        .any(|f| f.path == path && f.kind == "marker" && f.action == "exists"),
+                    "{path} ({label}): the project's own is not reported as existing"
+                );
+            }
+            for r in &receipts {
+                assert!(fx.release(&r.token));
+            }
+            assert_eq!(
+                Tree::capture(&fx.workspace),
+                before,
+                "{path} ({label}) was touched"
+            );
+            fx.assert_no_ledger();
+        }
+    }
+}
+
+impl Fixture {
+    /// What is at a workspace path, without following symlinks: `None` when absent.
+    pub fn read_kind(&self, rel: &str) -> Option<std::fs::FileType> {
+        std::fs::symlink_metadata(self.workspace.join(rel))
+            .ok()
+            .map(|m| m.file_type())
+    }
+}
+
+/// The launch-argument route: the private file named by the launch arguments exists under the
+/// state directory (never in the workspace), holds the session text with mode 0600, follows its
+/// flag, is separate per session, and is gone after that session's release; the workspace is
+/// not edited at all when the plan projects nothing else.
+pub fn launch_arg_private_file_lives_while_held(subject: &Subject) {
+    let probe = Fixture::new();
+    let plan = probe.plan(subject, "x");
+    if plan.private_files.is_empty() {
+        skip(
+            subject,
+            "launch_arg_private_file_lives_while_held",
+            "the plan has no private files",
+        );
+        return;
+    }
+    let edits_nothing =
+        plan.blocks.is_empty() && plan.owned_files.is_empty() && plan.markers.is_empty();
+    let fx = Fixture::new();
+    fx.write("README.md", b"project\n");
+    let before = Tree::capture(&fx.workspace);
+    let a = fx.acquire(subject, "private text A").unwrap();
+    let b = fx.acquire(subject, "private text B").unwrap();
+    let file_of = |receipt: &AcquireReceipt, prompt: &str| -> PathBuf {
+        let at = plan
+            .launch_args
+            .iter()
+            .position(|arg| matches!(arg, LaunchArg::PrivateFilePath(_)))
+            .expect("a launch argument names the private file");
+        assert_eq!(receipt.launch_args.len(), plan.launch_args.len());
+        if let Some(LaunchArg::Literal(flag)) = at.checked_sub(1).map(|i| &plan.launch_args[i]) {
+            assert_eq!(
+                &receipt.launch_args[at - 1],
+                flag,
+                "the flag precedes the path"
+            );
+        }
+        let path = PathBuf::from(&receipt.launch_args[at]);
+        assert!(path.is_absolute(), "{path:?} is not absolute");
+        assert!(
+            path.starts_with(&fx.state),
+            "{path:?} is not under the state directory"
+        );
+        assert!(
+            !path.starts_with(&fx.workspace),
+            "{path:?} is in the workspace"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), prompt);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{path:?} is readable by others");
+        path
+    };
+    let file_a = file_of(&a, "private text A");
+    let file_b = file_of(&b, "private text B");
+    assert_ne!(file_a, file_b, "sessions share a private file");
+    if edits_nothing {
+        assert_eq!(
+            Tree::capture(&fx.workspace),
+            before,
+            "the workspace was edited"
+        );
+    }
+    assert!(fx.release(&a.token));
+    assert!(!file_a.exists(), "{file_a:?} outlives its session");
+    assert!(file_b.exists(), "{file_b:?} removed with another session");
+    assert!(fx.release(&b.token));
+    assert!(!file_b.exists(), "{file_b:?} outlives its session");
+    assert_eq!(Tree::capture(&fx.workspace), before);
+    fx.assert_no_ledger();
 }
 
 /// Generates one `#[test]` per conformance check for a provider value (and, optionally, probes).
@@ -634,6 +1270,13 @@ macro_rules! conformance_tests {
             symlinks_are_refused,
             project_folders_are_never_replaced,
             planning_is_pure,
+            session_text_carrier_matches_capabilities,
+            unsupported_inputs_are_refused,
+            every_input_leaves_nothing_behind,
+            owned_files_restore_prior_content_and_mode,
+            owned_file_user_edit_is_set_aside,
+            markers_are_counted,
+            launch_arg_private_file_lives_while_held,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {

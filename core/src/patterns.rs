@@ -1,11 +1,25 @@
-//! Plan shapes more than one provider uses, so providers stay declarative and never copy logic.
+//! Plan shapes more than one provider uses, so providers stay declarative and never copy logic:
+//!
+//! - [`agents_md_block`] / [`block_plan`]: the session block in a shared file (Codex, Muse,
+//!   Claude, Pi).
+//! - [`private_file_plan`]: the launch-argument route, the session text in a private file under the
+//!   state directory passed as `<flag> <path>` (Claude).
+//! - [`not_projected_plan`]: nothing carries the session text; the receipt says so (agy).
+//! - [`owned_json`], [`hook_files`]: generated configuration written whole as owned files (Cursor,
+//!   agy).
 
-use crate::error::Result;
-use crate::plan::{BlockProjection, Plan, RelPath, SessionTextCarrier};
+use crate::error::{Error, Result};
+use crate::plan::{
+    BlockProjection, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile, RelPath,
+    SessionTextCarrier,
+};
 use crate::provider::PlanContext;
 
 /// The portable project instruction file.
 pub const AGENTS_MD: &str = "AGENTS.md";
+
+/// Mode bits of a projected hook script: the CLI runs it directly.
+pub const HOOK_SCRIPT_MODE: u32 = 0o755;
 
 /// The session block in the root instruction file the CLI reads: the first of `read_instead` that
 /// exists at the root (any kind: a symlink there is refused later rather than silently bypassed),
@@ -37,4 +51,203 @@ pub fn block_plan(ctx: &PlanContext<'_>, path: RelPath, notes: Vec<String>) -> R
         notes,
         ..Plan::default()
     })
+}
+
+/// The launch-argument route: no file in the project is edited; the session text goes into the
+/// private file `file_name` (core writes it under the state directory, mode 0600, and removes it
+/// on release) and the CLI is started with `flag <absolute path of that file>`.
+pub fn private_file_plan(
+    ctx: &PlanContext<'_>,
+    flag: &str,
+    file_name: &str,
+    notes: Vec<String>,
+) -> Plan {
+    Plan {
+        private_files: vec![PrivateFile {
+            name: file_name.to_string(),
+            content: ctx.request.prompt.clone(),
+        }],
+        launch_args: vec![
+            LaunchArg::Literal(flag.to_string()),
+            LaunchArg::PrivateFilePath(file_name.to_string()),
+        ],
+        session_text: Some(SessionTextCarrier::LaunchArgument {
+            private_file: file_name.to_string(),
+        }),
+        notes,
+        ..Plan::default()
+    }
+}
+
+/// A plan that carries the session text nowhere, saying why in the carrier and in a note, so the
+/// host knows it must deliver the text another way (e.g. as the first message).
+pub fn not_projected_plan(reason: &str) -> Plan {
+    Plan {
+        session_text: Some(SessionTextCarrier::NotProjected {
+            reason: reason.to_string(),
+        }),
+        notes: vec![format!(
+            "the session text was not projected: {reason}; deliver it to the CLI another way"
+        )],
+        ..Plan::default()
+    }
+}
+
+/// `value` as a JSON object, or an error naming `what` (`the MCP servers`, …).
+pub fn json_object<'v>(
+    value: &'v serde_json::Value,
+    what: &str,
+) -> Result<&'v serde_json::Map<String, serde_json::Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| Error::invalid(what, "must be a JSON object"))
+}
+
+/// An owned file holding `value` as pretty-printed JSON with a final newline (keys sorted, so the
+/// same input always gives the same bytes).
+pub fn owned_json(
+    path: &str,
+    value: &serde_json::Value,
+    role: OwnedRole,
+) -> Result<OwnedFileProjection> {
+    let mut content = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::invalid(path, format!("cannot be serialized: {e}")))?;
+    content.push('\n');
+    Ok(OwnedFileProjection {
+        path: RelPath::new(path)?,
+        content,
+        mode: None,
+        role,
+    })
+}
+
+/// The session's hooks as owned files: the configuration at `config_path` (written as given, which
+/// must be a JSON object), and the script, if any, at `<script_dir>/<name>` with mode 0755. Empty
+/// when the session brings no hooks. The script name must be a plain file name; the hooks
+/// configuration is expected to run it by that path (the host knows it in advance).
+pub fn hook_files(
+    ctx: &PlanContext<'_>,
+    config_path: &str,
+    script_dir: &str,
+) -> Result<Vec<OwnedFileProjection>> {
+    let Some(hooks) = &ctx.request.hooks else {
+        return Ok(Vec::new());
+    };
+    json_object(&hooks.config, "the hooks configuration")?;
+    let mut files = vec![owned_json(
+        config_path,
+        &hooks.config,
+        OwnedRole::HooksConfig,
+    )?];
+    if let Some(script) = &hooks.script {
+        if script.name.contains('/') || script.name.starts_with('.') {
+            return Err(Error::invalid(
+                format!("hook script {:?}", script.name),
+                "a hook script name must be a plain file name (no `/`, not starting with `.`)",
+            ));
+        }
+        files.push(OwnedFileProjection {
+            path: RelPath::new(script_dir)?.join(&script.name)?,
+            content: script.content.clone(),
+            mode: Some(HOOK_SCRIPT_MODE),
+            role: OwnedRole::HookScript,
+        });
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::provider::{
+        EntryKind, HookScript, HooksInput, Namespace, Probes, SessionRequest, WorkspaceView,
+    };
+    use std::path::{Path, PathBuf};
+
+    struct Empty;
+    impl WorkspaceView for Empty {
+        fn kind(&self, _: &RelPath) -> EntryKind {
+            EntryKind::Missing
+        }
+        fn found_above_root(&self, _: &[&str]) -> Vec<PathBuf> {
+            Vec::new()
+        }
+    }
+
+    fn with_request<T>(request: SessionRequest, f: impl FnOnce(&PlanContext<'_>) -> T) -> T {
+        let ns = Namespace::default();
+        let probes = Probes::default();
+        f(&PlanContext {
+            root: Path::new("/ws"),
+            namespace: &ns,
+            request: &request,
+            probes: &probes,
+            view: &Empty,
+        })
+    }
+
+    fn hooks(name: &str) -> SessionRequest {
+        SessionRequest {
+            hooks: Some(HooksInput {
+                config: serde_json::json!({"b": 1, "a": [true]}),
+                script: Some(HookScript {
+                    name: name.to_string(),
+                    content: "#!/bin/sh\n".to_string(),
+                }),
+            }),
+            ..SessionRequest::with_prompt("p")
+        }
+    }
+
+    #[test]
+    fn hook_files_write_config_and_executable_script() {
+        let files = with_request(hooks("guard.sh"), |ctx| {
+            hook_files(ctx, ".x/hooks.json", ".x/hooks").unwrap()
+        });
+        assert_eq!(files.len(), 2);
+        assert_eq!(files[0].path.as_str(), ".x/hooks.json");
+        assert_eq!(
+            files[0].content,
+            "{\n  \"a\": [\n    true\n  ],\n  \"b\": 1\n}\n"
+        );
+        assert_eq!(files[0].role, OwnedRole::HooksConfig);
+        assert_eq!(files[1].path.as_str(), ".x/hooks/guard.sh");
+        assert_eq!(files[1].mode, Some(0o755));
+        assert_eq!(files[1].role, OwnedRole::HookScript);
+    }
+
+    #[test]
+    fn hook_script_names_must_be_plain() {
+        for bad in ["a/b.sh", "../x", ".hidden", ""] {
+            let result = with_request(hooks(bad), |ctx| hook_files(ctx, "h.json", "hooks"));
+            assert!(result.is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn hooks_config_must_be_an_object() {
+        let mut request = hooks("x.sh");
+        if let Some(h) = request.hooks.as_mut() {
+            h.config = serde_json::json!([1]);
+        }
+        let error = with_request(request, |ctx| hook_files(ctx, "h.json", "hooks")).unwrap_err();
+        assert!(error.to_string().contains("JSON object"), "{error}");
+    }
+
+    #[test]
+    fn private_file_plan_passes_the_flag_then_the_path() {
+        let plan = with_request(SessionRequest::with_prompt("text"), |ctx| {
+            private_file_plan(ctx, "--flag", "f.md", vec![])
+        });
+        assert_eq!(plan.private_files[0].content, "text");
+        assert_eq!(
+            plan.launch_args,
+            vec![
+                LaunchArg::Literal("--flag".into()),
+                LaunchArg::PrivateFilePath("f.md".into())
+            ]
+        );
+        assert!(plan.blocks.is_empty() && plan.owned_files.is_empty());
+    }
 }

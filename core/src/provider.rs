@@ -199,6 +199,17 @@ pub trait WorkspaceView {
     fn exists(&self, path: &RelPath) -> bool {
         self.kind(path) != EntryKind::Missing
     }
+
+    /// Read-only look outside the root: for each directory strictly above the root, nearest
+    /// first and up to and including `/`, the absolute paths of the entries among `names` that
+    /// exist there in any form (file, directory, symlink, even a dangling one). `names` are
+    /// relative paths such as `CLAUDE.md` or `.claude/CLAUDE.md`; anything that is not a valid
+    /// [`RelPath`] is ignored. Nothing is opened for writing and nothing is followed but the
+    /// directories on the way, exactly as the CLI itself would.
+    ///
+    /// Claude Code uses this: it skips `AGENTS.md` when a `CLAUDE.md` exists in the working
+    /// directory *or any directory above it*, which a view confined to the root cannot see.
+    fn found_above_root(&self, names: &[&str]) -> Vec<PathBuf>;
 }
 
 /// What core found out about the CLI binary, when the provider asked.

@@ -528,6 +528,25 @@ impl WorkspaceView for Root {
     fn kind(&self, path: &RelPath) -> EntryKind {
         Root::kind(self, path)
     }
+
+    /// `lstat` of `<ancestor>/<name>` for every ancestor of the root's path (which is canonical),
+    /// nearest first. Read-only.
+    fn found_above_root(&self, names: &[&str]) -> Vec<PathBuf> {
+        let names: Vec<RelPath> = names
+            .iter()
+            .filter_map(|name| RelPath::new(*name).ok())
+            .collect();
+        let mut found = Vec::new();
+        for dir in self.path.ancestors().skip(1) {
+            for name in &names {
+                let candidate = dir.join(name.as_str());
+                if std::fs::symlink_metadata(&candidate).is_ok() {
+                    found.push(candidate);
+                }
+            }
+        }
+        found
+    }
 }
 
 /// The process umask, read without changing it (from `/proc/self/status`), falling back to 022.
@@ -608,5 +627,51 @@ pub fn remove_private_tree(path: &Path) -> Result<()> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(path, "stat", e)),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn found_above_root_sees_ancestors_only_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("a/b");
+        std::fs::create_dir_all(root.join(".claude")).unwrap();
+        std::fs::create_dir_all(base.join("a/.claude")).unwrap();
+        std::fs::write(base.join("CLAUDE.md"), b"top").unwrap();
+        std::fs::write(base.join("a/.claude/CLAUDE.md"), b"mid").unwrap();
+        // Inside the root: not "above" it.
+        std::fs::write(root.join("CLAUDE.md"), b"root").unwrap();
+        std::os::unix::fs::symlink("nowhere", base.join("a/CLAUDE.local.md")).unwrap();
+        let view = Root::open(&root).unwrap();
+        let found = view.found_above_root(&[
+            "CLAUDE.md",
+            ".claude/CLAUDE.md",
+            "CLAUDE.local.md",
+            "../escape",
+            "/etc/passwd",
+        ]);
+        assert_eq!(
+            found,
+            vec![
+                base.join("a/.claude/CLAUDE.md"),
+                base.join("a/CLAUDE.local.md"),
+                base.join("CLAUDE.md"),
+            ]
+            .into_iter()
+            .chain(
+                base.ancestors()
+                    .skip(1)
+                    .flat_map(|d| {
+                        ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"].map(|n| d.join(n))
+                    })
+                    .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            )
+            .collect::<Vec<_>>()
+        );
     }
 }

@@ -1,1 +1,203 @@
-//! The claude CLI provider (planned in issue 3; not yet registered in the facade).
+//! The Claude Code provider. The session text goes into the root `AGENTS.md` block when the
+//! `claude` binary reads `AGENTS.md` *and* the project leaves it to (no `CLAUDE.md` of its own);
+//! otherwise no project file is edited at all: the text goes into a private file under the state
+//! directory, passed with `--append-system-prompt-file <file>`, and removed on release. This
+//! provider never writes `CLAUDE.md`.
+//!
+//! # Decisions
+//!
+//! - **Version gate: 2.1.284**, as the issue and seed 000 mandate ("2.1.284+; 2.1.233 does not").
+//!   The research found AGENTS.md support from **2.1.277**, reliable (telemetry off, Bedrock,
+//!   Vertex, gateways) from **2.1.281**; nothing backs 2.1.284 itself. It is kept as a safe,
+//!   stricter bound: 2.1.277–2.1.283 take the private-file route, which still delivers the text.
+//!   A version that cannot be read (no binary, garbage from `--version`, not semver) counts as old.
+//! - **Project `CLAUDE.md`**: Claude (default setting `claude-md-or-agents-md`) skips `AGENTS.md`
+//!   when a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` exists in the working directory
+//!   *or any directory above it*. The CLI runs in the workspace root, so the provider looks at the
+//!   root ([`WorkspaceView::exists`](projectfile_core::WorkspaceView::exists)) and above it
+//!   ([`WorkspaceView::found_above_root`](projectfile_core::WorkspaceView::found_above_root)); if
+//!   any exists, the session takes the private-file route even on a new binary, so the text still
+//!   reaches the model and `CLAUDE.md` is never touched. The user's own `~/.claude/CLAUDE.md` does
+//!   not count (it is the user memory file, recognised by `$HOME`), nor do `.claude/rules/`.
+//! - **`--append-system-prompt-file`, not `--system-prompt-file`**: the AGENTS.md route *adds* the
+//!   text to Claude's context; appending is the same thing on the command line. Replacing the
+//!   system prompt would drop Claude Code's own tool and safety guidance. The flag exists since
+//!   2.0.34 and works interactively in current versions, far older than the 2.1.233 the seed names.
+//!
+//! # Facts relied on
+//!
+//! From `/work/research/claude.md` (main source: the official memory page, code.claude.com/docs/en/memory).
+//!
+//! | fact | source | confirmed? |
+//! |---|---|---|
+//! | Memory files: managed, `~/.claude/CLAUDE.md`, project `./CLAUDE.md` or `./.claude/CLAUDE.md`, `./CLAUDE.local.md` | memory page, "Choose where to put CLAUDE.md files" | YES (docs) |
+//! | `CLAUDE.md`/`CLAUDE.local.md` are read from cwd and every directory above it, root first | memory page "How CLAUDE.md files load" | YES |
+//! | AGENTS.md support added in 2.1.277 ("in a project with no CLAUDE.md, Claude Code reads AGENTS.md instead"), made independent of telemetry/provider in 2.1.281 | CHANGELOG 2.1.277 and 2.1.281 as quoted in i9wa4/dotfiles issue #394; memory page "requires Claude Code v2.1.277 or later" | YES |
+//! | The seed's 2.1.284 threshold | seed 000 "Per CLI" | NO source; kept as the mandated, stricter bound |
+//! | 2.1.233 does not read AGENTS.md | older than 2.1.277 | YES (by version) |
+//! | AGENTS.md is skipped when a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` exists in cwd or any directory above; `~/.claude/CLAUDE.md`, the managed file and `.claude/rules/` do not count | memory page "When Claude Code reads AGENTS.md" | YES (docs) |
+//! | Read at start: `AGENTS.md` and `.claude/AGENTS.md` in cwd and above; **not** read: `AGENTS.local.md`, `AGENTS.override.md`, anything under `.agents/` | memory page, same section | YES (docs) |
+//! | The user setting (`claude-md`, `managed-only`) can turn AGENTS.md off; it lives in `~/.claude/settings.json`, `--settings` or managed settings, never project settings | memory page "Choose which instruction files load" | YES (docs); not probed by this provider |
+//! | The shipped plugin may default to *not* reading AGENTS.md (`projectInstructions: "claude"` in `anthropics/claude-code` `mods/agents-md/.claude-plugin/plugin.json`) | that file | CONFLICTING with the docs; which one ships is NOT confirmed |
+//! | `--system-prompt-file` replaces the default system prompt | code.claude.com/docs/en/cli-reference (stored copies); CHANGELOG 2.0.30 | YES |
+//! | `--append-system-prompt-file` appends a file to the default prompt, keeping built-in behaviour | headless docs as quoted in stored notes; lidge-jun/opencodex PR #5315 quoting the docs ("Appends file contents to the default prompt") | YES (exists) |
+//! | `--append-system-prompt-file` exists from 2.0.34; interactive use arrived later (before 2026-03) | alex-feel/claude-code-toolbox PR #168 ("only exists in Claude Code v2.0.34+"); iloom-ai/iloom-cli PR #833 ("now supports … on interactive mode") | PARTLY (third parties) |
+//! | `claude --version` prints `2.1.277 (Claude Code)` | i9wa4/dotfiles issue #394 | YES (one observed output) |
+//! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES for CLAUDE.md; NOT confirmed for AGENTS.md |
+//! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES |
+//! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES (issue 4 projects them) |
+//!
+//! # Known gaps
+//!
+//! - A user who set "Project instructions" to `claude-md` or `managed-only` gets no AGENTS.md even
+//!   on a new binary; this provider does not read user settings. A host that knows this can pass
+//!   an older `--cli-version` to force the private-file route.
+//! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
+
+use projectfile_core::guidance::{DiscoveryProfile, Walk};
+use projectfile_core::{
+    BinarySpec, Capabilities, Plan, PlanContext, Probes, Provider, RelPath, Result, VersionProbe,
+    patterns,
+};
+use std::path::Path;
+
+/// The first version this provider trusts to read `AGENTS.md` (seed 000; see the module docs).
+pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
+/// The flag that carries the private file.
+pub const PROMPT_FLAG: &str = "--append-system-prompt-file";
+/// The private file's name (under the session's private directory in the state directory).
+pub const PRIVATE_FILE: &str = "session-instructions.md";
+/// Project files whose presence in the working directory or above makes Claude skip `AGENTS.md`.
+pub const CLAUDE_FILES: [&str; 3] = ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md"];
+/// The user memory file, relative to the home directory; it does not make Claude skip AGENTS.md.
+const USER_MEMORY: &str = ".claude/CLAUDE.md";
+
+/// The Claude Code provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Claude;
+
+/// The binary's version if it reads `AGENTS.md`, or why it is treated as one that does not.
+fn reads_agents_md(probes: &Probes) -> std::result::Result<semver::Version, String> {
+    let old = format!(
+        "so it is treated as a binary that does not read AGENTS.md (needs {AGENTS_MD_SINCE} or later)"
+    );
+    match &probes.cli_version {
+        VersionProbe::NotProbed => Err(format!("the claude version is unknown, {old}")),
+        VersionProbe::Missing { reason } => Err(format!("{reason}; {old}")),
+        VersionProbe::Unreadable { reason, .. } => Err(format!(
+            "the claude version could not be read ({reason}), {old}"
+        )),
+        VersionProbe::Known { version, .. } => match semver::Version::parse(version) {
+            Err(_) => Err(format!(
+                "claude version {version:?} is not a semantic version, {old}"
+            )),
+            Ok(v) if v < AGENTS_MD_SINCE => Err(format!(
+                "claude {v} does not read AGENTS.md (needs {AGENTS_MD_SINCE} or later)"
+            )),
+            Ok(v) => Ok(v),
+        },
+    }
+}
+
+/// The project's own `CLAUDE.md`-like files at the root or above it, as Claude would find them.
+fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
+    let mut found = Vec::new();
+    for name in CLAUDE_FILES {
+        if ctx.view.exists(&RelPath::new(name)?) {
+            found.push(name.to_string());
+        }
+    }
+    let user_memory = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| Path::new(&h).join(USER_MEMORY));
+    found.extend(
+        ctx.view
+            .found_above_root(&CLAUDE_FILES)
+            .into_iter()
+            .filter(|p| Some(p) != user_memory.as_ref())
+            .map(|p| p.display().to_string()),
+    );
+    Ok(found)
+}
+
+impl Provider for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            session_text_launch_arg: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn discovery(&self) -> DiscoveryProfile {
+        DiscoveryProfile {
+            per_directory: vec![
+                "CLAUDE.md".into(),
+                ".claude/CLAUDE.md".into(),
+                "CLAUDE.local.md".into(),
+                "AGENTS.md".into(),
+                ".claude/AGENTS.md".into(),
+            ],
+            // Per directory only: the resolver cannot express "anywhere above" (see module docs).
+            exclusive_if_present: CLAUDE_FILES
+                .iter()
+                .flat_map(|c| {
+                    ["AGENTS.md", ".claude/AGENTS.md"].map(|a| (c.to_string(), a.to_string()))
+                })
+                .collect(),
+            extra_files: vec![".claude/rules/*.md".into()],
+            walk: Walk::CwdUpToFsRoot,
+            imports: true,
+            max_import_hops: Some(4),
+            strip_html_comments: true,
+            user_files: vec![USER_MEMORY.into()],
+            ..DiscoveryProfile::default()
+        }
+    }
+
+    fn binary(&self) -> Option<BinarySpec> {
+        Some(BinarySpec {
+            name: "claude",
+            version_args: &["--version"],
+        })
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let route = format!(
+            "the session text goes to a private file passed with {PROMPT_FLAG}; no project file is edited"
+        );
+        let version = match reads_agents_md(ctx.probes) {
+            Ok(version) => version,
+            Err(why) => {
+                return Ok(patterns::private_file_plan(
+                    ctx,
+                    PROMPT_FLAG,
+                    PRIVATE_FILE,
+                    vec![format!("{why}: {route}")],
+                ));
+            }
+        };
+        let own = own_claude_files(ctx)?;
+        if !own.is_empty() {
+            return Ok(patterns::private_file_plan(
+                ctx,
+                PROMPT_FLAG,
+                PRIVATE_FILE,
+                vec![format!(
+                    "claude {version} reads AGENTS.md only when no CLAUDE.md, .claude/CLAUDE.md or CLAUDE.local.md exists in the working directory or above, and {} does: {route}",
+                    own.join(", ")
+                )],
+            ));
+        }
+        // Claude does not read AGENTS.override.md: the block always goes to AGENTS.md.
+        let mut plan = patterns::agents_md_block(ctx, &[])?;
+        plan.notes.push(format!(
+            "claude {version} reads AGENTS.md when the project has no CLAUDE.md, so the block goes there"
+        ));
+        Ok(plan)
+    }
+}

@@ -1,1 +1,185 @@
-//! The cursor CLI provider (planned in issue 3; not yet registered in the facade).
+//! The Cursor CLI provider. Everything Cursor takes is an **owned file** under `.cursor/`, written
+//! whole, counted across sessions, and put back byte for byte (content and mode) by the last
+//! session when the project had its own:
+//!
+//! | input | file | role |
+//! |---|---|---|
+//! | session text | `.cursor/rules/mlp-system.mdc` (frontmatter `alwaysApply: true`, then the text) | `Instructions` |
+//! | MCP servers | `.cursor/mcp.json` = `{"mcpServers": <servers>}` | `McpConfig` |
+//! | CLI configuration | `.cursor/cli.json` (as given) | `CliConfig` |
+//! | hooks configuration | `.cursor/hooks.json` (as given) | `HooksConfig` |
+//! | hook script | `.cursor/hooks/<name>`, mode 0755 | `HookScript` |
+//!
+//! Plus a `.git` **marker** (an empty directory) that core creates only when the workspace has no
+//! `.git`, shares and counts across sessions, and removes only with the last session that holds
+//! it; a project's own `.git` (directory or file) is reported `exists` and never touched. The plan
+//! always names the marker so that every session counts it: a plan that left it out because
+//! another session's marker was there would let that session remove it from under this one.
+//!
+//! # Decisions
+//!
+//! - Hook script location `.cursor/hooks/<name>`: project hooks run with the project root as
+//!   working directory, and the sources in the research run project hook scripts as `.cursor/hooks/x.sh`, so
+//!   the session's hooks configuration should run the script as `.cursor/hooks/<name>`.
+//! - The MCP input is the server map itself (`{"name": {...}}`); a map whose only key is
+//!   `mcpServers` is refused rather than guessed at (wrapping it again would make a config Cursor
+//!   reads as empty).
+//! - The `.git` marker is created as the issue and seed 000 require, although no source says the
+//!   Cursor CLI needs it (see the table).
+//!
+//! # Facts relied on
+//!
+//! From `/work/research/cursor.md` (stored copies of cursor.com/docs plus third-party validators;
+//! Cursor's source is not public).
+//!
+//! | fact | source | confirmed? |
+//! |---|---|---|
+//! | The CLI uses the same rules system as the IDE (`.cursor/rules`) | cursor.com/docs/cli/using ("The CLI agent supports the same rules system as the IDE") | YES (docs) |
+//! | The CLI also reads `AGENTS.md` and `CLAUDE.md` at the project root as rules | same page | YES (docs) |
+//! | Rules may be `.md` or `.mdc`; `.mdc` frontmatter controls when they apply (DESIGN §6 "plain .md is ignored" is outdated) | cursor.com/docs/context/rules ("Cursor supports .md and .mdc extensions") | YES (docs) |
+//! | Frontmatter `alwaysApply: true` (a YAML boolean, not the string `"true"`) applies a rule to every request; malformed frontmatter skips the rule | cursor docs; stbenjam/skillsaw `docs/rules/cursor-rules-valid.md` | YES (fields); skip behaviour PARTLY |
+//! | Project MCP config `.cursor/mcp.json`, shape `{"mcpServers": {...}}`; project servers need approval | cursor.com/docs/mcp (copy at developersdigest.tech); developersdigest.tech/reference/cursor-cli/config-files | YES (format); approval PARTLY |
+//! | Project CLI config `.cursor/cli.json`; "Only permissions can be configured at the project level" | cursor.com/docs/cli/reference/configuration.md | YES (docs) |
+//! | Hooks `.cursor/hooks.json` = `{"version": 1, "hooks": {"<event>": [{"command": ...}]}}`, lowerCamelCase events | cursor.com/docs/agent/hooks; skillsaw `cursor-hooks-valid.md` ("must declare version 1") | YES (shape) |
+//! | Project hooks run only in a trusted workspace, from the project root (`.cursor/hooks/x.sh`); JSON on stdin/stdout; exit 2 denies | cursor.com/docs/agent/hooks; stored ADR; radiusmethod/crow issue #417 | PARTLY |
+//! | Cursor also loads Claude Code hooks ("Third Party Hooks") | cursor.com/docs/agent/hooks | YES |
+//! | Skills in `.cursor/skills/`, `.agents/skills/` | cursor.com/docs/context/skills | YES (issue 4) |
+//! | The CLI needs a `.git` to find the project root or load rules | — (only hint: cli.json merge walks "from the git root") | **NOT confirmed** |
+//! | Whether project hooks run in headless `agent -p` without a trust prompt | — | NOT confirmed |
+
+use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::{
+    Capabilities, Error, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan,
+    PlanContext, Provider, RelPath, Result, SessionTextCarrier, patterns,
+};
+
+/// The rule carrying the session text.
+pub const RULE_FILE: &str = ".cursor/rules/mlp-system.mdc";
+/// Project MCP configuration.
+pub const MCP_FILE: &str = ".cursor/mcp.json";
+/// Project CLI configuration.
+pub const CLI_FILE: &str = ".cursor/cli.json";
+/// Project hooks configuration.
+pub const HOOKS_FILE: &str = ".cursor/hooks.json";
+/// Where the session's hook script goes.
+pub const HOOK_SCRIPT_DIR: &str = ".cursor/hooks";
+/// The marker created when the workspace has no `.git`.
+pub const GIT_MARKER: &str = ".git";
+
+/// The Cursor provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cursor;
+
+/// The `.mdc` rule: frontmatter that always applies it, then the session text.
+pub fn rule_file(prompt: &str) -> String {
+    let newline = if prompt.is_empty() || prompt.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    format!(
+        "---\ndescription: Session instructions projected by projectfile for this chat\nalwaysApply: true\n---\n\n{prompt}{newline}"
+    )
+}
+
+fn mcp_file(servers: &serde_json::Value) -> Result<OwnedFileProjection> {
+    let map = patterns::json_object(servers, "the MCP servers")?;
+    if map.len() == 1 && map.contains_key("mcpServers") {
+        return Err(Error::invalid(
+            "the MCP servers",
+            "pass the server map itself ({\"name\": {...}}), not a file wrapping it in \"mcpServers\"",
+        ));
+    }
+    patterns::owned_json(
+        MCP_FILE,
+        &serde_json::json!({ "mcpServers": servers }),
+        OwnedRole::McpConfig,
+    )
+}
+
+impl Provider for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            mcp: true,
+            hooks: true,
+            cli_config: true,
+            owned_files: true,
+            markers: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn discovery(&self) -> DiscoveryProfile {
+        DiscoveryProfile {
+            extra_files: vec![
+                ".cursor/rules/*.mdc".into(),
+                ".cursor/rules/*.md".into(),
+                patterns::AGENTS_MD.into(),
+                "CLAUDE.md".into(),
+            ],
+            ..DiscoveryProfile::default()
+        }
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let request = ctx.request;
+        let rule = RelPath::new(RULE_FILE)?;
+        let mut plan = Plan {
+            owned_files: vec![OwnedFileProjection {
+                path: rule.clone(),
+                content: rule_file(&request.prompt),
+                mode: None,
+                role: OwnedRole::Instructions,
+            }],
+            markers: vec![MarkerProjection {
+                path: RelPath::new(GIT_MARKER)?,
+                kind: MarkerKind::Dir,
+            }],
+            session_text: Some(SessionTextCarrier::OwnedFile { path: rule }),
+            ..Plan::default()
+        };
+        if let Some(servers) = &request.mcp_servers {
+            plan.owned_files.push(mcp_file(servers)?);
+        }
+        if let Some(config) = &request.cli_config {
+            let map = patterns::json_object(config, "the CLI configuration")?;
+            if map.keys().any(|k| k != "permissions" && k != "version") {
+                plan.notes.push(format!(
+                    "Cursor reads only permissions from a project's {CLI_FILE}; its other keys are ignored"
+                ));
+            }
+            plan.owned_files.push(patterns::owned_json(
+                CLI_FILE,
+                config,
+                OwnedRole::CliConfig,
+            )?);
+        }
+        let hooks = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
+        if let Some(script) = hooks.iter().find(|f| f.role == OwnedRole::HookScript) {
+            plan.notes.push(format!(
+                "the hook script is at {}; project hooks run from the project root, so the hooks configuration runs it by that path",
+                script.path
+            ));
+        }
+        plan.owned_files.extend(hooks);
+        for owned in &plan.owned_files {
+            if ctx.view.exists(&owned.path) {
+                plan.notes.push(format!(
+                    "the project's own {} is set aside while sessions run and put back, byte for byte, by the last one",
+                    owned.path
+                ));
+            }
+        }
+        if !ctx.view.exists(&RelPath::new(GIT_MARKER)?) {
+            plan.notes.push(format!(
+                "the workspace has no {GIT_MARKER}: an empty {GIT_MARKER} directory marks the project root while sessions run (removed by the last one)"
+            ));
+        }
+        Ok(plan)
+    }
+}

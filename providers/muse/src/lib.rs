@@ -1,1 +1,52 @@
-//! The muse CLI provider (planned in issue 3; not yet registered in the facade).
+//! The Muse Code provider: the session text is a block in the root `AGENTS.md`, exactly like
+//! Codex and through the same core code ([`patterns::agents_md_block`]), except that no override
+//! file is known for Muse, so the block always goes to `AGENTS.md`.
+//!
+//! # Facts relied on
+//!
+//! From `/work/research/muse.md`. No first-party Muse Code documentation or source was found;
+//! everything below comes from third-party integrations. Verify on a real `muse` binary (a canary
+//! word in AGENTS.md and `muse exec`) before relying on it.
+//!
+//! | fact | source | confirmed? |
+//! |---|---|---|
+//! | `muse` is Meta's "Muse Code" terminal coding agent | hypery11/oh-my-musecode README; pypi muse-cli README ("The name muse belongs to Muse Code on many machines") | PARTLY (third parties) |
+//! | Non-interactive runs: `muse exec <prompt>` | github.github.io/spec-kit/integrations/muse.html | PARTLY |
+//! | Reads `AGENTS.md`, falling back to `CLAUDE.md` | stbenjam/skillsaw Muse rules module ("Muse Code reads AGENTS.md for portable instructions"); a second repository's comment ("reads AGENTS.md (falling back to CLAUDE.md)") | PARTLY (two independent third parties) |
+//! | Seed 000: "Codex, Muse → AGENTS.md block" | seed 000 "Per CLI"; DESIGN.md section 6 | design decision |
+//! | Directory walk, root detection, `AGENTS.override.md`, byte budget, HTML-comment handling | — | NOT found |
+//! | Skills in `.agents/skills/<name>/SKILL.md` | spec-kit muse integration page | PARTLY (issue 4) |
+//! | Project hooks in `.muse/hooks.json` (Claude-like shape) | stbenjam/skillsaw `docs/rules/muse-hooks-valid.md` | PARTLY; not projected (hooks are refused) |
+
+use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+
+/// The Muse Code provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Muse;
+
+impl Provider for Muse {
+    fn name(&self) -> &'static str {
+        "muse"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn discovery(&self) -> DiscoveryProfile {
+        // Only the root-level files are known; the walk is not (see the facts table).
+        DiscoveryProfile {
+            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
+            first_wins: true,
+            ..DiscoveryProfile::default()
+        }
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        patterns::agents_md_block(ctx, &[])
+    }
+}

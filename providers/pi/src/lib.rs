@@ -1,1 +1,84 @@
-//! The pi CLI provider (planned in issue 3; not yet registered in the facade).
+//! The Pi coding agent provider: the session text is a block in `.pi/APPEND_SYSTEM.md` at the
+//! workspace root, which Pi appends to its system prompt. `.pi/` is created only when absent and
+//! removed at the end only if we created it and it is empty (core records it in `created_dirs`);
+//! the project's own `.pi/` contents are never replaced: an existing `APPEND_SYSTEM.md` gets the
+//! block after the user's text, and everything else in `.pi/` is left alone.
+//!
+//! # Facts relied on
+//!
+//! From `/work/research/pi.md` (badlogic/pi-mono, `packages/coding-agent`).
+//!
+//! | fact | source | confirmed? |
+//! |---|---|---|
+//! | `.pi/APPEND_SYSTEM.md` is appended to the system prompt | `src/core/resource-loader.ts` `discoverAppendSystemPromptFile()` | YES (code) |
+//! | It is looked up **only** at `<cwd>/.pi/APPEND_SYSTEM.md` (no walk), else `~/.pi/agent/APPEND_SYSTEM.md`: the project file *shadows* the global one | same function | YES (code) |
+//! | `--append-system-prompt` suppresses discovery of both files | `this.appendSystemPromptSource ?? this.discoverAppendSystemPromptFile()` | YES (code) |
+//! | A project `.pi/SYSTEM.md` replaces Pi's default prompt; appended text still follows it | `discoverSystemPromptFile()`; `docs/usage.md` | YES |
+//! | Context files: `AGENTS.md`, else `CLAUDE.md`, one per directory, from cwd up to the filesystem root, plus `~/.pi/agent/AGENTS.md` first | `loadContextFileFromDir()`, `loadProjectContextFiles()` | YES (code) |
+//! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | YES (docs), version-dependent |
+//! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
+//! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
+//! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES (issue 4) |
+//! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
+//!
+//! Consequences the receipt states as notes: Pi must be started in the workspace root (the file is
+//! not found from a subdirectory), and while a session holds, the project file hides the user's
+//! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
+
+use projectfile_core::guidance::{DiscoveryProfile, Walk};
+use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Result, patterns};
+
+/// The file Pi appends to its system prompt, relative to the launch directory.
+pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
+/// The project file that replaces Pi's own prompt.
+pub const SYSTEM: &str = ".pi/SYSTEM.md";
+
+/// The Pi provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pi;
+
+impl Provider for Pi {
+    fn name(&self) -> &'static str {
+        "pi"
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            ..Capabilities::default()
+        }
+    }
+
+    fn discovery(&self) -> DiscoveryProfile {
+        DiscoveryProfile {
+            per_directory: vec![
+                "AGENTS.override.md".into(),
+                patterns::AGENTS_MD.into(),
+                "CLAUDE.md".into(),
+            ],
+            first_wins: true,
+            walk: Walk::CwdUpToFsRoot,
+            extra_files: vec![APPEND_SYSTEM.into()],
+            user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
+            ..DiscoveryProfile::default()
+        }
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let target = RelPath::new(APPEND_SYSTEM)?;
+        let mut notes = vec![format!(
+            "Pi reads {APPEND_SYSTEM} only in the directory it is started in: start pi in the workspace root; in print or RPC mode an untrusted project's .pi files may be ignored unless pi runs with --approve"
+        )];
+        if !ctx.view.exists(&target) {
+            notes.push(format!(
+                "while the session holds, {APPEND_SYSTEM} hides the user's ~/.pi/agent/APPEND_SYSTEM.md, if any"
+            ));
+        }
+        if ctx.view.exists(&RelPath::new(SYSTEM)?) {
+            notes.push(format!(
+                "the project's {SYSTEM} replaces Pi's own prompt; the session text is appended after it"
+            ));
+        }
+        patterns::block_plan(ctx, target, notes)
+    }
+}
