@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::cli::RunArgs;
+use crate::verbose::Verbose;
 
 /// The child's pid once spawned (0 before).
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -64,21 +65,29 @@ fn install_forwarding() -> anyhow::Result<()> {
 }
 
 /// Runs the `run` command.
-pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    projector: &Projector,
+    args: &RunArgs,
+    json: bool,
+    log: &Verbose,
+) -> anyhow::Result<ExitCode> {
     install_forwarding()?;
     let holder = Holder::current_process()?;
-    let receipt = crate::acquire(projector, &args.session, holder)?;
+    let receipt = crate::acquire(projector, &args.session, holder, log)?;
     if json {
         // One JSON object: the acquire receipt, printed before the command runs so a host can
         // read where the session text went while the command is still running.
         println!("{}", serde_json::to_string(&receipt)?);
     }
-    let status = spawn_and_wait(args, &receipt);
+    let status = spawn_and_wait(args, &receipt, log);
     let released = projector.release(&receipt.token);
     let status = status?;
-    if let Err(e) = released {
-        eprintln!("error: {e}");
-        return Ok(ExitCode::from(1));
+    match released {
+        Ok(receipt) => log.released(projector.state_dir(), &receipt),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(1));
+        }
     }
     Ok(status)
 }
@@ -86,6 +95,7 @@ pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<
 fn spawn_and_wait(
     args: &RunArgs,
     receipt: &projectfile::core::projector::AcquireReceipt,
+    log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
     let pending = PENDING.swap(0, Ordering::SeqCst);
     if pending != 0 {
@@ -102,6 +112,17 @@ fn spawn_and_wait(
     if !args.keep_cwd {
         command.current_dir(&receipt.workspace);
     }
+    log.say(
+        "run",
+        format_args!(
+            "{program} {}",
+            rest.iter()
+                .chain(&receipt.launch_args)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    );
     let mut child = command
         .spawn()
         .with_context(|| format!("{program}: cannot run the command"))?;
@@ -121,5 +142,6 @@ fn spawn_and_wait(
         (None, Some(signal)) => 128 + signal,
         (None, None) => 1,
     };
+    log.say("run", format_args!("the command exited with status {code}"));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

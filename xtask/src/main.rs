@@ -60,7 +60,13 @@ fn main() -> Result<()> {
             }
             cargo(
                 &root,
-                &["test", "-p", &format!("projectfile-{provider}"), "--test", "conformance"],
+                &[
+                    "test",
+                    "-p",
+                    &format!("projectfile-{provider}"),
+                    "--test",
+                    "conformance",
+                ],
             )
         }
         _ => {
@@ -80,12 +86,27 @@ fn ci(root: &Path) -> Result<()> {
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(
         root,
-        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
     )?;
     for provider in provider_names(root)? {
         cargo(
             root,
-            &["check", "-p", "projectfile", "--no-default-features", "--features", &provider],
+            &[
+                "check",
+                "-p",
+                "projectfile",
+                "--no-default-features",
+                "--features",
+                &provider,
+            ],
         )?;
     }
     cargo(root, &["test", "--workspace", "--all-features"])
