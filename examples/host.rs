@@ -12,11 +12,11 @@
 use projectfile::host::{Host, SessionBuilder};
 
 /// Runs the example; `tests/host_examples.rs` calls it too.
+#[allow(clippy::disallowed_methods)] // it plays the user, setting up their project folder
 pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let scratch = tempfile::tempdir()?;
     let workspace = scratch.path().join("workspace");
     std::fs::create_dir(&workspace)?;
-    #[allow(clippy::disallowed_methods)] // the example plays the user writing their own file
     std::fs::write(workspace.join("AGENTS.md"), "# House rules\n\nUse tabs.\n")?;
 
     let host = Host::new(scratch.path().join("state"));
