@@ -9,6 +9,11 @@ Examples:
   TOKEN=$(projectfile acquire --provider codex --workspace . --prompt-file p.md --json | jq -r .token)
   projectfile release --token \"$TOKEN\"
   projectfile status --workspace . --json
+  projectfile -v acquire --provider codex --workspace . --prompt 'Be brief.' --holder-pid $$
+  projectfile completions bash > ~/.local/share/bash-completion/completions/projectfile
+
+With --json every command prints one object whose \"schema\" field names its shape and version
+(projectfile.acquire.v1, …; see docs/receipts.md).
 
 Exit codes: 0 success; 1 the operation failed (stderr: `error: <path>: <reason>`);
 2 bad usage; `run` exits with the command's own status (128+N when killed by signal N).";
@@ -42,13 +47,22 @@ pub struct GlobalArgs {
     /// Print exactly one JSON object on stdout.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Log each step (state, lock, stale cleaning, plan, writes, release) to stderr.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 /// The commands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// List the providers compiled into this build, with their capabilities.
-    #[command(after_help = "Example:\n  projectfile providers --json")]
+    #[command(after_help = "\
+Prints one name per line; with --json, each provider's capabilities and discovery profile
+(schema projectfile.providers.v1).
+
+Examples:
+  projectfile providers
+  projectfile providers --json | jq -r '.providers[] | select(.capabilities.skills) | .name'")]
     Providers,
     /// Start a session: project its instructions and print a lease token.
     #[command(after_help = "\
@@ -61,7 +75,10 @@ Example:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json")]
     Acquire(AcquireArgs),
     /// End a session by its token. Releasing twice, or an unknown token, is not an error.
-    #[command(after_help = "Example:\n  projectfile release --token pf1-… --json")]
+    #[command(after_help = "\
+Examples:
+  projectfile release --token pf1-… --json
+  projectfile -v release --token \"$TOKEN\"")]
     Release(ReleaseArgs),
     /// Acquire with this process as holder, run CMD with the plan's launch arguments, forward
     /// SIGINT/SIGTERM/SIGHUP/SIGQUIT, release, and exit with CMD's status.
@@ -75,7 +92,9 @@ Example:
     #[command(after_help = "Example:\n  projectfile status --workspace . --json")]
     Status(WorkspaceArgs),
     /// Clean leftovers whose holders are dead; never touches a live holder's projections.
-    #[command(after_help = "Example:\n  projectfile strip-stale --workspace .")]
+    #[command(
+        after_help = "Examples:\n  projectfile strip-stale --workspace .\n  projectfile strip-stale --workspace . --json"
+    )]
     StripStale(WorkspaceArgs),
     /// Resolve which guidance files are active for a workspace, in order, with a receipt of what
     /// was dropped and why (or, with --as, what one CLI would load).
@@ -97,6 +116,13 @@ Examples:
         after_help = "Example:\n  projectfile remove-runtime --runtime-root /var/rt --user u1 --project-id p1 \\\n    --session-id work:project:42 --provider codex --mode run"
     )]
     RemoveRuntime(RemoveRuntimeArgs),
+    /// Print a shell completion script.
+    #[command(after_help = "\
+Examples:
+  projectfile completions bash > ~/.local/share/bash-completion/completions/projectfile
+  projectfile completions zsh > \"${fpath[1]}/_projectfile\"
+  projectfile completions fish > ~/.config/fish/completions/projectfile.fish")]
+    Completions(CompletionsArgs),
 }
 
 /// `reader …`.
@@ -164,6 +190,14 @@ pub struct RemoveRuntimeArgs {
     /// builder or run.
     #[arg(long, value_parser = ["builder", "run"])]
     pub mode: String,
+}
+
+/// `completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
 }
 
 /// `resolve`.

@@ -2,6 +2,8 @@
 //! Cargo features (one feature per CLI; default: all).
 
 pub use projectfile_core as core;
+pub mod host;
+pub mod receipts;
 use projectfile_core::Provider;
 
 /// Every provider compiled into this build, in a stable order.

@@ -6,16 +6,19 @@
 mod cli;
 mod linked;
 mod run;
+mod verbose;
 
 use anyhow::Context as _;
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
+use projectfile::receipts::{ErrorReceipt, FragmentsReceipt, ProvidersReceipt, ResolveReceipt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cli::{Cli, Command, SessionArgs};
+use verbose::Verbose;
 
 /// Exit code for an operation that failed (usage errors exit 2, from clap).
 const EXIT_FAILURE: u8 = 1;
@@ -34,22 +37,13 @@ fn main() -> ExitCode {
 
 /// Prints `error: <path>: <reason>` on stderr, and the JSON error object on stdout with `--json`.
 fn report_error(error: &anyhow::Error, json: bool) {
-    let core = error.downcast_ref::<Error>();
-    let message = match core {
-        Some(e) => e.to_string(),
-        None => format!("{error:#}"),
+    let receipt = match error.downcast_ref::<Error>() {
+        Some(core) => ErrorReceipt::from_core(core),
+        None => ErrorReceipt::usage(format!("{error:#}")),
     };
-    eprintln!("error: {message}");
-    if json {
-        let object = serde_json::json!({
-            "schema": "projectfile.error.v1",
-            "error": {
-                "kind": core.map(Error::kind).unwrap_or("usage"),
-                "path": core.and_then(Error::path).map(|p| p.display().to_string()),
-                "message": message,
-            }
-        });
-        println!("{object}");
+    eprintln!("error: {}", receipt.error.message);
+    if json && let Ok(text) = serde_json::to_string(&receipt) {
+        println!("{text}");
     }
 }
 
@@ -81,28 +75,31 @@ fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = cli.global;
+    let log = Verbose::new(global.verbose);
+    let projector = |global: &cli::GlobalArgs| -> anyhow::Result<Projector> {
+        let projector = projector(global)?;
+        log.context(projector.state_dir(), projector.namespace().as_str());
+        Ok(projector)
+    };
     match cli.command {
         Command::Providers => {
-            let list: Vec<serde_json::Value> = projectfile::providers()
-                .iter()
-                .map(|p| {
-                    serde_json::json!({
-                        "name": p.name(),
-                        "capabilities": p.capabilities(),
-                        "discovery": p.discovery(),
-                    })
-                })
-                .collect();
+            let receipt = ProvidersReceipt::of_this_build();
             if global.json {
-                print_json(&serde_json::json!({
-                    "schema": "projectfile.providers.v1",
-                    "providers": list,
-                }))?;
+                print_json(&receipt)?;
             } else {
-                for p in projectfile::providers() {
-                    println!("{}", p.name());
+                for p in &receipt.providers {
+                    println!("{}", p.name);
                 }
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions(args) => {
+            clap_complete::generate(
+                args.shell,
+                &mut Cli::command(),
+                "projectfile",
+                &mut std::io::stdout(),
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Acquire(args) => {
@@ -112,7 +109,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, Some(path)) => Holder::lock(absolute(path)?),
                 (None, None) => Holder::calling_process()?,
             };
-            let receipt = acquire(&projector, &args.session, None, holder)?;
+            let receipt = acquire(&projector, &args.session, None, holder, &log)?;
             if global.json {
                 print_json(&receipt)?;
             } else {
@@ -123,6 +120,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Release(args) => {
             let projector = projector(&global)?;
             let receipt = projector.release(&args.token)?;
+            log.released(projector.state_dir(), &receipt);
             if global.json {
                 print_json(&receipt)?;
             } else {
@@ -143,11 +141,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Run(args) => {
             let projector = projector(&global)?;
-            run::run(&projector, &args, global.json)
+            run::run(&projector, &args, global.json, &log)
         }
         Command::Status(args) => {
             let projector = projector(&global)?;
             let report = projector.status(&args.workspace)?;
+            log.status(projector.state_dir(), &report);
             if global.json {
                 print_json(&report)?;
             } else {
@@ -197,6 +196,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::StripStale(args) => {
             let projector = projector(&global)?;
             let report = projector.strip_stale(&args.workspace)?;
+            log.stripped(projector.state_dir(), &report);
             if global.json {
                 print_json(&report)?;
             } else {
@@ -265,21 +265,18 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         return Ok(ExitCode::SUCCESS);
     }
     if args.fragments {
-        print_json(&serde_json::json!({
-            "schema": "projectfile.fragments.v1",
-            "fragments": guidance::prompt_fragments(&resolution),
-        }))?;
+        print_json(&FragmentsReceipt {
+            schema: projectfile::receipts::schema::FRAGMENTS,
+            fragments: guidance::prompt_fragments(&resolution),
+        })?;
         return Ok(ExitCode::SUCCESS);
     }
     if global.json {
-        let mut value = serde_json::to_value(&resolution)?;
-        if let Some(object) = value.as_object_mut() {
-            object.insert("schema".into(), "projectfile.resolve.v1".into());
-            if let Some(name) = &args.as_provider {
-                object.insert("as".into(), name.clone().into());
-            }
-        }
-        print_json(&value)?;
+        print_json(&ResolveReceipt {
+            schema: projectfile::receipts::schema::RESOLVE,
+            as_provider: args.as_provider.clone(),
+            resolution,
+        })?;
     } else {
         for s in &resolution.sources {
             println!(
@@ -316,6 +313,7 @@ pub(crate) fn acquire(
     args: &SessionArgs,
     destination: Option<&std::path::Path>,
     holder: Holder,
+    log: &Verbose,
 ) -> anyhow::Result<AcquireReceipt> {
     let provider = projectfile::provider(&args.provider).with_context(|| {
         let names: Vec<&str> = projectfile::providers().iter().map(|p| p.name()).collect();
@@ -337,7 +335,10 @@ pub(crate) fn acquire(
         };
     }
     request.binary_path = args.cli_binary.clone();
-    Ok(projector.acquire(provider.as_ref(), &request)?)
+    log.acquiring(provider.name(), &args.workspace, &request.holder);
+    let receipt = projector.acquire(provider.as_ref(), &request)?;
+    log.acquired(projector.state_dir(), &receipt);
+    Ok(receipt)
 }
 
 fn read_text(path: &std::path::Path, what: &str) -> anyhow::Result<String> {

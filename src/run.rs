@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::cli::RunArgs;
+use crate::verbose::Verbose;
 
 /// The child's pid once spawned (0 before).
 static CHILD: AtomicI32 = AtomicI32::new(0);
@@ -64,7 +65,12 @@ fn install_forwarding() -> anyhow::Result<()> {
 }
 
 /// Runs the `run` command.
-pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    projector: &Projector,
+    args: &RunArgs,
+    json: bool,
+    log: &Verbose,
+) -> anyhow::Result<ExitCode> {
     install_forwarding()?;
     let holder = Holder::current_process()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
@@ -74,7 +80,7 @@ pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<
         None => None,
     };
     let destination = linked.as_ref().map(|l| l.dir.as_path());
-    let receipt = crate::acquire(projector, &args.session, destination, holder)?;
+    let receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
     let sandbox_status = sandbox.as_ref().map(|s| s.status().clone());
     if json {
         // One JSON object, printed before the command runs so a host can read where the session
@@ -89,7 +95,7 @@ pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<
             })
         );
     }
-    let status = spawn_and_wait(args, &receipt, sandbox);
+    let status = spawn_and_wait(args, &receipt, sandbox, log);
     let released = projector.release(&receipt.token);
     if let Some(linked) = &linked
         && let Err(e) = crate::linked::close(linked)
@@ -97,9 +103,12 @@ pub fn run(projector: &Projector, args: &RunArgs, json: bool) -> anyhow::Result<
         eprintln!("error: {e:#}");
     }
     let status = status?;
-    if let Err(e) = released {
-        eprintln!("error: {e}");
-        return Ok(ExitCode::from(1));
+    match released {
+        Ok(receipt) => log.released(projector.state_dir(), &receipt),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(1));
+        }
     }
     Ok(status)
 }
@@ -108,6 +117,7 @@ fn spawn_and_wait(
     args: &RunArgs,
     receipt: &projectfile::core::projector::AcquireReceipt,
     sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
+    log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
     let pending = PENDING.swap(0, Ordering::SeqCst);
     if pending != 0 {
@@ -134,6 +144,17 @@ fn spawn_and_wait(
         command.env("TMPDIR", &tmp);
         sandbox.install(&mut command);
     }
+    log.say(
+        "run",
+        format_args!(
+            "{program} {}",
+            rest.iter()
+                .chain(&receipt.launch_args)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    );
     let mut child = command
         .spawn()
         .with_context(|| format!("{program}: cannot run the command"))?;
@@ -153,5 +174,6 @@ fn spawn_and_wait(
         (None, Some(signal)) => 128 + signal,
         (None, None) => 1,
     };
+    log.say("run", format_args!("the command exited with status {code}"));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

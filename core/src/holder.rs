@@ -13,6 +13,7 @@ use crate::fsio;
 
 /// What keeps a lease alive.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Holder {
     /// A live process.
@@ -33,6 +34,7 @@ pub enum Holder {
 
 /// Whether a holder lives, and if not, why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum Liveness {
     /// The holder lives; its lease must not be touched.

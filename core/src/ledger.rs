@@ -127,6 +127,7 @@ impl EntryRecord {
 
 /// User bytes we set aside instead of losing them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct KeptRecord {
     /// The workspace path the bytes came from.
     pub path: RelPath,

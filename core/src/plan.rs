@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 /// It is never empty, never absolute, and holds no `.`, `..` or empty components, no NUL and no
 /// control characters, so joining it to the root can never leave the root lexically.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(try_from = "String", into = "String")]
 pub struct RelPath(String);
 
@@ -191,6 +192,7 @@ pub enum LaunchArg {
 /// How the session text reaches the CLI, so a receipt and the conformance suite can say where to
 /// look for it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "via")]
 pub enum SessionTextCarrier {
     /// In the block of this file.

@@ -64,6 +64,7 @@ impl AcquireRequest {
 
 /// One path the receipt reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FileReceipt {
     /// Relative to the workspace (or absolute, for private files).
     pub path: String,
@@ -77,6 +78,7 @@ pub struct FileReceipt {
 
 /// A stale lease cleaned before this operation.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StaleCleaned {
     /// Its token.
     pub token: String,
@@ -88,6 +90,7 @@ pub struct StaleCleaned {
 
 /// A problem met while cleaning that did not stop the operation (the path is left as it was).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Warning {
     /// The path concerned.
     pub path: String,
@@ -97,6 +100,7 @@ pub struct Warning {
 
 /// What `acquire` did.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcquireReceipt {
     /// [`schema::ACQUIRE`].
     pub schema: &'static str,
@@ -130,6 +134,7 @@ pub struct AcquireReceipt {
 
 /// What `release` did.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReleaseReceipt {
     /// [`schema::RELEASE`].
     pub schema: &'static str,
@@ -151,6 +156,7 @@ pub struct ReleaseReceipt {
 
 /// One lease as `status` shows it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LeaseStatus {
     /// Its token.
     pub token: String,
@@ -168,6 +174,7 @@ pub struct LeaseStatus {
 
 /// One projected path as `status` shows it.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EntryStatus {
     /// The path.
     pub path: RelPath,
@@ -181,6 +188,7 @@ pub struct EntryStatus {
 
 /// What `status` reports.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StatusReport {
     /// [`schema::STATUS`].
     pub schema: &'static str,
@@ -200,6 +208,7 @@ pub struct StatusReport {
 
 /// What `strip-stale` did.
 #[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StripReport {
     /// [`schema::STRIP_STALE`].
     pub schema: &'static str,

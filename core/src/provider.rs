@@ -75,6 +75,7 @@ impl From<Namespace> for String {
 /// What a provider supports. Flat booleans, so the conformance suite can pick its checks and a host
 /// can refuse a request before planning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Capabilities {
     /// The session text is projected into a file the CLI reads (a block or an owned file).
     pub session_text_file: bool,
@@ -214,6 +215,7 @@ pub trait WorkspaceView {
 
 /// What core found out about the CLI binary, when the provider asked.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum VersionProbe {
     /// The provider did not ask, or the host gave nothing and nothing was probed.
@@ -242,6 +244,7 @@ impl VersionProbe {
 
 /// What core probed for the provider before planning.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Probes {
     /// The CLI binary's version.
     pub cli_version: VersionProbe,

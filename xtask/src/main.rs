@@ -2,8 +2,15 @@
 //!
 //! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests).
 //! - `conformance --provider NAME`: the shared conformance suite for one provider.
+//! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
+//! - `tidy`: the house rules over the source tree ([`tidy`]; also a test).
+//! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
+
+mod codegen;
+mod scaffold;
+mod tidy;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -69,12 +76,27 @@ fn main() -> Result<()> {
                 ],
             )
         }
+        Some("new-provider") => {
+            let name = args
+                .get(1)
+                .context("usage: cargo xtask new-provider NAME")?;
+            scaffold::run(&root, name)
+        }
+        Some("tidy") => tidy::run(&root),
+        Some("codegen") => match args.get(1).map(String::as_str) {
+            None => codegen::run(&root, false),
+            Some("--check") => codegen::run(&root, true),
+            Some(other) => bail!("{other}: usage: cargo xtask codegen [--check]"),
+        },
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  ci                            fmt, clippy, each provider feature alone, all tests\n  \
-                 conformance --provider NAME   the shared conformance suite for one provider"
+                 conformance --provider NAME   the shared conformance suite for one provider\n  \
+                 new-provider NAME             scaffold providers/NAME and register it\n  \
+                 tidy                          check the house rules (registration, docs, I/O chokepoint)\n  \
+                 codegen [--check]             write (or check) the receipts' JSON Schemas in docs/schema"
             );
             bail!("unknown or missing command")
         }
@@ -84,6 +106,7 @@ fn main() -> Result<()> {
 /// What CI runs, in order, failing fast.
 fn ci(root: &Path) -> Result<()> {
     cargo(root, &["fmt", "--all", "--check"])?;
+    tidy::run(root)?;
     cargo(
         root,
         &[
@@ -109,5 +132,7 @@ fn ci(root: &Path) -> Result<()> {
             ],
         )?;
     }
-    cargo(root, &["test", "--workspace", "--all-features"])
+    cargo(root, &["test", "--workspace", "--all-features"])?;
+    // After the tests, whose build already holds the generator.
+    codegen::run(root, true)
 }

@@ -61,6 +61,7 @@ pub const DEFAULT_SESSION_NAMESPACE: &str = crate::provider::Namespace::DEFAULT;
 /// Where one resolved source sits in the precedence order (broadest first; `Ord` follows that
 /// order, `Session` last).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GuidanceScope {
     /// A file under the home directory (`depth` -1).
@@ -102,6 +103,7 @@ impl fmt::Display for GuidanceScope {
 /// Why a discovered source did not reach the model (or, for `malformed_session_block`, a notice
 /// about a file whose text was kept).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum OmissionReason {
     /// The file holds more than [`MAX_SINGLE_FILE_BYTES`]; `bytes` is its size. Seed reason.
@@ -146,6 +148,7 @@ impl fmt::Display for OmissionReason {
 
 /// One resolved guidance source, carrying enough provenance to be a receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GuidanceSource {
     /// The path as the walk joined it from the request's strings (never canonicalised). A session
     /// block is `<file>#session` (`#session-2`, … for further blocks in the same file).
@@ -168,6 +171,7 @@ pub struct GuidanceSource {
 
 /// A source that was discovered but did not reach the model, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GuidanceOmission {
     /// The path, as in [`GuidanceSource::path`].
     pub path: String,
@@ -179,6 +183,7 @@ pub struct GuidanceOmission {
 
 /// The complete resolution: what loaded, in order, and what did not.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GuidanceResolution {
     /// Budget-approved sources, broadest first, ready to render.
     pub sources: Vec<GuidanceSource>,

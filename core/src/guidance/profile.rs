@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 /// last). A directory strictly above the request's `workspace_root` has scope `ancestor` (depth
 /// -1); the root itself and everything below it has scope `workspace` (depth 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Walk {
     /// From the project root down to the working directory. The root is the nearest of the
@@ -45,6 +46,7 @@ pub enum Walk {
 /// Every field defaults to "off" or "empty", so a provider spells out only what its CLI does:
 /// `DiscoveryProfile { per_directory: …, ..Default::default() }`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default)]
 pub struct DiscoveryProfile {
     /// File names looked for in each directory, in the order they are read. A name may hold a

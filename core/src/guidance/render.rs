@@ -11,6 +11,7 @@ pub const FRAGMENT_SOURCE: &str = "workspace_guidance";
 
 /// One prompt fragment: a stable id, where it comes from, and the text.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PromptFragment {
     /// `guidance:<path>`.
     pub id: String,

@@ -1,0 +1,108 @@
+//! The command line's polish, black-box: every command's help has examples, completion scripts
+//! for bash, zsh and fish, and `-v` logging each step on stderr while `--json` stdout stays one
+//! object.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+use std::process::{Command, Output};
+
+fn projectfile(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_projectfile"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    for command in [
+        "providers",
+        "acquire",
+        "release",
+        "run",
+        "status",
+        "strip-stale",
+        "resolve",
+        "completions",
+    ] {
+        let out = projectfile(&[command, "--help"]);
+        assert!(out.status.success(), "{command} --help");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("Example"),
+            "{command} --help has no example:\n{help}"
+        );
+        assert!(
+            help.contains(&format!("projectfile {command}")),
+            "{command} --help shows no use of itself:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn completion_scripts_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _projectfile"),
+        ("zsh", "#compdef projectfile"),
+        ("fish", "complete -c projectfile"),
+    ] {
+        let out = projectfile(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(marker), "{shell}: no {marker:?}");
+        assert!(script.contains("strip-stale"), "{shell}: commands missing");
+        assert!(script.contains("verbose"), "{shell}: flags missing");
+    }
+    assert_eq!(projectfile(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+#[cfg(feature = "codex")]
+#[test]
+fn verbose_logs_each_step_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let state = dir.path().join("state");
+    let pid = std::process::id().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_projectfile"))
+        .env("PROJECTFILE_STATE_DIR", &state)
+        .args([
+            "-v",
+            "--json",
+            "acquire",
+            "--provider",
+            "codex",
+            "--prompt",
+            "x",
+        ])
+        .args(["--holder-pid", &pid, "--workspace"])
+        .arg(&ws)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let receipt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    for step in [
+        "] state: ",
+        "] acquire: provider codex",
+        "] lock: took and released ",
+        "] stale: nothing stale to clean",
+        "] plan: session text in the block of AGENTS.md",
+        "] write: created block AGENTS.md",
+        "] lease: ",
+    ] {
+        assert!(log.contains(step), "missing {step:?} in:\n{log}");
+    }
+    assert!(
+        log.lines().all(|l| l.starts_with("projectfile: [")),
+        "{log}"
+    );
+    let token = receipt["token"].as_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_projectfile"))
+        .env("PROJECTFILE_STATE_DIR", &state)
+        .args(["release", "--verbose", "--token", token])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("] write: removed block AGENTS.md"), "{log}");
+    assert!(log.contains(&format!("] lease: {token} released")), "{log}");
+}

@@ -1,0 +1,412 @@
+//! The JSON receipts are a contract: every command's `--json` output validates against the
+//! committed JSON Schema named by its `"schema"` field (strictly: a field the schema does not
+//! document fails), and the committed schemas are the ones the Rust types generate.
+//!
+//! The validator below covers the JSON Schema keywords our generated schemas use (`$ref` into
+//! `$defs`, `type`, `const`, `enum`, `properties`, `required`, `additionalProperties`, `items`,
+//! `oneOf`, `anyOf`, `allOf`); a keyword it does not know fails the test rather than passing
+//! silently.
+#![cfg(feature = "schema")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn schema_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema")
+}
+
+fn committed(name: &str) -> Value {
+    let path = schema_dir().join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run `cargo xtask codegen`", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn committed_schemas_are_generated_from_the_types() {
+    for (name, generated) in projectfile::receipts::json_schemas() {
+        assert_eq!(
+            committed(name),
+            generated,
+            "docs/schema/{name}.json is out of date: run `cargo xtask codegen`"
+        );
+    }
+}
+
+/// Validates `value` against `schema` (with `root` for `$ref`), strictly; errors name the JSON
+/// pointer.
+fn validate(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    const KNOWN: &[&str] = &[
+        "$schema",
+        "$defs",
+        "$ref",
+        "title",
+        "description",
+        "type",
+        "const",
+        "enum",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "format",
+        "minimum",
+        "maxItems",
+        "minItems",
+        "prefixItems",
+        "default",
+    ];
+    let Some(object) = schema.as_object() else {
+        if schema == &Value::Bool(false) {
+            errors.push(format!("{at}: not allowed"));
+        }
+        return;
+    };
+    for key in object.keys() {
+        assert!(
+            KNOWN.contains(&key.as_str()),
+            "{at}: unsupported keyword {key}"
+        );
+    }
+    if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        let name = reference.strip_prefix("#/$defs/").expect("local $ref");
+        validate(root, &root["$defs"][name], value, at, errors);
+    }
+    if let Some(types) = object.get("type") {
+        let types: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => panic!("{at}: bad type"),
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => value.is_object(),
+            "array" => value.is_array(),
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "null" => value.is_null(),
+            "integer" => value.is_u64() || value.is_i64(),
+            "number" => value.is_number(),
+            other => panic!("{at}: unknown type {other}"),
+        });
+        if !ok {
+            errors.push(format!("{at}: {value} is not {types:?}"));
+            return;
+        }
+    }
+    if let Some(expected) = object.get("const")
+        && expected != value
+    {
+        errors.push(format!("{at}: {value} is not {expected}"));
+    }
+    if let Some(options) = object.get("enum").and_then(Value::as_array)
+        && !options.contains(value)
+    {
+        errors.push(format!("{at}: {value} is not one of {options:?}"));
+    }
+    if let Some(map) = value.as_object() {
+        let properties = object.get("properties").and_then(Value::as_object);
+        for required in object
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = required.as_str().unwrap();
+            if !map.contains_key(key) {
+                errors.push(format!("{at}: missing required {key}"));
+            }
+        }
+        for (key, item) in map {
+            let here = format!("{at}/{key}");
+            match properties.and_then(|p| p.get(key)) {
+                Some(sub) => validate(root, sub, item, &here, errors),
+                None => match object.get("additionalProperties") {
+                    Some(extra) if extra.is_object() => validate(root, extra, item, &here, errors),
+                    Some(Value::Bool(true)) => {}
+                    // Strict: an undocumented field fails, unless a branch of a oneOf/anyOf/allOf
+                    // sibling documents it (checked there).
+                    _ if properties.is_some() || object.get("additionalProperties").is_some() => {
+                        errors.push(format!("{here}: not documented by the schema"));
+                    }
+                    _ => {}
+                },
+            }
+        }
+    }
+    if let (Some(items), Some(list)) = (object.get("items"), value.as_array()) {
+        for (i, item) in list.iter().enumerate() {
+            validate(root, items, item, &format!("{at}/{i}"), errors);
+        }
+    }
+    let count_valid = |branches: &Vec<Value>| {
+        branches
+            .iter()
+            .filter(|b| {
+                let mut e = Vec::new();
+                validate(root, b, value, at, &mut e);
+                e.is_empty()
+            })
+            .count()
+    };
+    if let Some(branches) = object.get("oneOf").and_then(Value::as_array) {
+        let n = count_valid(branches);
+        if n != 1 {
+            errors.push(format!(
+                "{at}: {value} matches {n} branches of oneOf, not 1"
+            ));
+        }
+    }
+    if let Some(branches) = object.get("anyOf").and_then(Value::as_array)
+        && count_valid(branches) == 0
+    {
+        errors.push(format!("{at}: {value} matches no branch of anyOf"));
+    }
+    if let Some(branches) = object.get("allOf").and_then(Value::as_array) {
+        for b in branches {
+            validate(root, b, value, at, errors);
+        }
+    }
+}
+
+/// Asserts `output` is one JSON object valid against the committed schema its `"schema"` names,
+/// and that it names `expected`.
+fn assert_receipt(output: &[u8], expected: &str) -> Value {
+    let text = String::from_utf8_lossy(output);
+    let value: Value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("not one JSON object ({e}): {text}"));
+    assert_eq!(value["schema"], expected, "{text}");
+    let schema = committed(expected);
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &value, "", &mut errors);
+    assert!(
+        errors.is_empty(),
+        "{expected}: the output does not match docs/schema/{expected}.json:\n{}\n{text}",
+        errors.join("\n")
+    );
+    value
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    ws: PathBuf,
+    state: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        Env {
+            ws,
+            state: base.join("state"),
+            _dir: dir,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_projectfile"))
+            .env("PROJECTFILE_STATE_DIR", &self.state)
+            .env("HOME", self.ws.parent().unwrap())
+            .arg("--json") // before the command: `run` passes what follows `--` on
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str], schema: &str) -> Value {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_receipt(&out.stdout, schema)
+    }
+
+    fn ws(&self) -> &str {
+        self.ws.to_str().unwrap()
+    }
+}
+
+#[test]
+fn every_command_prints_its_documented_receipt() {
+    use projectfile::receipts::schema;
+    let env = Env::new();
+    let ws = env.ws();
+    let pid = std::process::id().to_string();
+    std::fs::write(env.ws.join("AGENTS.md"), "# Rules\n\nUse tabs.\n").unwrap();
+
+    env.ok(&["providers"], schema::PROVIDERS);
+
+    let acquired = env.ok(
+        &[
+            "acquire",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            "be brief",
+            "--holder-pid",
+            &pid,
+        ],
+        schema::ACQUIRE,
+    );
+    let token = acquired["token"].as_str().unwrap().to_string();
+
+    // A lease whose holder is dead, so status and strip-stale have something to say.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id().to_string();
+    let stale = env.run(&[
+        "acquire",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        "doomed",
+        "--holder-pid",
+        &dead,
+    ]);
+    child.wait().unwrap();
+    let status = env.ok(&["status", "--workspace", ws], schema::STATUS);
+    assert!(!status["leases"].as_array().unwrap().is_empty());
+    if stale.status.success() {
+        assert_receipt(&stale.stdout, schema::ACQUIRE);
+        let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
+        assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
+    } else {
+        // The child was reaped before acquire could name it: an error receipt instead.
+        assert_receipt(&stale.stdout, schema::ERROR);
+        env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
+    }
+
+    env.ok(&["resolve", "--workspace", ws], schema::RESOLVE);
+    let as_codex = env.ok(
+        &["resolve", "--workspace", ws, "--as", "codex"],
+        schema::RESOLVE,
+    );
+    assert_eq!(as_codex["as"], "codex");
+    env.ok(
+        &["resolve", "--workspace", ws, "--fragments"],
+        schema::FRAGMENTS,
+    );
+
+    let released = env.ok(&["release", "--token", &token], schema::RELEASE);
+    assert_eq!(released["released"], true);
+    let again = env.ok(&["release", "--token", &token], schema::RELEASE);
+    assert_eq!(again["released"], false);
+
+    // `run --json`: the first line of stdout is the acquire receipt; the command's output follows.
+    let out = env.run(&[
+        "run",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        "from run",
+        "--",
+        "cat",
+        "AGENTS.md",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (first, rest) = stdout.split_once('\n').unwrap();
+    assert_receipt(first.as_bytes(), schema::ACQUIRE);
+    assert!(rest.contains("from run"), "{rest}");
+}
+
+#[test]
+fn failures_print_the_documented_error_receipt() {
+    use projectfile::receipts::schema;
+    let env = Env::new();
+    let ws = env.ws();
+    // A command-line refusal (kind `usage`).
+    let out = env.run(&[
+        "acquire",
+        "--provider",
+        "no-such-cli",
+        "--workspace",
+        ws,
+        "--prompt",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = assert_receipt(&out.stdout, schema::ERROR);
+    assert_eq!(error["error"]["kind"], "usage");
+    // A core refusal with a path (kind `malformed_block`).
+    std::fs::write(
+        env.ws.join("AGENTS.md"),
+        "<!-- BEGIN agentworks-session-instructions created=false -->\nunterminated\n",
+    )
+    .unwrap();
+    let out = env.run(&[
+        "acquire",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = assert_receipt(&out.stdout, schema::ERROR);
+    assert_eq!(error["error"]["kind"], "malformed_block");
+    assert!(
+        error["error"]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("AGENTS.md")
+    );
+}
+
+#[test]
+fn the_validator_refuses_what_the_schema_does_not_document() {
+    let schema = committed(projectfile::receipts::schema::RELEASE);
+    let good = serde_json::json!({
+        "schema": "projectfile.release.v1", "token": "t", "released": false, "workspace": null,
+        "files": [], "kept": [], "stale_cleaned": [], "warnings": []
+    });
+    let mut errors = Vec::new();
+    validate(&schema, &schema, &good, "", &mut errors);
+    assert!(errors.is_empty(), "{errors:?}");
+    for bad in [
+        serde_json::json!({"schema": "projectfile.release.v2"}),
+        {
+            let mut v = good.clone();
+            v["surprise"] = Value::Bool(true);
+            v
+        },
+        {
+            let mut v = good.clone();
+            v["released"] = Value::from("yes");
+            v
+        },
+        {
+            let mut v = good.clone();
+            v["files"] = serde_json::json!([{"path": "a"}]);
+            v
+        },
+    ] {
+        let mut errors = Vec::new();
+        validate(&schema, &schema, &bad, "", &mut errors);
+        assert!(!errors.is_empty(), "accepted {bad}");
+    }
+}

@@ -1,0 +1,498 @@
+//! `cargo xtask new-provider NAME`: scaffolds `providers/NAME/` from the closest existing pattern
+//! (the session block in the root `AGENTS.md`) and registers it everywhere a provider must be:
+//! the workspace dependency, the facade's feature (in `default` too) and optional dependency, and
+//! the registry in `src/lib.rs`. CI picks it up by itself (`cargo xtask ci` walks `providers/`).
+//!
+//! The generated crate builds and passes the shared conformance suite as it is; what its
+//! maintainer must still do is marked `TODO(maintainer)`, which the crate's own
+//! `facts_are_recorded` test and `cargo xtask tidy` refuse, each naming the line to fill in.
+#![allow(clippy::disallowed_methods)] // xtask writes the project's own source files
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+use crate::tidy::{crate_ident, provider_dirs, toml_section};
+
+/// Names that would collide with a crate or feature of ours.
+const RESERVED: &[&str] = &[
+    "core",
+    "conformance",
+    "xtask",
+    "default",
+    "schema",
+    "landlock",
+    "host",
+    "receipts",
+];
+
+/// Checks a provider name: 1 to 32 lowercase ASCII letters, digits and single `-` between them,
+/// starting with a letter; not a provider that exists, nor a name we use for something else.
+pub fn validate_name(root: &Path, name: &str) -> Result<()> {
+    let shape = !name.is_empty()
+        && name.len() <= 32
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.ends_with('-')
+        && !name.contains("--");
+    if !shape {
+        bail!(
+            "{name:?}: a provider name is 1 to 32 lowercase ASCII letters, digits and single '-' between them, starting with a letter (the CLI's name, e.g. `gemini` or `qwen-code`)"
+        );
+    }
+    if RESERVED.contains(&name) {
+        bail!(
+            "{name}: the name is taken by a crate or feature of projectfile; pick the CLI's own name"
+        );
+    }
+    if root.join("providers").join(name).exists() {
+        bail!("{name}: providers/{name} already exists");
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("read Cargo.toml")?;
+    let feature_taken = toml_section(&manifest, "features")
+        .iter()
+        .any(|(_, l)| l.trim_start().starts_with(&format!("{name} =")));
+    if feature_taken || manifest.contains(&format!("projectfile-{name} =")) {
+        bail!(
+            "{name}: Cargo.toml already names a feature or crate {name}; remove it first or pick another name"
+        );
+    }
+    Ok(())
+}
+
+/// `my-cli` → `MyCli`.
+pub fn type_name(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => first.to_ascii_uppercase().to_string() + chars.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+fn cargo_toml(name: &str) -> String {
+    format!(
+        r#"[package]
+name = "projectfile-{name}"
+description = "projectfile provider for the {name} CLI"
+version.workspace = true
+edition.workspace = true
+rust-version.workspace = true
+license.workspace = true
+
+[dependencies]
+projectfile-core.workspace = true
+
+[dev-dependencies]
+projectfile-conformance.workspace = true
+
+[lints]
+workspace = true
+"#
+    )
+}
+
+fn lib_rs(name: &str) -> String {
+    let ty = type_name(name);
+    let todo = "TODO(maintainer)";
+    format!(
+        r#"//! The {name} CLI provider. {todo}: say in one sentence where the session text goes and why
+//! (see `providers/codex/src/lib.rs`).
+//!
+//! {todo}: delete this paragraph once the provider is finished. `cargo xtask new-provider`
+//! generated it from the closest existing pattern, the session block in the root `AGENTS.md`
+//! ([`patterns::agents_md_block`]). Make the capabilities, the discovery profile and the plan say
+//! what the CLI really does, record each fact they rely on in the table below with its source, and
+//! resolve every to-do marker: this crate's `facts_are_recorded` test and `cargo xtask tidy` fail,
+//! naming each line, until then. The guide is `docs/adding-a-provider.md`.
+//!
+//! # Facts relied on
+//!
+//! | fact | source |
+//! |---|---|
+//! | {todo}: the instruction files the CLI reads, in what order, and whether the first one found wins | {todo}: its docs page or source file |
+//! | {todo}: how it finds the project root (e.g. the nearest `.git`) | {todo} |
+//! | {todo}: its byte budget for instruction files, if it has one | {todo} |
+//! | {todo}: whether it strips HTML comments before the model sees them (if not, our marker lines reach the model) | {todo} |
+//! | {todo}: where it reads skills, MCP servers, hooks and its configuration, if at all | {todo} |
+
+use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::{{Capabilities, Plan, PlanContext, Provider, Result, patterns}};
+
+/// The {name} provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct {ty};
+
+impl Provider for {ty} {{
+    fn name(&self) -> &'static str {{
+        "{name}"
+    }}
+
+    fn capabilities(&self) -> Capabilities {{
+        // {todo}: switch on what the CLI takes (skills, mcp, hooks, cli_config, owned files,
+        // markers) and plan each one; the conformance suite picks its checks from these flags.
+        Capabilities {{
+            session_text_file: true,
+            ..Capabilities::default()
+        }}
+    }}
+
+    fn discovery(&self) -> DiscoveryProfile {{
+        // {todo}: how the CLI discovers instruction files, from the facts table.
+        DiscoveryProfile {{
+            per_directory: vec![patterns::AGENTS_MD.into()],
+            root_markers: vec![".git".into()],
+            ..DiscoveryProfile::default()
+        }}
+    }}
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {{
+        // {todo}: the closest existing pattern, the block in the root AGENTS.md; keep it only
+        // if the CLI reads that file (list any file it reads instead, as Codex does).
+        patterns::agents_md_block(ctx, &[])
+    }}
+}}
+"#
+    )
+}
+
+fn conformance_rs(name: &str) -> String {
+    let ident = crate_ident(name);
+    let ty = type_name(name);
+    format!(
+        r#"//! {name} runs the shared conformance suite, and checks that the facts its plan relies on are
+//! recorded with their sources.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+projectfile_conformance::conformance_tests!({ident}::{ty});
+
+#[test]
+fn facts_are_recorded() {{
+    projectfile_conformance::facts::facts_are_recorded("{name}", include_str!("../src/lib.rs"));
+}}
+"#
+    )
+}
+
+/// Inserts `line` after the last line of TOML section `section` for which `after` holds.
+fn insert_in_section(
+    text: &str,
+    section: &str,
+    after: impl Fn(&str) -> bool,
+    line: &str,
+) -> Result<String> {
+    let anchor = toml_section(text, section)
+        .into_iter()
+        .filter(|(_, l)| after(l))
+        .map(|(n, _)| n)
+        .last()
+        .with_context(|| {
+            format!("Cargo.toml: no provider entry in [{section}] to add `{line}` after")
+        })?;
+    Ok(insert_after_line(text, anchor, line))
+}
+
+fn insert_after_line(text: &str, line_no: usize, line: &str) -> String {
+    let mut out = String::with_capacity(text.len() + line.len() + 1);
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        out.push_str(l);
+        if i + 1 == line_no {
+            if !l.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The root manifest with `name` registered: workspace dependency, feature, default feature,
+/// optional facade dependency.
+pub fn register_in_manifest(manifest: &str, name: &str) -> Result<String> {
+    let package = format!("projectfile-{name}");
+    let is_provider_dep =
+        |l: &str| l.trim_start().starts_with("projectfile-") && l.contains("\"providers/");
+    let text = insert_in_section(
+        manifest,
+        "workspace.dependencies",
+        is_provider_dep,
+        &format!("{package} = {{ path = \"providers/{name}\", version = \"0.1.0\" }}"),
+    )?;
+    let text = insert_in_section(
+        &text,
+        "features",
+        |l| l.contains("[\"dep:projectfile-"),
+        &format!("{name} = [\"dep:{package}\"]"),
+    )?;
+    let text = insert_in_section(
+        &text,
+        "dependencies",
+        |l| l.trim_start().starts_with("projectfile-") && l.contains("optional = true"),
+        &format!("{package} = {{ workspace = true, optional = true }}"),
+    )?;
+    // The default feature list, on one line.
+    let (n, line) = toml_section(&text, "features")
+        .into_iter()
+        .find(|(_, l)| l.trim_start().starts_with("default = ["))
+        .context("Cargo.toml: no `default = [...]` in [features]")?;
+    let close = line
+        .rfind(']')
+        .context("Cargo.toml: `default = [...]` must be on one line")?;
+    let inner = line[line.find('[').unwrap_or(0) + 1..close].trim();
+    let separator = if inner.is_empty() { "" } else { ", " };
+    let new_line = format!("{}{separator}\"{name}\"{}", &line[..close], &line[close..]);
+    Ok(text
+        .split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == n {
+                format!("{new_line}\n")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect())
+}
+
+/// The facade's `src/lib.rs` with `name` pushed onto the registry in `providers()`.
+pub fn register_in_registry(registry: &str, name: &str) -> Result<String> {
+    let lines: Vec<&str> = registry.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.contains("pub fn providers()"))
+        .context("src/lib.rs: no `pub fn providers()` registry")?;
+    let end = lines[start..]
+        .iter()
+        .position(|l| l.trim() == "out")
+        .map(|i| start + i)
+        .context("src/lib.rs: providers() must end with `out`")?;
+    let mut out = String::new();
+    for (i, l) in registry.split_inclusive('\n').enumerate() {
+        if i == end {
+            out.push_str(&format!(
+                "    #[cfg(feature = \"{name}\")]\n    out.push(Box::new({}::{}));\n",
+                crate_ident(name),
+                type_name(name)
+            ));
+        }
+        out.push_str(l);
+    }
+    Ok(out)
+}
+
+/// Generates `providers/NAME` and registers it; returns the files written, relative to `root`.
+pub fn new_provider(root: &Path, name: &str) -> Result<Vec<PathBuf>> {
+    validate_name(root, name)?;
+    let manifest_path = root.join("Cargo.toml");
+    let registry_path = root.join("src/lib.rs");
+    // Compute every change before writing anything, so a refusal leaves the tree as it was.
+    let manifest = register_in_manifest(&std::fs::read_to_string(&manifest_path)?, name)?;
+    let registry = register_in_registry(&std::fs::read_to_string(&registry_path)?, name)?;
+    let dir = PathBuf::from("providers").join(name);
+    let files = [
+        (dir.join("Cargo.toml"), cargo_toml(name)),
+        (dir.join("src/lib.rs"), lib_rs(name)),
+        (dir.join("tests/conformance.rs"), conformance_rs(name)),
+        (PathBuf::from("Cargo.toml"), manifest),
+        (PathBuf::from("src/lib.rs"), registry),
+    ];
+    for (rel, text) in &files {
+        let path = root.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text).with_context(|| format!("write {}", rel.display()))?;
+    }
+    Ok(files.into_iter().map(|(rel, _)| rel).collect())
+}
+
+/// `cargo xtask new-provider NAME`.
+pub fn run(root: &Path, name: &str) -> Result<()> {
+    let written = new_provider(root, name)?;
+    for rel in &written {
+        eprintln!("wrote {}", rel.display());
+    }
+    let known = provider_dirs(root)?;
+    eprintln!(
+        "\nproviders/{name} is registered ({} providers now). Next:\n  \
+         1. record the CLI's facts with their sources in providers/{name}/src/lib.rs, and make\n     \
+         capabilities(), discovery() and plan() say what it does (docs/adding-a-provider.md);\n  \
+         2. cargo xtask conformance --provider {name}   (fails on each TODO(maintainer) left)\n  \
+         3. cargo xtask tidy",
+        known.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_validated() {
+        let root = crate::workspace_root();
+        for good in ["gemini", "qwen-code", "x1", "a-b-c"] {
+            validate_name(&root, good).unwrap();
+        }
+        for bad in [
+            "", "Gemini", "1x", "-x", "x-", "a--b", "a_b", "a b", "é", "a/b", "../x", "core",
+            "schema", "default",
+        ] {
+            assert!(validate_name(&root, bad).is_err(), "{bad:?} accepted");
+        }
+        let taken = validate_name(&root, "codex").unwrap_err().to_string();
+        assert!(taken.contains("already exists"), "{taken}");
+        assert!(
+            validate_name(&root, "Bad")
+                .unwrap_err()
+                .to_string()
+                .contains("lowercase")
+        );
+    }
+
+    #[test]
+    fn type_names_are_camel_case() {
+        assert_eq!(type_name("codex"), "Codex");
+        assert_eq!(type_name("qwen-code"), "QwenCode");
+        assert_eq!(type_name("a1-b2"), "A1B2");
+    }
+
+    #[test]
+    fn registration_edits_only_what_it_must() {
+        let root = crate::workspace_root();
+        let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+        let edited = register_in_manifest(&manifest, "qwen-code").unwrap();
+        let added: Vec<&str> = edited
+            .lines()
+            .filter(|l| !manifest.lines().any(|m| m == *l))
+            .collect();
+        assert_eq!(added.len(), 4, "{added:#?}");
+        assert!(added.contains(
+            &"projectfile-qwen-code = { path = \"providers/qwen-code\", version = \"0.1.0\" }"
+        ));
+        assert!(added.contains(&"qwen-code = [\"dep:projectfile-qwen-code\"]"));
+        assert!(added.contains(&"projectfile-qwen-code = { workspace = true, optional = true }"));
+        assert!(
+            added
+                .iter()
+                .any(|l| l.starts_with("default = [") && l.ends_with(", \"qwen-code\"]"))
+        );
+        assert_eq!(edited.lines().count(), manifest.lines().count() + 3);
+
+        let registry = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+        let edited = register_in_registry(&registry, "qwen-code").unwrap();
+        assert!(edited.contains(
+            "    #[cfg(feature = \"qwen-code\")]\n    out.push(Box::new(projectfile_qwen_code::QwenCode));\n    out\n}"
+        ));
+    }
+
+    /// Scaffolds a provider in a copy of the workspace, then builds it and runs its conformance
+    /// suite there, and runs the facade built with only that provider. Slow on purpose: this is
+    /// the proof that `cargo xtask new-provider` gives a crate that builds, is registered, and
+    /// fails only on what its maintainer must fill in. Its build goes to `target/scaffold-check/`
+    /// (kept between runs, so only the first one compiles the dependencies).
+    #[test]
+    fn a_scaffolded_provider_builds_and_fails_only_on_its_facts() {
+        let root = crate::workspace_root();
+        let scratch = tempfile::tempdir().unwrap();
+        let copy = scratch.path();
+        crate::tidy::copy_workspace(&root, copy).unwrap();
+        let written = new_provider(copy, "acme-cli").unwrap();
+        assert_eq!(written.len(), 5);
+        assert!(validate_name(copy, "acme-cli").is_err(), "exists now");
+
+        // The generated code is formatted as `cargo fmt --check` wants it.
+        let fmt = std::process::Command::new("rustfmt")
+            .args(["--edition", "2024", "--check"])
+            .arg(copy.join("providers/acme-cli/src/lib.rs"))
+            .arg(copy.join("providers/acme-cli/tests/conformance.rs"))
+            .arg(copy.join("src/lib.rs"))
+            .output()
+            .unwrap();
+        assert!(
+            fmt.status.success(),
+            "generated code is not rustfmt-clean:\n{}",
+            String::from_utf8_lossy(&fmt.stdout)
+        );
+
+        // Tidy flags exactly the maintainer's to-do list, in the new provider only.
+        let problems = crate::tidy::check(copy).unwrap();
+        assert!(!problems.is_empty());
+        for p in &problems {
+            assert_eq!(p.path, "providers/acme-cli/src/lib.rs", "{p}");
+            assert!(p.message.contains("fill in"), "{p}");
+        }
+
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| root.join("target"))
+            .join("scaffold-check");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let run = |args: &[&str]| {
+            std::process::Command::new(&cargo)
+                .args(args)
+                .current_dir(copy)
+                .env("CARGO_TARGET_DIR", &target)
+                .env_remove("RUSTFLAGS")
+                .output()
+                .unwrap()
+        };
+
+        // Its conformance run: every shared check passes; only the facts check fails, saying what.
+        let test = run(&["test", "-p", "projectfile-acme-cli", "--no-fail-fast"]);
+        let stdout = String::from_utf8_lossy(&test.stdout);
+        let stderr = String::from_utf8_lossy(&test.stderr);
+        assert!(
+            !test.status.success(),
+            "the unfilled scaffold must fail:\n{stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("test facts_are_recorded ... FAILED"),
+            "{stdout}\n{stderr}"
+        );
+        assert!(
+            stdout.contains("acme-cli: the provider is not finished; fill in:"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(
+                "providers/acme-cli/src/lib.rs:1: fill in what this TODO(maintainer) asks"
+            ),
+            "{stdout}"
+        );
+        let failed: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("test ") && l.ends_with("FAILED"))
+            .collect();
+        assert_eq!(failed, ["test facts_are_recorded ... FAILED"], "{stdout}");
+        assert!(
+            stdout.contains("test user_bytes_round_trip ... ok"),
+            "the shared suite did not run:\n{stdout}"
+        );
+
+        // The facade built with only this provider lists it.
+        let listed = run(&[
+            "run",
+            "--quiet",
+            "-p",
+            "projectfile",
+            "--no-default-features",
+            "--features",
+            "acme-cli",
+            "--",
+            "providers",
+        ]);
+        assert!(
+            listed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&listed.stdout), "acme-cli\n");
+    }
+}

@@ -1,0 +1,568 @@
+//! `cargo xtask tidy`: the project's house rules, checked over the source tree (and run as a
+//! test, as rust-analyzer does, so `cargo test` enforces them too).
+//!
+//! - every crate under `providers/` is registered: workspace dependency, facade feature (in
+//!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
+//!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
+//!   filled in (no `TODO(maintainer)` left), and depends on no other provider;
+//! - every `.rs` file starts with a `//!` doc;
+//! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
+//!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
+//!   `disallowed-methods` enforces the std calls at compile time, this catches the rest);
+//! - no placeholder macros and no ignored tests anywhere.
+
+use anyhow::{Context, Result};
+use std::fmt;
+use std::path::Path;
+
+/// The facts-table rules, shared with the conformance suite's `facts_are_recorded` check (the
+/// same source file, so both say the same thing; xtask still depends on none of our crates).
+#[path = "../../conformance/src/facts.rs"]
+#[allow(dead_code)]
+mod facts;
+
+/// Provider crates that are still placeholders while their issue lands them. They are skipped
+/// only while they implement no `Provider`; from then on every rule applies. Remove a name when
+/// its provider lands.
+const PLACEHOLDERS: &[&str] = &["agy", "claude", "cursor", "muse", "pi"];
+
+/// One broken rule: where, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Relative to the workspace root.
+    pub path: String,
+    /// 1-based line, when it is about one.
+    pub line: Option<usize>,
+    /// One sentence.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path, self.message),
+            None => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+fn problem(path: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Problem {
+    Problem {
+        path: path.into(),
+        line,
+        message: message.into(),
+    }
+}
+
+fn read(root: &Path, rel: &str) -> Result<String> {
+    std::fs::read_to_string(root.join(rel)).with_context(|| format!("{rel}: cannot read"))
+}
+
+/// Runs every check; the problems found, in a stable order.
+pub fn check(root: &Path) -> Result<Vec<Problem>> {
+    let mut problems = Vec::new();
+    providers_are_registered(root, &mut problems)?;
+    let files = rust_files(root)?;
+    modules_have_docs(root, &files, &mut problems)?;
+    writes_go_through_fsio(root, &files, &mut problems)?;
+    no_placeholders(root, &files, &mut problems)?;
+    Ok(problems)
+}
+
+/// `cargo xtask tidy`.
+pub fn run(root: &Path) -> Result<()> {
+    let problems = check(root)?;
+    if problems.is_empty() {
+        eprintln!("tidy: ok");
+        return Ok(());
+    }
+    for p in &problems {
+        eprintln!("{p}");
+    }
+    anyhow::bail!("tidy: {} problem(s)", problems.len())
+}
+
+/// Every `.rs` file of the workspace, relative to `root`, sorted; `target/` and hidden
+/// directories (`.git`, …) are skipped.
+pub fn rust_files(root: &Path) -> Result<Vec<String>> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
+        let entries =
+            std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let path = entry.path();
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if name == "target" || name.starts_with('.') {
+                    continue;
+                }
+                walk(root, &path, out)?;
+            } else if kind.is_file() && name.ends_with(".rs") {
+                let rel = path.strip_prefix(root).unwrap_or(&path);
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// The crates under `providers/` (directories holding a `Cargo.toml`), sorted.
+pub fn provider_dirs(root: &Path) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    let dir = root.join("providers");
+    for entry in
+        std::fs::read_dir(&dir).with_context(|| format!("{}: cannot list", dir.display()))?
+    {
+        let entry = entry?;
+        if entry.path().join("Cargo.toml").is_file() {
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The lines of a TOML section (`[name]`), numbered from 1, up to the next section header.
+pub fn toml_section<'a>(text: &'a str, name: &str) -> Vec<(usize, &'a str)> {
+    let header = format!("[{name}]");
+    let mut out = Vec::new();
+    let mut inside = false;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            inside = trimmed == header;
+            continue;
+        }
+        if inside {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// `my-cli` → `projectfile_my_cli`.
+pub fn crate_ident(name: &str) -> String {
+    format!("projectfile_{}", name.replace('-', "_"))
+}
+
+/// Registration, conformance, docs page and dependency direction of every provider.
+pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Result<()> {
+    let manifest = read(root, "Cargo.toml")?;
+    let registry = read(root, "src/lib.rs")?;
+    let ws_deps = toml_section(&manifest, "workspace.dependencies");
+    let features = toml_section(&manifest, "features");
+    let deps = toml_section(&manifest, "dependencies");
+    let providers = provider_dirs(root)?;
+
+    for name in &providers {
+        let dir = format!("providers/{name}");
+        let lib_rel = format!("{dir}/src/lib.rs");
+        let lib = read(root, &lib_rel).unwrap_or_default();
+        if PLACEHOLDERS.contains(&name.as_str()) && !lib.contains("impl Provider for") {
+            continue;
+        }
+        let package = format!("projectfile-{name}");
+        let has = |section: &[(usize, &str)], start: &str, needle: &str| {
+            section
+                .iter()
+                .any(|(_, l)| l.trim_start().starts_with(start) && l.contains(needle))
+        };
+        if !has(&ws_deps, &format!("{package} ="), &format!("\"{dir}\"")) {
+            problems.push(problem(
+                "Cargo.toml",
+                None,
+                format!("{dir} is not registered: add `{package} = {{ path = \"{dir}\", version = \"0.1.0\" }}` to [workspace.dependencies] (or run `cargo xtask new-provider` for new providers)"),
+            ));
+        }
+        if !has(
+            &features,
+            &format!("{name} = ["),
+            &format!("\"dep:{package}\""),
+        ) {
+            problems.push(problem(
+                "Cargo.toml",
+                None,
+                format!("{dir} has no feature: add `{name} = [\"dep:{package}\"]` to [features]"),
+            ));
+        }
+        let in_default = features.iter().any(|(_, l)| {
+            l.trim_start().starts_with("default =") && l.contains(&format!("\"{name}\""))
+        });
+        if !in_default {
+            problems.push(problem(
+                "Cargo.toml",
+                None,
+                format!(
+                    "{dir} is not in the default features: add \"{name}\" to `default = [...]`"
+                ),
+            ));
+        }
+        if !has(&deps, &format!("{package} ="), "optional = true") {
+            problems.push(problem(
+                "Cargo.toml",
+                None,
+                format!("{dir} is not a facade dependency: add `{package} = {{ workspace = true, optional = true }}` to [dependencies]"),
+            ));
+        }
+        let cfg = format!("#[cfg(feature = \"{name}\")]");
+        let lines: Vec<&str> = registry.lines().collect();
+        let registered = lines.iter().enumerate().any(|(i, l)| {
+            l.trim() == cfg
+                && lines
+                    .get(i + 1)
+                    .is_some_and(|next| next.contains(&format!("{}::", crate_ident(name))))
+        });
+        if !registered {
+            problems.push(problem(
+                "src/lib.rs",
+                None,
+                format!("{dir} is not registered in the provider registry: add `{cfg}` and `out.push(Box::new({}::…));` to providers()", crate_ident(name)),
+            ));
+        }
+        let own_manifest = read(root, &format!("{dir}/Cargo.toml"))?;
+        if !own_manifest.contains(&format!("name = \"{package}\"")) {
+            problems.push(problem(
+                format!("{dir}/Cargo.toml"),
+                None,
+                format!("the package must be named `{package}`"),
+            ));
+        }
+        for (n, line) in toml_section(&own_manifest, "dependencies") {
+            let dep = line.split(['=', '.']).next().unwrap_or("").trim();
+            if dep.starts_with("projectfile-") && dep != "projectfile-core" {
+                problems.push(problem(
+                    format!("{dir}/Cargo.toml"),
+                    Some(n),
+                    format!("a provider depends on projectfile-core only, not on {dep}: move shared logic to projectfile_core::patterns"),
+                ));
+            }
+        }
+        let test_rel = format!("{dir}/tests/conformance.rs");
+        match std::fs::read_to_string(root.join(&test_rel)) {
+            Ok(text) if text.contains("conformance_tests!(") => {}
+            _ => problems.push(problem(
+                test_rel,
+                None,
+                format!("missing: the provider must run the shared suite: `projectfile_conformance::conformance_tests!({}::…);`", crate_ident(name)),
+            )),
+        }
+        for gap in facts::missing_facts(name, &lib) {
+            let (path, line, message) = split_located(&gap);
+            problems.push(problem(path, line, message));
+        }
+    }
+
+    // The other way round: nothing registered for a provider that does not exist.
+    for (n, line) in &features {
+        if let Some(at) = line.find("\"dep:projectfile-") {
+            let rest = &line[at + "\"dep:projectfile-".len()..];
+            let name = rest.split('"').next().unwrap_or("");
+            if !providers.iter().any(|p| p == name) {
+                problems.push(problem(
+                    "Cargo.toml",
+                    Some(*n),
+                    format!("feature for projectfile-{name}, but providers/{name} does not exist"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path:line: message` or `path: message` back into its parts.
+fn split_located(text: &str) -> (String, Option<usize>, String) {
+    let Some((path, rest)) = text.split_once(": ") else {
+        return (String::new(), None, text.to_string());
+    };
+    match path.rsplit_once(':') {
+        Some((file, line)) if line.parse::<usize>().is_ok() => {
+            (file.to_string(), line.parse().ok(), rest.to_string())
+        }
+        _ => (path.to_string(), None, rest.to_string()),
+    }
+}
+
+/// Every `.rs` file starts with a `//!` doc.
+pub fn modules_have_docs(root: &Path, files: &[String], problems: &mut Vec<Problem>) -> Result<()> {
+    for rel in files {
+        let text = read(root, rel)?;
+        if !text.starts_with("//!") {
+            problems.push(problem(
+                rel.clone(),
+                Some(1),
+                "every module starts with a `//!` doc saying what it is for",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Library sources that must not touch the file system themselves.
+fn is_library_source(rel: &str) -> bool {
+    let in_providers_src = rel.starts_with("providers/") && rel.split('/').nth(2) == Some("src");
+    (rel.starts_with("src/") || rel.starts_with("core/src/") || in_providers_src)
+        && !rel.starts_with("core/src/fsio/")
+}
+
+/// Calls that write, rename, remove, create or link, outside `core/src/fsio`.
+const WRITES: &[&str] = &[
+    "fs::write(",
+    "fs::rename(",
+    "fs::remove_file(",
+    "fs::remove_dir(",
+    "fs::remove_dir_all(",
+    "fs::create_dir(",
+    "fs::create_dir_all(",
+    "fs::copy(",
+    "fs::hard_link(",
+    "fs::set_permissions(",
+    "fs::symlink(",
+    "File::create(",
+    "File::create_new(",
+    "OpenOptions",
+    "renameat",
+    "unlinkat",
+    "mkdirat",
+    "linkat(",
+    "symlinkat",
+    "OFlags::CREATE",
+    "OFlags::WRONLY",
+    "OFlags::RDWR",
+    "O_CREAT",
+    "O_WRONLY",
+    "O_RDWR",
+];
+
+/// No library code outside `core/src/fsio` writes files directly (test modules exempt).
+pub fn writes_go_through_fsio(
+    root: &Path,
+    files: &[String],
+    problems: &mut Vec<Problem>,
+) -> Result<()> {
+    for rel in files.iter().filter(|r| is_library_source(r)) {
+        let text = read(root, rel)?;
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("#[cfg(test)]") {
+                break; // the test module, by convention last in the file
+            }
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(call) = WRITES.iter().find(|w| code.contains(*w)) {
+                problems.push(problem(
+                    rel.clone(),
+                    Some(i + 1),
+                    format!("`{call}` outside core/src/fsio: write, rename, remove and create through projectfile_core::fsio (the one chokepoint)"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The strings this check refuses, spelled so that this file does not contain them.
+fn placeholders() -> [String; 3] {
+    [
+        format!("{}!(", "todo"),
+        format!("{}!(", "unimplemented"),
+        format!("#[{}", "ignore"),
+    ]
+}
+
+/// No placeholder macros and no ignored tests in any `.rs` file.
+pub fn no_placeholders(root: &Path, files: &[String], problems: &mut Vec<Problem>) -> Result<()> {
+    let banned = placeholders();
+    for rel in files {
+        let text = read(root, rel)?;
+        for (i, line) in text.lines().enumerate() {
+            if let Some(found) = banned.iter().find(|b| line.contains(b.as_str())) {
+                problems.push(problem(
+                    rel.clone(),
+                    Some(i + 1),
+                    format!("`{found}` is not allowed: finish the code, or record what is missing as data (a conformance or tidy check says what to fill in)"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies the workspace's source files (what git tracks plus untracked files it does not
+/// ignore; without git, a walk skipping `target/` and `.git`) into `dest`. For tests that
+/// change a scratch copy of the workspace.
+#[cfg(test)]
+pub fn copy_workspace(root: &Path, dest: &Path) -> Result<()> {
+    let listed = std::process::Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .current_dir(root)
+        .output();
+    use std::path::PathBuf;
+    let files: Vec<PathBuf> = match listed {
+        Ok(out) if out.status.success() => out
+            .stdout
+            .split(|b| *b == 0)
+            .filter(|f| !f.is_empty())
+            .map(|f| PathBuf::from(String::from_utf8_lossy(f).into_owned()))
+            .collect(),
+        _ => {
+            let mut all = Vec::new();
+            fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+                for entry in std::fs::read_dir(dir)? {
+                    let entry = entry?;
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let kind = entry.file_type()?;
+                    if kind.is_dir() {
+                        if name != "target" && name != ".git" {
+                            walk(root, &entry.path(), out)?;
+                        }
+                    } else if kind.is_file() {
+                        let path = entry.path();
+                        out.push(path.strip_prefix(root).unwrap_or(&path).to_path_buf());
+                    }
+                }
+                Ok(())
+            }
+            walk(root, root, &mut all)?;
+            all
+        }
+    };
+    for rel in files {
+        let from = root.join(&rel);
+        if !from.is_file() {
+            continue; // deleted in the work tree
+        }
+        let to = dest.join(&rel);
+        if let Some(parent) = to.parent() {
+            #[allow(clippy::disallowed_methods)] // xtask writes its own scratch copies
+            std::fs::create_dir_all(parent)?;
+        }
+        #[allow(clippy::disallowed_methods)]
+        std::fs::copy(&from, &to).with_context(|| format!("copy {}", rel.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tidy() {
+        let problems = check(&crate::workspace_root()).unwrap();
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(list.is_empty(), "cargo xtask tidy:\n{}", list.join("\n"));
+    }
+
+    #[test]
+    fn an_unregistered_provider_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        crate::scaffold::new_provider(root, "zeta").unwrap();
+        // Take the registry lines back out of src/lib.rs.
+        let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+        let unregistered: String = lib
+            .lines()
+            .filter(|l| !l.contains("feature = \"zeta\"") && !l.contains("projectfile_zeta::"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(lib, unregistered);
+        std::fs::write(root.join("src/lib.rs"), unregistered).unwrap();
+
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(
+            list.iter().any(|p| p.starts_with(
+                "src/lib.rs: providers/zeta is not registered in the provider registry"
+            )),
+            "{list:#?}"
+        );
+        // The scaffold's facts are still to fill in, and tidy says so.
+        assert!(
+            list.iter()
+                .any(|p| p.starts_with("providers/zeta/src/lib.rs:") && p.contains("fill in")),
+            "{list:#?}"
+        );
+        // Everything else about it is registered.
+        assert!(
+            !list.iter().any(|p| p.starts_with("Cargo.toml")),
+            "{list:#?}"
+        );
+    }
+
+    #[test]
+    fn a_feature_for_a_missing_provider_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        std::fs::remove_dir_all(root.join("providers/codex")).unwrap();
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.path == "Cargo.toml"
+                    && p.message.contains("providers/codex does not exist")),
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn direct_writes_outside_fsio_are_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        std::fs::create_dir_all(root.join("core/src/fsio")).unwrap();
+        std::fs::create_dir_all(root.join("providers/x/src")).unwrap();
+        std::fs::create_dir_all(root.join("providers/x/tests")).unwrap();
+        let write = format!("//! x\nfn f() {{ std::{}\"a\", b\"\"); }}\n", "fs::write(");
+        let in_tests = format!(
+            "//! x\n#[cfg(test)]\nmod t {{ fn f() {{ std::{}); }} }}\n",
+            "fs::write("
+        );
+        std::fs::write(root.join("providers/x/src/lib.rs"), &write).unwrap();
+        std::fs::write(root.join("providers/x/tests/t.rs"), &write).unwrap();
+        std::fs::write(root.join("core/src/fsio/mod.rs"), &write).unwrap();
+        std::fs::write(root.join("core/src/ok.rs"), &in_tests).unwrap();
+        let files = rust_files(root).unwrap();
+        let mut problems = Vec::new();
+        writes_go_through_fsio(root, &files, &mut problems).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert_eq!(problems[0].path, "providers/x/src/lib.rs");
+        assert_eq!(problems[0].line, Some(2));
+    }
+
+    #[test]
+    fn undocumented_modules_and_placeholders_are_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "// not a module doc\n").unwrap();
+        let body = format!("//! b\nfn f() {{ {}) }}\n", placeholders()[0]);
+        std::fs::write(root.join("src/b.rs"), body).unwrap();
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+        std::fs::write(root.join("target/debug/c.rs"), "generated\n").unwrap();
+        let files = rust_files(root).unwrap();
+        assert_eq!(files, ["src/a.rs", "src/b.rs"]);
+        let mut problems = Vec::new();
+        modules_have_docs(root, &files, &mut problems).unwrap();
+        no_placeholders(root, &files, &mut problems).unwrap();
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(list.len(), 2, "{list:#?}");
+        assert!(list[0].starts_with("src/a.rs:1: every module starts"));
+        assert!(list[1].starts_with("src/b.rs:2: `"));
+    }
+}
