@@ -10,6 +10,7 @@
 use anyhow::Context as _;
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::Projector;
+use projectfile::core::runtime::LinkedReceipt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -80,20 +81,18 @@ pub fn run(
         None => None,
     };
     let destination = linked.as_ref().map(|l| l.dir.as_path());
-    let receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
-    let sandbox_status = sandbox.as_ref().map(|s| s.status().clone());
+    let mut receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
+    receipt.linked = linked.as_ref().map(|l| LinkedReceipt {
+        runtime: l.dir.clone(),
+        mode: l.mode,
+        project: l.project.clone(),
+        output: l.output.clone(),
+        sandbox: sandbox.as_ref().map(|s| s.status().clone()),
+    });
     if json {
-        // One JSON object, printed before the command runs so a host can read where the session
-        // text went while the command is still running.
-        println!(
-            "{}",
-            serde_json::json!({
-                "schema": "projectfile.run.v1",
-                "acquire": receipt,
-                "runtime": linked,
-                "sandbox": sandbox_status,
-            })
-        );
+        // One JSON object (an acquire receipt), printed before the command runs so a host can
+        // read where the session text went while the command is still running.
+        println!("{}", serde_json::to_string(&receipt)?);
     }
     let status = spawn_and_wait(args, &receipt, sandbox, log);
     let released = projector.release(&receipt.token);

@@ -130,6 +130,9 @@ pub struct AcquireReceipt {
     pub kept: Vec<KeptRecord>,
     /// Cleaning problems that did not stop the operation.
     pub warnings: Vec<Warning>,
+    /// `run` in a linked runtime: the runtime, its links and the sandbox (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked: Option<crate::runtime::LinkedReceipt>,
 }
 
 /// What `release` did.
@@ -493,6 +496,7 @@ impl Projector {
             stale_cleaned: outcome.stale,
             kept: outcome.kept,
             warnings: outcome.warnings,
+            linked: None,
         })
     }
 

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 /// The two session modes: the owner's full-tools Builder and the reader's read-only Run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Mode {
     /// The owner (or an editor): full tools, reads and writes the real project.
     Builder,

@@ -497,3 +497,20 @@ impl Runtime {
         Ok(existed)
     }
 }
+
+/// What a launch in a linked runtime used, for the `run` receipt: the runtime, its verified links,
+/// the mode, and the sandbox it ran under.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct LinkedReceipt {
+    /// The runtime directory: the projection destination and the command's working directory.
+    pub runtime: PathBuf,
+    /// The session mode.
+    pub mode: Mode,
+    /// The verified `project/` link.
+    pub project: LinkRecord,
+    /// The verified `output/` link, if any.
+    pub output: Option<LinkRecord>,
+    /// The Landlock policy the command ran under, `None` without `--sandbox`.
+    pub sandbox: Option<crate::sandbox::SandboxStatus>,
+}

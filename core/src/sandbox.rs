@@ -86,6 +86,7 @@ pub const SYSTEM_DEVICE: &[&str] = &["/dev"];
 /// What a grant allows beneath its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum GrantAccess {
     /// Read files, list directories, execute.
     Read,
@@ -104,6 +105,7 @@ impl GrantAccess {
 
 /// One path the sandboxed process may use, and how.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Grant {
     /// The path (canonical once resolved by [`SandboxPolicy::grants`]).
     pub path: PathBuf,
@@ -114,6 +116,7 @@ pub struct Grant {
 /// How much of the policy the kernel enforces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Enforcement {
     /// Every right the policy handles is enforced.
     Full,
@@ -125,6 +128,7 @@ pub enum Enforcement {
 
 /// What a launch was sandboxed with, for the receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SandboxStatus {
     /// Full, partial or none.
     pub enforcement: Enforcement,

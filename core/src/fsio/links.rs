@@ -27,6 +27,7 @@ const MAX_DEPTH: usize = 256;
 
 /// What a created or verified link points at, for the launch receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LinkRecord {
     /// The link itself (`<runtime>/<name>`).
     pub link: PathBuf,
