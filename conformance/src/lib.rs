@@ -1130,7 +1130,7 @@ pub fn markers_are_counted(subject: &Subject) {
         fx.assert_no_ledger();
 
         // Present: the project's own, as an empty directory, a full directory, or a file.
-        let owns: [(&str, &dyn Fn(&Fixture)); 3] = [
+        let owns: [(&str, ProjectOwn<'_>); 3] = [
             ("empty directory", &|fx: &Fixture| {
                 std::fs::create_dir(fx.workspace.join(path)).unwrap()
             }),
@@ -1169,6 +1169,9 @@ pub fn markers_are_counted(subject: &Subject) {
         }
     }
 }
+
+/// Puts the project's own entry at a marker path.
+type ProjectOwn<'a> = &'a dyn Fn(&Fixture);
 
 impl Fixture {
     /// What is at a workspace path, without following symlinks: `None` when absent.
