@@ -1,7 +1,13 @@
 //! The shared conformance suite: check functions that take a provider (a [`Subject`]) and run on
 //! the real file system, each proving one promise of DESIGN.md section 4 for that provider. Checks
-//! that do not apply to a provider's [`Capabilities`](projectfile_core::Capabilities) or plan return
-//! early and say so on stderr.
+//! that do not apply to a provider's [`Capabilities`] or plan (a block check for a provider whose
+//! carrier is a launch argument or nothing at all, a marker check for a provider without markers)
+//! return early and say so on stderr; where they apply, they assert.
+//!
+//! Checks that exercise owned files use [`Subject::full_session`]: the prompt plus every input the
+//! capabilities accept (MCP servers, hooks with a script, CLI configuration), so every owned file a
+//! provider can write is covered. [`fixtures`] holds the standard fixture workspaces and the
+//! snapshot helper providers use with insta.
 //!
 //! A provider runs the whole suite from its own tests with one line:
 //!
@@ -10,7 +16,9 @@
 //! ```
 //!
 //! which generates one `#[test]` per check, so a failure names the promise it broke. Differences
-//! between providers (a probed CLI version, say) are passed in the [`Subject`], not hidden.
+//! between providers (a probed CLI version, say) are passed in the [`Subject`], not hidden: the
+//! macro's optional second argument is the [`Probes`] to plan with (Claude runs the suite once as
+//! a binary that reads AGENTS.md and once as one that does not).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 // The suite plays the user: it writes fixture files directly, outside the projector.
 #![allow(clippy::disallowed_methods)]
@@ -1131,7 +1139,7 @@ pub fn markers_are_counted(subject: &Subject) {
         fx.assert_no_ledger();
 
         // Present: the project's own, as an empty directory, a full directory, or a file.
-        let owns: [(&str, &dyn Fn(&Fixture)); 3] = [
+        let owns: [(&str, ProjectOwn<'_>); 3] = [
             ("empty directory", &|fx: &Fixture| {
                 std::fs::create_dir(fx.workspace.join(path)).unwrap()
             }),
@@ -1170,6 +1178,9 @@ pub fn markers_are_counted(subject: &Subject) {
         }
     }
 }
+
+/// Puts the project's own entry at a marker path.
+type ProjectOwn<'a> = &'a dyn Fn(&Fixture);
 
 impl Fixture {
     /// What is at a workspace path, without following symlinks: `None` when absent.
