@@ -45,7 +45,8 @@ pub fn missing_facts(provider: &str, source: &str) -> Vec<String> {
     };
     let rows: Vec<&(usize, &str)> = docs[heading + 1..]
         .iter()
-        .skip_while(|(_, l)| l.is_empty())
+        // Prose may introduce the table; the section ends at the next heading.
+        .skip_while(|(_, l)| !l.starts_with('|') && !l.starts_with('#'))
         .take_while(|(_, l)| l.starts_with('|'))
         .collect();
     let facts: Vec<&&(usize, &str)> = rows
