@@ -11,6 +11,7 @@
 //! - [`ledger`]: the per-workspace record of leases and what each projected path holds.
 //! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale.
 //! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
+//! - [`skills`]: projected skill folders: marker, take-over of a same-named folder, manifests.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
 
@@ -27,6 +28,7 @@ pub mod provider;
 pub mod reader;
 pub mod runtime;
 pub mod sandbox;
+pub mod skills;
 
 pub use error::{Error, Result};
 pub use plan::*;

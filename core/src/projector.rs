@@ -20,6 +20,7 @@ use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCa
 use crate::provider::{
     EntryKind, Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe,
 };
+use crate::skills::{self, PriorAt};
 
 /// Schema names of the receipts, stable for hosts in other languages.
 pub mod schema {
@@ -67,11 +68,13 @@ impl AcquireRequest {
 pub struct FileReceipt {
     /// Relative to the workspace (or absolute, for private files).
     pub path: String,
-    /// `block`, `owned`, `marker`, `dir` or `private`.
+    /// `block`, `owned`, `marker`, `skill`, `dir` or `private`.
     pub kind: &'static str,
     /// What happened: `inserted`, `refreshed`, `unchanged`, `created`, `replaced`, `written`,
     /// `exists` (a project's own path left alone), `held` (already ours, counted once more),
-    /// `removed`, `restored`, `kept`.
+    /// `removed`, `restored`, `kept`; for skills also `taken_over` (a same-named folder moved
+    /// into the stash) and `reclaimed` (a leftover of ours whose record was lost, proven by its
+    /// marker's manifest).
     pub action: &'static str,
 }
 
@@ -171,12 +174,25 @@ pub struct LeaseStatus {
 pub struct EntryStatus {
     /// The path.
     pub path: RelPath,
-    /// `block`, `owned` or `marker`.
+    /// `block`, `owned`, `marker` or `skill`.
     pub kind: &'static str,
     /// How many leases hold it.
     pub holders: usize,
     /// How many of them are alive.
     pub live_holders: usize,
+}
+
+/// A folder we took over (a same-named skill folder of the project's, or an earlier version's),
+/// kept until the last session ends.
+#[derive(Clone, Debug, Serialize)]
+pub struct TakenOver {
+    /// The skill folder, relative to the workspace.
+    pub path: RelPath,
+    /// Where its prior contents are kept (absolute, under the state directory).
+    pub stash: PathBuf,
+    /// `stashed` (whole in the stash), `moving` (at a hidden name beside the folder: a move was
+    /// interrupted) or `in_place` (not moved yet: the folder there is still the prior).
+    pub state: &'static str,
 }
 
 /// What `status` reports.
@@ -196,6 +212,8 @@ pub struct StatusReport {
     pub stale: Vec<String>,
     /// User bytes set aside so far.
     pub kept: Vec<KeptRecord>,
+    /// Folders taken over, and where their prior contents are kept.
+    pub taken_over: Vec<TakenOver>,
 }
 
 /// What `strip-stale` did.
@@ -311,14 +329,7 @@ impl Projector {
     }
 
     fn save(&self, locked: &Locked) -> Result<()> {
-        let name = rel(LEDGER_FILE)?;
-        if locked.ledger.is_empty() {
-            locked.state.remove_file(&name)?;
-            return Ok(());
-        }
-        locked
-            .state
-            .write_atomic(&name, &locked.ledger.to_bytes()?, Some(0o600))
+        save_ledger(&locked.state, &locked.ledger)
     }
 
     /// Probes the CLI's version when the provider needs it and the host did not say.
@@ -418,6 +429,9 @@ impl Projector {
         paths.extend(plan.blocks.iter().map(|b| b.path.clone()));
         paths.extend(plan.owned_files.iter().map(|o| o.path.clone()));
         paths.extend(plan.markers.iter().map(|m| m.path.clone()));
+        for skill in &plan.skills {
+            paths.push(skill.skills_dir.join(&skill.name)?);
+        }
         locked.ledger.leases.insert(
             token.clone(),
             LeaseRecord {
@@ -586,6 +600,25 @@ impl Projector {
                 });
             }
         }
+        // Skill folders: a new entry records what stands there now (and, for a take-over, where
+        // the prior will be kept) before anything is touched.
+        let mut reclaimed = std::collections::BTreeSet::new();
+        for skill in &plan.skills {
+            let path = skill.skills_dir.join(&skill.name)?;
+            if let Some(entry) = ledger.entries.get_mut(&path) {
+                entry.holders_mut().insert(token.to_string());
+                continue;
+            }
+            let initial = skills::classify(&locked.root, &path, &self.namespace)?;
+            if let skills::Initial::Leftover(_, created) = &initial {
+                reclaimed.insert(path.clone());
+                ledger.created_dirs.extend(created.iter().cloned());
+            }
+            ledger.entries.insert(
+                path.clone(),
+                skills::new_entry(&path, token, &skill.source, &initial)?,
+            );
+        }
         // Directories that are missing now are ours to create (and, later, to remove).
         let mut to_create = Vec::new();
         for path in paths {
@@ -738,6 +771,42 @@ impl Projector {
         }
         // Owned files' `written` changed: record it.
         if !plan.owned_files.is_empty() {
+            self.save(locked)?;
+        }
+        for skill in &plan.skills {
+            let path = skill.skills_dir.join(&skill.name)?;
+            let mut report = skills::Report::default();
+            let result = {
+                let mut cx = skills::Cx {
+                    root: &locked.root,
+                    state: &locked.state,
+                    namespace: &self.namespace,
+                    report: &mut report,
+                };
+                let state = &locked.state;
+                skills::project(
+                    &mut cx,
+                    &mut locked.ledger,
+                    &path,
+                    &skill.source,
+                    &|ledger| save_ledger(state, ledger),
+                )
+            };
+            let kept = report.kept.clone();
+            outcome.absorb(report);
+            locked.ledger.kept.extend(kept);
+            let action = result?;
+            outcome.files.push(FileReceipt {
+                path: path.to_string(),
+                kind: "skill",
+                action: if reclaimed.contains(&path) {
+                    "reclaimed"
+                } else {
+                    action
+                },
+            });
+        }
+        if !plan.skills.is_empty() {
             self.save(locked)?;
         }
         Ok(())
@@ -980,6 +1049,22 @@ impl Projector {
                 }
                 Ok(())
             }
+            EntryRecord::Skill { .. } => {
+                let mut report = skills::Report::default();
+                let result = skills::undo(
+                    &mut skills::Cx {
+                        root: &locked.root,
+                        state: &locked.state,
+                        namespace: &self.namespace,
+                        report: &mut report,
+                    },
+                    path,
+                    entry,
+                );
+                locked.ledger.kept.extend(report.kept.iter().cloned());
+                outcome.absorb(report);
+                result
+            }
             EntryRecord::Marker { marker, .. } => {
                 let removed = match marker {
                     MarkerKind::Dir => match locked.root.dir_is_empty(path) {
@@ -1084,6 +1169,23 @@ impl Projector {
                 }
             })
             .collect();
+        let taken_over = ledger
+            .entries
+            .iter()
+            .filter_map(|(path, entry)| {
+                skills::prior_status(&locked.root, &locked.state, path, entry).map(|(stash, at)| {
+                    TakenOver {
+                        path: path.clone(),
+                        stash,
+                        state: match at {
+                            PriorAt::Stash => "stashed",
+                            PriorAt::Hidden => "moving",
+                            PriorAt::NotMoved => "in_place",
+                        },
+                    }
+                })
+            })
+            .collect();
         Ok(StatusReport {
             schema: schema::STATUS,
             workspace: canonical,
@@ -1092,7 +1194,37 @@ impl Projector {
             created_dirs: ledger.created_dirs.iter().cloned().collect(),
             stale,
             kept: ledger.kept.clone(),
+            taken_over,
         })
+    }
+}
+
+/// Writes `ledger` under `state` (or removes the file when nothing is recorded).
+fn save_ledger(state: &Root, ledger: &Ledger) -> Result<()> {
+    let name = rel(LEDGER_FILE)?;
+    if ledger.is_empty() {
+        state.remove_file(&name)?;
+        return Ok(());
+    }
+    state.write_atomic(&name, &ledger.to_bytes()?, Some(0o600))
+}
+
+impl Outcome {
+    /// Takes in what a skill operation reported.
+    fn absorb(&mut self, report: skills::Report) {
+        self.files
+            .extend(report.files.into_iter().map(|(path, action)| FileReceipt {
+                path,
+                kind: "skill",
+                action,
+            }));
+        self.kept.extend(report.kept);
+        self.warnings.extend(
+            report
+                .warnings
+                .into_iter()
+                .map(|(path, message)| Warning { path, message }),
+        );
     }
 }
 
@@ -1125,7 +1257,7 @@ fn keep_aside(state: &Root, path: &RelPath, bytes: &[u8], reason: &str) -> Resul
 
 /// Refuses a plan that names one path twice, or a private file name that is not a plain name.
 fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let all = plan
         .blocks
         .iter()
@@ -1133,10 +1265,32 @@ fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
         .chain(plan.owned_files.iter().map(|o| &o.path))
         .chain(plan.markers.iter().map(|m| &m.path));
     for path in all {
-        if !seen.insert(path.as_str()) {
+        if !seen.insert(path.to_string()) {
             return Err(Error::Provider {
                 provider: provider.to_string(),
                 reason: format!("the plan names {path} twice"),
+            });
+        }
+    }
+    let mut skill_paths = Vec::new();
+    for skill in &plan.skills {
+        skills::validate_name(&skill.name)?;
+        let path = skill.skills_dir.join(&skill.name)?;
+        if !seen.insert(path.to_string()) {
+            return Err(Error::Provider {
+                provider: provider.to_string(),
+                reason: format!("the plan names {path} twice"),
+            });
+        }
+        skill_paths.push(path);
+    }
+    // Nothing else may live inside a skill folder, nor a skill folder inside another.
+    for skill in &skill_paths {
+        let prefix = format!("{skill}/");
+        if let Some(inside) = seen.iter().find(|p| p.starts_with(&prefix)) {
+            return Err(Error::Provider {
+                provider: provider.to_string(),
+                reason: format!("the plan puts {inside} inside the skill folder {skill}"),
             });
         }
     }

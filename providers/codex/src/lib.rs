@@ -1,5 +1,6 @@
 //! The Codex CLI provider: the session text is a block in the root `AGENTS.md`, or in
-//! `AGENTS.override.md` when the root has one, because Codex reads the override instead.
+//! `AGENTS.override.md` when the root has one, because Codex reads the override instead; the
+//! session's skills are projected into `.agents/skills/<name>/`.
 //!
 //! # Facts relied on
 //!
@@ -10,7 +11,7 @@
 //! | The project root is the nearest ancestor with a `.git` (the default `project_root_markers`) | openai/codex `docs/agents_md.md`, `docs/config.md` |
 //! | Project docs are budgeted at 32 KiB (`project_doc_max_bytes` = 32768) | openai/codex `docs/config.md` |
 //! | Codex does not strip HTML comments, so marker lines reach the model and must read sensibly | seed 000 and DESIGN.md section 6 |
-//! | Skills live in `.agents/skills/` | DESIGN.md section 6 (to confirm with issue 4) |
+//! | Project skills are read from `.agents/skills/` in every directory from the project root down to the working directory; hidden entries are skipped | openai/codex `codex-rs/core-skills/src/loader.rs` (`repo_agents_skill_roots()`; research/codex.md) |
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
@@ -19,6 +20,8 @@ use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patter
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
 /// The portable instruction file.
 pub const AGENTS_FILE: &str = patterns::AGENTS_MD;
+/// Where Codex reads project skills (at the project root; it also reads deeper ones).
+pub const SKILLS_DIR: &str = ".agents/skills";
 
 /// The Codex provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -32,6 +35,7 @@ impl Provider for Codex {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             session_text_file: true,
+            skills: true,
             ..Capabilities::default()
         }
     }
@@ -47,6 +51,8 @@ impl Provider for Codex {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        patterns::agents_md_block(ctx, &[OVERRIDE_FILE])
+        let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
     }
 }
