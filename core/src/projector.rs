@@ -315,6 +315,8 @@ impl Projector {
         let state_path = self.workspaces_dir().join(&key);
         let state = Root::create_private(&state_path)?;
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
+        // A crash in the middle of a ledger write leaves its temporary file; we hold the lock.
+        state.remove_temp_files(&rel(LEDGER_FILE)?)?;
         let ledger_path = state_path.join(LEDGER_FILE);
         let ledger = match fsio::read_private(&ledger_path)? {
             Some(bytes) => Ledger::parse(&bytes, &ledger_path, canonical)?,

@@ -623,7 +623,14 @@ fn settle(cx: &mut Cx<'_>, path: &RelPath, f: &mut Fields) -> Result<()> {
     }
     cx.root.remove_temp_entries(path, &[])?;
     if let Some(prior) = &f.prior {
-        cx.state.remove_temp_entries(&stash_rel(prior)?, &[])?;
+        let stash = stash_rel(prior)?;
+        cx.state.remove_temp_entries(&stash, &[])?;
+        // A move into the stash across file systems stopped after the copy was renamed into
+        // place: the stash is whole, the hidden original is a duplicate.
+        let hidden = sibling(path, &prior.hidden)?;
+        if cx.state.kind(&stash) == EntryKind::Dir && cx.root.kind(&hidden) == EntryKind::Dir {
+            cx.root.remove_tree(&hidden)?;
+        }
     }
     Ok(())
 }
@@ -647,6 +654,8 @@ pub fn project(
     f.source = source.to_path_buf();
     let name = path.file_name().to_string();
     let marker = cx.namespace.skill_marker();
+    // Builds the ledger knew before settling, to recognise what the folder itself holds.
+    let known = f.clone();
     settle(cx, path, &mut f)?;
     f.commit(ledger, path, save)?;
 
@@ -710,7 +719,7 @@ pub fn project(
             cx.root.rename_noreplace(&temp, path)?;
         }
         EntryKind::Dir => {
-            let current = manifest_for(cx, path, &f, &f.manifest.clone().unwrap_or_default());
+            let current = manifest_for(cx, path, &known, &f.manifest.clone().unwrap_or_default());
             let scan = cx.root.scan_tree(path)?.unwrap_or_default();
             let found = diff(&scan, &current);
             let intact =
@@ -823,6 +832,7 @@ pub fn undo(cx: &mut Cx<'_>, path: &RelPath, entry: &EntryRecord) -> Result<()> 
     let Some(mut f) = Fields::of(entry) else {
         return Ok(());
     };
+    let known = f.clone();
     settle(cx, path, &mut f)?;
     let at = match &f.prior {
         Some(prior) => Some(locate(cx.root, cx.state, path, prior)?),
@@ -850,7 +860,7 @@ pub fn undo(cx: &mut Cx<'_>, path: &RelPath, entry: &EntryRecord) -> Result<()> 
                 // Never built here and nothing taken over: whatever stands there is not ours.
                 return Ok(());
             }
-            let manifest = manifest_for(cx, path, &f, &f.manifest.clone().unwrap_or_default());
+            let manifest = manifest_for(cx, path, &known, &f.manifest.clone().unwrap_or_default());
             dispose(cx, path, &manifest, None, path)?;
             if f.prior.is_none() {
                 cx.report.files.push((path.to_string(), "removed"));
