@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::block::{self, Markers, UpsertAction};
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
+use crate::generated::{self, Provenance};
 use crate::holder::{Holder, Liveness};
 use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
@@ -516,12 +517,22 @@ impl Projector {
     ) -> Result<()> {
         // Stash prior contents of owned files we do not hold yet, before the ledger names them.
         let mut stashes: BTreeMap<RelPath, Option<Stash>> = BTreeMap::new();
+        // Owned files we find proven ours by their marker but unrecorded (a lost state directory):
+        // replaced, and removed by the last session, instead of kept as a prior.
+        let mut reclaimed_owned = std::collections::BTreeSet::new();
         for owned in &plan.owned_files {
             if locked.ledger.entries.contains_key(&owned.path) {
                 continue;
             }
             let prior = match locked.root.read(&owned.path)? {
                 None => None,
+                Some(snapshot)
+                    if generated::provenance(&snapshot.bytes, &self.namespace)
+                        == Provenance::Proven =>
+                {
+                    reclaimed_owned.insert(owned.path.clone());
+                    None
+                }
                 Some(snapshot) => {
                     let file = format!("{}.{}", fsio::random_hex(8)?, owned.path.file_name());
                     let stash_dir = rel("stash")?;
@@ -690,6 +701,9 @@ impl Projector {
         }
         for owned in &plan.owned_files {
             let current = locked.root.read(&owned.path)?;
+            // What we write: the content with our marker where its format allows.
+            let content =
+                generated::stamp(&owned.content, &owned.path, owned.role, &self.namespace);
             let Some(EntryRecord::Owned {
                 written,
                 written_mode,
@@ -706,14 +720,17 @@ impl Projector {
             let action = if first {
                 if prior.is_some() {
                     "replaced"
+                } else if reclaimed_owned.contains(&owned.path) {
+                    "reclaimed"
                 } else {
                     "created"
                 }
             } else {
                 // Held already: a user edit since our last write is set aside, not lost.
-                let ours = current
-                    .as_ref()
-                    .is_some_and(|s| s.bytes == written.as_bytes());
+                let ours = current.as_ref().is_some_and(|s| {
+                    s.bytes == written.as_bytes()
+                        || generated::provenance(&s.bytes, &self.namespace) == Provenance::Proven
+                });
                 if let (false, Some(snapshot)) = (ours, &current) {
                     let kept = keep_aside(
                         &locked.state,
@@ -724,7 +741,10 @@ impl Projector {
                     outcome.kept.push(kept.clone());
                     locked.ledger.kept.push(kept);
                 }
-                if ours && written.as_str() == owned.content && *written_mode == owned.mode {
+                let current_is_content = current
+                    .as_ref()
+                    .is_some_and(|s| s.bytes == content.as_bytes());
+                if current_is_content && *written == content && *written_mode == owned.mode {
                     "unchanged"
                 } else {
                     "refreshed"
@@ -732,11 +752,11 @@ impl Projector {
             };
             let mode = owned.mode.or(prior.as_ref().map(|p| p.mode));
             if action != "unchanged" {
-                *written = owned.content.clone();
+                *written = content.clone();
                 *written_mode = owned.mode;
                 locked
                     .root
-                    .write_atomic(&owned.path, owned.content.as_bytes(), mode)?;
+                    .write_atomic(&owned.path, content.as_bytes(), mode)?;
             }
             pending.remove(&owned.path);
             outcome.files.push(FileReceipt {
@@ -1014,7 +1034,11 @@ impl Projector {
                     None => None,
                 };
                 if let Some(snapshot) = &current {
-                    let ours = snapshot.bytes == written.as_bytes();
+                    // Ours: what the ledger says we wrote, or content our marker proves (the
+                    // ledger may lag a write by a crash).
+                    let ours = snapshot.bytes == written.as_bytes()
+                        || generated::provenance(&snapshot.bytes, &self.namespace)
+                            == Provenance::Proven;
                     let already_restored = prior_bytes
                         .as_ref()
                         .is_some_and(|(bytes, _, _)| *bytes == snapshot.bytes);
