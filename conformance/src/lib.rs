@@ -15,6 +15,7 @@
 // The suite plays the user: it writes fixture files directly, outside the projector.
 #![allow(clippy::disallowed_methods)]
 
+pub mod skills;
 pub mod tree;
 
 use projectfile_core::holder::Holder;
@@ -26,6 +27,7 @@ use projectfile_core::{
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use skills::*;
 pub use tree::Tree;
 
 /// The provider under test and the parameters that make its plan what the check needs.
@@ -51,7 +53,8 @@ impl Subject {
         self
     }
 
-    fn name(&self) -> &'static str {
+    /// The provider's name.
+    pub fn name(&self) -> &'static str {
         self.provider.name()
     }
 }
@@ -65,6 +68,8 @@ pub struct Fixture {
     pub state: PathBuf,
     /// Somewhere outside the workspace.
     pub outside: PathBuf,
+    /// Where skill sources are made (outside the workspace, apart from `outside`).
+    pub sources: PathBuf,
     /// A projector on `state`.
     pub projector: Projector,
 }
@@ -77,7 +82,8 @@ impl Fixture {
         let workspace = base.join("workspace");
         let state = base.join("state");
         let outside = base.join("outside");
-        for d in [&workspace, &state, &outside] {
+        let sources = base.join("sources");
+        for d in [&workspace, &state, &outside, &sources] {
             std::fs::create_dir(d).expect("mkdir");
         }
         Fixture {
@@ -86,6 +92,7 @@ impl Fixture {
             workspace,
             state,
             outside,
+            sources,
         }
     }
 
@@ -114,6 +121,33 @@ impl Fixture {
             AcquireRequest::new(&self.workspace, SessionRequest::with_prompt(prompt), holder);
         request.probes = subject.probes.clone();
         self.projector.acquire(subject.provider.as_ref(), &request)
+    }
+
+    /// Acquires `session` for `subject`, held by `holder`.
+    pub fn acquire_session(
+        &self,
+        subject: &Subject,
+        session: SessionRequest,
+        holder: Holder,
+    ) -> Result<AcquireReceipt, Error> {
+        let mut request = AcquireRequest::new(&self.workspace, session, holder);
+        request.probes = subject.probes.clone();
+        self.projector.acquire(subject.provider.as_ref(), &request)
+    }
+
+    /// The plan the provider would make for `session` now.
+    pub fn plan_session(&self, subject: &Subject, session: &SessionRequest) -> Plan {
+        let root = Root::open(&self.workspace).expect("open workspace");
+        subject
+            .provider
+            .plan(&PlanContext {
+                root: &self.workspace,
+                namespace: &Namespace::default(),
+                request: session,
+                probes: &subject.probes,
+                view: &root,
+            })
+            .expect("plan")
     }
 
     /// Acquires held by this test process.
@@ -634,6 +668,14 @@ macro_rules! conformance_tests {
             symlinks_are_refused,
             project_folders_are_never_replaced,
             planning_is_pure,
+            skills_are_projected_marked_and_removed,
+            skill_take_over_restores_the_projects_folder,
+            skill_refresh_and_user_files,
+            skill_hostile_names_are_refused,
+            skill_source_symlinks_are_refused,
+            skill_lost_state_dir,
+            skill_crash_leftovers_are_cleaned,
+            generated_config_is_removed_only_when_ours,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {
