@@ -318,16 +318,7 @@ pub fn classify(root: &Root, path: &RelPath, namespace: &Namespace) -> Result<In
                 Ok(Initial::TakeOver)
             }
         }
-        EntryKind::Symlink => Err(Error::Symlink {
-            path: root.display_path(path),
-            detail:
-                "a symlink stands where the skill folder goes; it is neither followed nor replaced"
-                    .into(),
-        }),
-        EntryKind::File | EntryKind::Other => Err(Error::Unsafe {
-            path: root.display_path(path),
-            reason: "a file stands where the skill folder goes; it is not replaced".into(),
-        }),
+        kind => Err(blocked(root, path, kind)),
     }
 }
 
@@ -659,38 +650,46 @@ pub fn project(
     settle(cx, path, &mut f)?;
     f.commit(ledger, path, save)?;
 
-    // 1. The prior: take it over if it still stands where our folder goes.
-    let mut action = "created";
+    // 1. What stands there: a prior still to take over, a folder of ours, or nothing.
+    let mut take_over = None;
     if let Some(prior) = f.prior.clone()
         && locate(cx.root, cx.state, path, &prior)? == PriorAt::NotMoved
     {
         match cx.root.kind(path) {
-            EntryKind::Dir => {
-                cx.root
-                    .rename_noreplace(path, &sibling(path, &prior.hidden)?)?;
-                action = "taken_over";
-            }
+            EntryKind::Dir => take_over = Some(sibling(path, &prior.hidden)?),
             EntryKind::Missing => {
                 // It was removed before we moved it: nothing to keep.
                 f.prior = None;
                 f.commit(ledger, path, save)?;
             }
-            EntryKind::Symlink => {
-                return Err(Error::Symlink {
-                    path: cx.root.display_path(path),
-                    detail: "a symlink stands where the skill folder goes".into(),
-                });
-            }
-            EntryKind::File | EntryKind::Other => {
-                return Err(Error::Unsafe {
-                    path: cx.root.display_path(path),
-                    reason: "a file stands where the skill folder goes; it is not replaced".into(),
-                });
-            }
+            kind => return Err(blocked(cx.root, path, kind)),
         }
     }
 
-    // 2. Build the new folder beside the target.
+    // 2. Unchanged: our folder is intact and the source holds the same files. Nothing is copied.
+    let mut current = None;
+    if take_over.is_none() {
+        match cx.root.kind(path) {
+            EntryKind::Dir => {
+                let ours = manifest_for(cx, path, &known, &f.manifest.clone().unwrap_or_default());
+                let scan = cx.root.scan_tree(path)?.unwrap_or_default();
+                let found = diff(&scan, &ours);
+                let intact =
+                    found.changed.is_empty() && found.missing == 0 && found.specials.is_empty();
+                if f.manifest.is_some() && intact && source_matches(source, &ours, &marker) {
+                    report_foreign(cx, path, &found.foreign);
+                    finish_stash(cx, path, &f)?;
+                    f.commit(ledger, path, save)?;
+                    return Ok("unchanged");
+                }
+                current = Some(ours);
+            }
+            EntryKind::Missing => {}
+            kind => return Err(blocked(cx.root, path, kind)),
+        }
+    }
+
+    // 3. Build the new folder beside the target; if the source is refused, nothing else changed.
     let temp = sibling(
         path,
         &format!(".{name}{TEMP_INFIX}{}", fsio::random_hex(8)?),
@@ -702,8 +701,7 @@ pub fn project(
         .filter(|d| ancestors.contains(d))
         .cloned()
         .collect();
-    let built = build(cx, source, &temp, &marker, &created);
-    let full = match built {
+    let full = match build(cx, source, &temp, &marker, &created) {
         Ok(full) => full,
         Err(e) => {
             let _ = cx.root.remove_tree(&temp);
@@ -711,76 +709,54 @@ pub fn project(
         }
     };
 
-    // 3. Put it in place.
-    match cx.root.kind(path) {
-        EntryKind::Missing => {
+    // 4. Put it in place: take the prior over, or swap out our previous build.
+    let mut action = "created";
+    if let Some(hidden) = &take_over {
+        cx.root.rename_noreplace(path, hidden)?;
+        action = "taken_over";
+    }
+    match current {
+        None => {
             f.manifest = Some(full);
             f.commit(ledger, path, save)?;
             cx.root.rename_noreplace(&temp, path)?;
         }
-        EntryKind::Dir => {
-            let current = manifest_for(cx, path, &known, &f.manifest.clone().unwrap_or_default());
-            let scan = cx.root.scan_tree(path)?.unwrap_or_default();
-            let found = diff(&scan, &current);
-            let intact =
-                found.changed.is_empty() && found.missing == 0 && found.specials.is_empty();
-            if f.manifest.is_some() && intact && same_content(&current, &full, &marker) {
-                cx.root.remove_tree(&temp)?;
-                for inner in &found.foreign {
-                    cx.report.warnings.push((
-                        cx.root.display_path(path).join(inner).display().to_string(),
-                        "not projected by us: it stays in the managed skill folder while sessions run and is set aside when the last one ends".into(),
-                    ));
-                }
-                if action == "created" {
-                    action = "unchanged";
-                }
-            } else {
-                let old = sibling(
-                    path,
-                    &format!(".{name}{TEMP_INFIX}{}", fsio::random_hex(8)?),
-                )?;
-                for dir in [&temp, &old] {
-                    f.retired.push(Retired {
-                        name: dir.file_name().to_string(),
-                        manifest: current.clone(),
-                    });
-                }
-                f.manifest = Some(full);
-                f.commit(ledger, path, save)?;
-                if !cx.root.exchange(&temp, path)? {
-                    cx.root.rename_noreplace(path, &old)?;
-                    cx.root.rename_noreplace(&temp, path)?;
-                }
-                for dir in [&temp, &old] {
-                    if cx.root.kind(dir) == EntryKind::Dir {
-                        let manifest = manifest_for(cx, dir, &f, &current);
-                        dispose(cx, dir, &manifest, Some(path), path)?;
-                    }
-                }
-                f.retired.clear();
-                if action == "created" {
-                    action = "refreshed";
+        Some(current) => {
+            let old = sibling(
+                path,
+                &format!(".{name}{TEMP_INFIX}{}", fsio::random_hex(8)?),
+            )?;
+            for dir in [&temp, &old] {
+                f.retired.push(Retired {
+                    name: dir.file_name().to_string(),
+                    manifest: current.clone(),
+                });
+            }
+            f.manifest = Some(full);
+            f.commit(ledger, path, save)?;
+            if !cx.root.exchange(&temp, path)? {
+                cx.root.rename_noreplace(path, &old)?;
+                cx.root.rename_noreplace(&temp, path)?;
+            }
+            for dir in [&temp, &old] {
+                if cx.root.kind(dir) == EntryKind::Dir {
+                    let manifest = manifest_for(cx, dir, &f, &current);
+                    dispose(cx, dir, &manifest, Some(path), path)?;
                 }
             }
-        }
-        EntryKind::Symlink => {
-            cx.root.remove_tree(&temp)?;
-            return Err(Error::Symlink {
-                path: cx.root.display_path(path),
-                detail: "a symlink stands where the skill folder goes".into(),
-            });
-        }
-        EntryKind::File | EntryKind::Other => {
-            cx.root.remove_tree(&temp)?;
-            return Err(Error::Unsafe {
-                path: cx.root.display_path(path),
-                reason: "a file stands where the skill folder goes; it is not replaced".into(),
-            });
+            f.retired.clear();
+            action = "refreshed";
         }
     }
 
-    // 4. Finish moving the prior into the stash.
+    // 5. Finish moving the prior into the stash.
+    finish_stash(cx, path, &f)?;
+    f.commit(ledger, path, save)?;
+    Ok(action)
+}
+
+/// Moves a prior left at its hidden name into the stash.
+fn finish_stash(cx: &Cx<'_>, path: &RelPath, f: &Fields) -> Result<()> {
     if let Some(prior) = &f.prior
         && locate(cx.root, cx.state, path, prior)? == PriorAt::Hidden
     {
@@ -792,8 +768,56 @@ pub fn project(
             &stash_rel(prior)?,
         )?;
     }
-    f.commit(ledger, path, save)?;
-    Ok(action)
+    Ok(())
+}
+
+/// Reports files found in a managed folder that are not ours (they stay while sessions run).
+fn report_foreign(cx: &mut Cx<'_>, path: &RelPath, foreign: &[PathBuf]) {
+    for inner in foreign {
+        cx.report.warnings.push((
+            cx.root.display_path(path).join(inner).display().to_string(),
+            "not projected by us: it stays in the managed skill folder while sessions run and is set aside when the last one ends".into(),
+        ));
+    }
+}
+
+/// Whether the source folder holds exactly the files and folders (content and mode bits, as a copy
+/// would write them) that `ours` records. A source a copy would refuse never matches, so the copy
+/// is what reports why.
+fn source_matches(source: &Path, ours: &Manifest, marker: &str) -> bool {
+    let Ok(scan) = fsio::scan_path(source) else {
+        return false;
+    };
+    let mut entries = Vec::with_capacity(scan.len());
+    for mut entry in scan {
+        if entry.path.starts_with(marker) {
+            continue;
+        }
+        if entry.path.to_str().is_none()
+            || matches!(entry.kind, TreeKind::Symlink { .. } | TreeKind::Other)
+        {
+            return false;
+        }
+        entry.mode &= 0o777;
+        entries.push(entry);
+    }
+    same_content(ours, &manifest_from(String::new(), &entries), marker)
+}
+
+/// The error for something other than a folder standing where the skill folder goes.
+fn blocked(root: &Root, path: &RelPath, kind: EntryKind) -> Error {
+    match kind {
+        EntryKind::Symlink => Error::Symlink {
+            path: root.display_path(path),
+            detail:
+                "a symlink stands where the skill folder goes; it is neither followed nor replaced"
+                    .into(),
+        },
+        _ => Error::Unsafe {
+            path: root.display_path(path),
+            reason: "a file stands where the skill folder goes; it is not replaced".into(),
+        },
+    }
 }
 
 /// Copies `source` into the new folder `temp`, writes the marker, and returns the full manifest.

@@ -43,6 +43,10 @@ fn a_skill_is_projected_with_its_marker_and_removed_by_the_last_session() {
         String::from_utf8(fx.read(&format!(".agents/skills/review/{MARKER}")).unwrap()).unwrap();
     assert!(marker.contains("namespace agentworks"), "{marker}");
     assert!(marker.contains("SKILL.md"), "{marker}");
+    let ino = |rel: &str| {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(fx.ws.join(rel)).unwrap())
+    };
+    let first = ino(".agents/skills/review/SKILL.md");
     let b = fx.acquire(&[("review", &src)]);
     assert!(
         b.files
@@ -50,6 +54,11 @@ fn a_skill_is_projected_with_its_marker_and_removed_by_the_last_session() {
             .any(|f| f.kind == "skill" && f.action == "unchanged"),
         "{:?}",
         b.files
+    );
+    assert_eq!(
+        ino(".agents/skills/review/SKILL.md"),
+        first,
+        "an unchanged skill is not copied again"
     );
     assert!(fx.release(&a.token).released);
     assert!(
@@ -234,9 +243,16 @@ fn a_symlink_inside_a_source_skill_is_refused() {
     std::os::unix::fs::symlink(&outside, src.join("leak")).unwrap();
     write_project_review(&fx);
     let before = tree(&fx.ws);
+    let ino = || {
+        std::os::unix::fs::MetadataExt::ino(
+            &std::fs::metadata(fx.ws.join(".agents/skills/review")).unwrap(),
+        )
+    };
+    let prior_ino = ino();
     let err = fx
         .try_acquire_with(&CODEX_LIKE, &[("review", &src)], me())
         .expect_err("symlink in source");
+    assert_eq!(ino(), prior_ino, "the project's folder was never moved");
     assert!(matches!(err, Error::Symlink { .. }), "{err}");
     assert!(err.to_string().contains("leak"), "{err}");
     assert_eq!(tree(&fx.ws), before, "nothing half done");
