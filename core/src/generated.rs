@@ -22,7 +22,7 @@
 //!
 //! | format | marker | why |
 //! |---|---|---|
-//! | `.md`, `.markdown`, `.mdc` | HTML comment, after a leading `---` frontmatter block | Cursor parses `.mdc` frontmatter only at the first line; Claude strips block-level HTML comments, Codex and Pi pass them on, so the sentence is written to read sensibly to a model |
+//! | `.md`, `.markdown`, `.mdc` | HTML comment, after a leading `---` frontmatter block | frontmatter is recognised only at the very start of a file (Cursor skips an `.mdc` rule whose frontmatter it cannot read); Claude strips block-level HTML comments, Codex and Pi pass them on, so the sentence is written to read sensibly to a model |
 //! | `.toml`, `.yaml`, `.yml`, `.sh`, `.bash`, `.zsh`, `.py`, `.rb`, `.pl`, and scripts whose `#!` line names another interpreter | `# ` comment, after a `#!` line | comments are part of these formats |
 //! | `.js`, `.mjs`, `.cjs`, `.ts`, and `#!` lines naming node, deno or bun | `// ` comment, after a `#!` line | |
 //! | `.json` (MCP, CLI and hooks configuration) and anything else | **none**: the ledger alone proves it | JSON has no comments, and a top-level `"_projectfile"` key is not safe: agy reads every top-level key of its hooks file as a hook name and drops the whole file on a load error, Muse's strict loader drops groups with unknown keys, and whether Cursor ignores unknown keys in `mcp.json`, `cli.json` and `hooks.json` could not be confirmed (research/agy.md, research/muse.md, research/cursor.md). A provider that knows its CLI tolerates the key may add it itself with [`json_marker`]; it is then verified like any other marker |

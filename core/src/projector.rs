@@ -795,6 +795,8 @@ impl Projector {
         if !plan.owned_files.is_empty() {
             self.save(locked)?;
         }
+        // Each skill records its own progress in the ledger; what it set aside is saved after.
+        let mut kept_any = false;
         for skill in &plan.skills {
             let path = skill.skills_dir.join(&skill.name)?;
             let mut report = skills::Report::default();
@@ -815,6 +817,7 @@ impl Projector {
                 )
             };
             let kept = report.kept.clone();
+            kept_any |= !kept.is_empty();
             outcome.absorb(report);
             locked.ledger.kept.extend(kept);
             let action = result?;
@@ -828,7 +831,7 @@ impl Projector {
                 },
             });
         }
-        if !plan.skills.is_empty() {
+        if kept_any {
             self.save(locked)?;
         }
         Ok(())

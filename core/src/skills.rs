@@ -6,9 +6,11 @@
 //!
 //! - **Marker.** Every folder we build carries the marker file [`Namespace::skill_marker`]
 //!   (`.agentworks-managed`). Its content is a small JSON document naming the namespace, a random
-//!   *build id*, and the SHA-256 and mode of every file we wrote (see [`marker_content`]). Codex,
-//!   Pi and Cursor skip hidden entries when they look for skills; Claude reads only `SKILL.md` and
-//!   what it references.
+//!   *build id*, and the SHA-256 and mode of every file we wrote (see [`marker_content`]). It is a
+//!   hidden file inside the skill folder: skill loaders read the folder's `SKILL.md` and what it
+//!   references, and Codex's loader skips hidden entries (research/codex.md). A file of that name
+//!   at the top of a *source* skill is not copied (ours replaces it), so a projected folder can be
+//!   used as a source.
 //! - **Take-over.** A same-named folder without our marker (an earlier version's, or the project's
 //!   own) is taken over: moved whole into `<state>/workspaces/<key>/stash/<random>.<name>/` (a
 //!   rename when the state directory is on the same file system, else an exact copy and then a
@@ -404,26 +406,35 @@ impl Fields {
         }
     }
 
-    /// Writes these fields into the ledger entry for `path` (keeping its holders) and saves.
+    /// Writes these fields into the ledger entry for `path` (keeping its holders) and saves, when
+    /// they differ from what the ledger holds.
     fn commit(
         &self,
         ledger: &mut Ledger,
         path: &RelPath,
         save: &dyn Fn(&Ledger) -> Result<()>,
     ) -> Result<()> {
-        if let Some(EntryRecord::Skill {
+        let Some(EntryRecord::Skill {
             source,
             prior,
             manifest,
             retired,
             ..
         }) = ledger.entries.get_mut(path)
+        else {
+            return Ok(());
+        };
+        if *source == self.source
+            && *prior == self.prior
+            && *manifest == self.manifest
+            && *retired == self.retired
         {
-            *source = self.source.clone();
-            *prior = self.prior.clone();
-            *manifest = self.manifest.clone();
-            *retired = self.retired.clone();
+            return Ok(());
         }
+        *source = self.source.clone();
+        *prior = self.prior.clone();
+        *manifest = self.manifest.clone();
+        *retired = self.retired.clone();
         save(ledger)
     }
 }
