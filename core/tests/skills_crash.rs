@@ -2,6 +2,7 @@
 //! operation of an acquire (take-over), a refresh, or a release, for every k, on one file system
 //! and across file systems; the next start must clean up, and after the last release the project's
 //! own folder is back byte for byte with nothing of ours left (not even spurious kept copies).
+//! Run on one file system with `RENAME_EXCHANGE`, and as if across file systems without it.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -15,14 +16,17 @@ use projectfile_core::fsio::faults;
 use skills_common::*;
 
 /// Runs `scenario` with the k-th operation failing, for k = 0, 1, … until a run needs no crash.
+/// Twice: on one file system with `RENAME_EXCHANGE`, and across file systems without it.
 fn for_each_crash_point(mut scenario: impl FnMut(u64) -> bool) {
-    for cross_device in [false, true] {
+    for other_fs in [false, true] {
         let mut k = 0;
         loop {
-            faults::force_cross_device(cross_device);
+            faults::force_cross_device(other_fs);
+            faults::force_no_exchange(other_fs);
             let crashed = scenario(k);
             faults::disarm();
             faults::force_cross_device(false);
+            faults::force_no_exchange(false);
             if !crashed {
                 break;
             }

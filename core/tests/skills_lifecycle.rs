@@ -361,3 +361,36 @@ fn moves_across_file_systems_keep_the_prior_exact() {
     assert_eq!(tree(&fx.ws), before);
     fx.assert_no_state();
 }
+
+#[test]
+fn a_state_dir_on_another_file_system_keeps_the_prior_exact() {
+    // /dev/shm is a tmpfs on Linux; the workspace lives on the temporary directory's file system.
+    let shm = Path::new("/dev/shm");
+    let Ok(other) = tempfile::tempdir_in(shm) else {
+        eprintln!("no /dev/shm: skipped");
+        return;
+    };
+    let fx = Fx::new();
+    let projector = projectfile_core::projector::Projector::new(
+        other.path(),
+        projectfile_core::Namespace::default(),
+    );
+    write_project_review(&fx);
+    let before = tree(&fx.ws);
+    let v1 = fx.source("v1", &[("SKILL.md", b"v1\n")]);
+    let v2 = fx.source("v2", &[("SKILL.md", b"v2\n")]);
+    let a = projector
+        .acquire(&CODEX_LIKE, &fx.request(&[("review", &v1)], me()))
+        .unwrap();
+    projectfile_core::fsio::faults::force_no_exchange(true);
+    let b = projector
+        .acquire(&CODEX_LIKE, &fx.request(&[("review", &v2)], me()))
+        .unwrap();
+    projectfile_core::fsio::faults::force_no_exchange(false);
+    assert_eq!(fx.read(".agents/skills/review/SKILL.md").unwrap(), b"v2\n");
+    let status = projector.status(&fx.ws).unwrap();
+    assert!(status.taken_over[0].stash.starts_with(other.path()));
+    projector.release(&a.token).unwrap();
+    projector.release(&b.token).unwrap();
+    assert_eq!(tree(&fx.ws), before);
+}

@@ -16,6 +16,19 @@ thread_local! {
     static SEEN: Cell<u64> = const { Cell::new(0) };
     /// Whether every move between directories takes the cross-file-system (copy) path.
     static CROSS_DEVICE: Cell<bool> = const { Cell::new(false) };
+    /// Whether folder exchanges behave as on a file system without `RENAME_EXCHANGE`.
+    static NO_EXCHANGE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes every [`super::Root::exchange`] on this thread report that the file system cannot
+/// exchange, so tests cover the two-rename fallback.
+pub fn force_no_exchange(on: bool) {
+    NO_EXCHANGE.with(|c| c.set(on));
+}
+
+/// Whether [`force_no_exchange`] is on for this thread.
+pub(crate) fn exchange_disabled() -> bool {
+    NO_EXCHANGE.with(Cell::get)
 }
 
 /// Makes every [`super::tree::move_tree`] on this thread behave as if its two ends were on

@@ -696,6 +696,9 @@ impl Root {
         let a_dir = self.open_parent(a)?.ok_or_else(|| missing(a))?;
         let b_dir = self.open_parent(b)?.ok_or_else(|| missing(b))?;
         faults::check("exchange", &shown)?;
+        if faults::exchange_disabled() {
+            return Ok(false);
+        }
         match rustix::fs::renameat_with(
             &a_dir,
             a.file_name(),
