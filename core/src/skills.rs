@@ -59,8 +59,9 @@ use crate::provider::{EntryKind, Namespace};
 pub const MAX_NAME_BYTES: usize = 255;
 
 /// Refuses a skill name that is not one plain, visible folder name: empty, longer than 255 bytes,
-/// holding `/` or `\`, `..`, a control character, or starting with `.` (hidden names are skipped by
-/// the CLIs' skill loaders and are where our temporary folders live).
+/// holding `/` or `\`, `..`, a control character, starting with `.` (hidden names are skipped by
+/// the CLIs' skill loaders and are where our temporary folders live), or holding `.projectfile-`
+/// (the infix of our temporary and prior names, so one skill's leftovers never match another's).
 pub fn validate_name(name: &str) -> Result<()> {
     let refuse = |reason: &str| {
         Err(Error::invalid(
@@ -88,6 +89,11 @@ pub fn validate_name(name: &str) -> Result<()> {
     if name.starts_with('.') {
         return refuse(
             "a skill name must not start with '.' (hidden folders are not read as skills)",
+        );
+    }
+    if name.contains(".projectfile-") {
+        return refuse(
+            "a skill name must not contain '.projectfile-' (reserved for our temporary names)",
         );
     }
     Ok(())
@@ -946,6 +952,7 @@ mod tests {
             "tab\there",
             ".hidden",
             "a..b",
+            "x.projectfile-tmp.0",
         ] {
             let e = validate_name(bad).unwrap_err();
             assert!(e.to_string().contains("nothing was written"), "{e}");
