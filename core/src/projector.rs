@@ -261,7 +261,8 @@ struct Outcome {
 
 const LEDGER_FILE: &str = "ledger.json";
 
-fn now_secs() -> u64 {
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -46,13 +46,13 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::fsio::tree::{PRIOR_INFIX, hex};
 use crate::fsio::{self, Root, TEMP_INFIX, TreeEntry, TreeKind, faults};
 use crate::ledger::{EntryRecord, KeptRecord, Ledger, Manifest, ManifestFile, Retired, SkillPrior};
 use crate::plan::RelPath;
+use crate::projector::now_secs;
 use crate::provider::{EntryKind, Namespace};
 
 /// The longest skill name accepted, in bytes (a file name's limit on Linux).
@@ -515,13 +515,6 @@ fn manifest_for(cx: &Cx<'_>, dir: &RelPath, f: &Fields, fallback: &Manifest) -> 
         }
     }
     fallback.clone()
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// Copies `dir/inner` into a fresh folder under `kept/` and records it.
