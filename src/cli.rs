@@ -273,7 +273,9 @@ pub struct SessionArgs {
     /// CLI configuration, a JSON file.
     #[arg(long, value_name = "FILE")]
     pub cli_config: Option<PathBuf>,
-    /// A skill folder to project, as NAME=DIR (repeatable).
+    /// A skill folder to project, as NAME=DIR (repeatable): copied into the CLI's skills folder
+    /// as NAME/ with a `.{NS}-managed` marker file. A same-named folder there is taken over and put
+    /// back by the last session. NAME is one plain folder name; DIR may not contain symlinks.
     #[arg(long = "skill", value_name = "NAME=DIR")]
     pub skills: Vec<String>,
     /// The CLI's version, when the host knows it (skips probing `--version`).

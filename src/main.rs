@@ -179,6 +179,14 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         entry.kind, entry.path, entry.holders, entry.live_holders
                     );
                 }
+                for taken in &report.taken_over {
+                    println!(
+                        "taken over {}: the prior folder is kept at {} ({})",
+                        taken.path,
+                        taken.stash.display(),
+                        taken.state
+                    );
+                }
                 for kept in &report.kept {
                     println!(
                         "kept {} at {} ({})",

@@ -25,6 +25,7 @@
 
 pub mod facts;
 pub mod fixtures;
+pub mod skills;
 pub mod tree;
 
 use projectfile_core::holder::Holder;
@@ -37,6 +38,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use skills::*;
 pub use tree::Tree;
 
 /// The provider under test and the parameters that make its plan what the check needs.
@@ -128,6 +130,8 @@ pub struct Fixture {
     pub state: PathBuf,
     /// Somewhere outside the workspace.
     pub outside: PathBuf,
+    /// Where skill sources are made (outside the workspace, apart from `outside`).
+    pub sources: PathBuf,
     /// A projector on `state`.
     pub projector: Projector,
 }
@@ -140,7 +144,8 @@ impl Fixture {
         let workspace = base.join("workspace");
         let state = base.join("state");
         let outside = base.join("outside");
-        for d in [&workspace, &state, &outside] {
+        let sources = base.join("sources");
+        for d in [&workspace, &state, &outside, &sources] {
             std::fs::create_dir(d).expect("mkdir");
         }
         Fixture {
@@ -150,6 +155,7 @@ impl Fixture {
             workspace,
             state,
             outside,
+            sources,
         }
     }
 
@@ -1289,6 +1295,14 @@ macro_rules! conformance_tests {
             owned_file_user_edit_is_set_aside,
             markers_are_counted,
             launch_arg_private_file_lives_while_held,
+            skills_are_projected_marked_and_removed,
+            skill_take_over_restores_the_projects_folder,
+            skill_refresh_and_user_files,
+            skill_hostile_names_are_refused,
+            skill_source_symlinks_are_refused,
+            skill_lost_state_dir,
+            skill_crash_leftovers_are_cleaned,
+            generated_config_is_removed_only_when_ours,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {

@@ -6,8 +6,10 @@
 //! ```text
 //! <state>/workspaces/<key>/ledger.json   leases and entries of one workspace
 //! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
-//! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session
-//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session)
+//! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session,
+//!                                        and prior skill folders taken over (`stash/<random>.<name>/`)
+//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session, files
+//!                                        changed in or added to a managed skill folder)
 //! <state>/workspaces/<key>/sessions/<t>/ private files of one session (Claude's prompt file)
 //! ```
 //!
@@ -65,6 +67,48 @@ pub struct Stash {
     pub mode: u32,
 }
 
+/// One file we wrote into a projected skill folder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestFile {
+    /// SHA-256 of the content, lowercase hex.
+    pub sha256: String,
+    /// Permission bits.
+    pub mode: u32,
+}
+
+/// What one build of a projected skill folder holds: every file and directory we wrote into it,
+/// so a user's change or addition can be told from our bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// A random id, also written into the folder's marker file, telling builds apart.
+    pub build: String,
+    /// Files by path relative to the folder (`/`-separated), including the marker file.
+    #[serde(default)]
+    pub files: BTreeMap<String, ManifestFile>,
+    /// Directories inside the folder, with their modes.
+    #[serde(default)]
+    pub dirs: BTreeMap<String, u32>,
+}
+
+/// A same-named folder we took over: where its prior contents are kept until the last session
+/// ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkillPrior {
+    /// Its folder name inside `stash/`.
+    pub stash: String,
+    /// The hidden name beside the skill folder it carries while it moves into the stash.
+    pub hidden: String,
+}
+
+/// An earlier build of ours beside the skill folder, swapped out by a refresh and not yet removed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retired {
+    /// Its name beside the skill folder.
+    pub name: String,
+    /// What we wrote into it.
+    pub manifest: Manifest,
+}
+
 /// What one projected path holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -94,6 +138,20 @@ pub enum EntryRecord {
         /// File or directory.
         marker: MarkerKind,
     },
+    /// A projected skill folder (see [`crate::skills`]).
+    Skill {
+        /// Tokens of the leases holding it.
+        holders: BTreeSet<String>,
+        /// The folder it was last copied from.
+        source: PathBuf,
+        /// The folder that stood there before, taken over; `None` when there was none.
+        prior: Option<SkillPrior>,
+        /// What the folder holds from us; `None` until the first build is recorded.
+        manifest: Option<Manifest>,
+        /// Earlier builds beside the folder still to be removed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        retired: Vec<Retired>,
+    },
 }
 
 impl EntryRecord {
@@ -102,7 +160,8 @@ impl EntryRecord {
         match self {
             EntryRecord::Block { holders }
             | EntryRecord::Owned { holders, .. }
-            | EntryRecord::Marker { holders, .. } => holders,
+            | EntryRecord::Marker { holders, .. }
+            | EntryRecord::Skill { holders, .. } => holders,
         }
     }
 
@@ -111,16 +170,18 @@ impl EntryRecord {
         match self {
             EntryRecord::Block { holders }
             | EntryRecord::Owned { holders, .. }
-            | EntryRecord::Marker { holders, .. } => holders,
+            | EntryRecord::Marker { holders, .. }
+            | EntryRecord::Skill { holders, .. } => holders,
         }
     }
 
-    /// `block`, `owned` or `marker`.
+    /// `block`, `owned`, `marker` or `skill`.
     pub fn kind_name(&self) -> &'static str {
         match self {
             EntryRecord::Block { .. } => "block",
             EntryRecord::Owned { .. } => "owned",
             EntryRecord::Marker { .. } => "marker",
+            EntryRecord::Skill { .. } => "skill",
         }
     }
 }

@@ -11,12 +11,15 @@
 //! - [`ledger`]: the per-workspace record of leases and what each projected path holds.
 //! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale.
 //! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
+//! - [`generated`]: the in-content marker proving generated configuration ours, per format.
+//! - [`skills`]: projected skill folders: marker, take-over of a same-named folder, manifests.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
 
 pub mod block;
 pub mod error;
 pub mod fsio;
+pub mod generated;
 pub mod guidance;
 pub mod holder;
 pub mod ledger;
@@ -27,6 +30,7 @@ pub mod provider;
 pub mod reader;
 pub mod runtime;
 pub mod sandbox;
+pub mod skills;
 
 pub use error::{Error, Result};
 pub use plan::*;

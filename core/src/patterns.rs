@@ -11,7 +11,7 @@
 use crate::error::{Error, Result};
 use crate::plan::{
     BlockProjection, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile, RelPath,
-    SessionTextCarrier,
+    SessionTextCarrier, SkillProjection,
 };
 use crate::provider::PlanContext;
 
@@ -154,6 +154,54 @@ pub fn hook_files(
         });
     }
     Ok(files)
+}
+
+/// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
+/// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
+///
+/// Every provider whose CLI reads skill folders calls this with its own folder and sets
+/// `Capabilities::skills`; core does the rest (see [`crate::skills`]): the copy into
+/// `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
+/// take-over of a same-named folder (stashed, put back by the last session), counting across
+/// sessions, refresh at each start, and removal of only what is provably ours.
+///
+/// | CLI | `skills_dir` | source |
+/// |---|---|---|
+/// | Codex | `.agents/skills` | openai/codex `codex-rs/core-skills/src/loader.rs` (`repo_agents_skill_roots`) |
+/// | Claude Code | `.claude/skills` | code.claude.com/docs skills page |
+/// | Pi | `.pi/skills` | badlogic/pi-mono `packages/coding-agent/docs/skills.md` |
+/// | Cursor | `.cursor/skills` | cursor.com/docs/context/skills |
+///
+/// Refuses (before anything is written) a skill name that is not one plain folder name
+/// ([`crate::skills::validate_name`]: no `/`, `..`, absolute path, control character or leading
+/// `.`), and two skills with the same name.
+///
+/// ```
+/// # use projectfile_core::{patterns, Plan, PlanContext, Result};
+/// fn plan(ctx: &PlanContext<'_>) -> Result<Plan> {
+///     let mut plan = patterns::agents_md_block(ctx, &[])?;
+///     plan.skills = patterns::skills(ctx, ".agents/skills")?;
+///     Ok(plan)
+/// }
+/// ```
+pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjection>> {
+    let skills_dir = RelPath::new(skills_dir)?;
+    let mut out: Vec<SkillProjection> = Vec::with_capacity(ctx.request.skills.len());
+    for skill in &ctx.request.skills {
+        crate::skills::validate_name(&skill.name)?;
+        if out.iter().any(|s| s.name == skill.name) {
+            return Err(crate::error::Error::invalid(
+                format!("skill name {:?}", skill.name),
+                "the session names this skill twice; nothing was written",
+            ));
+        }
+        out.push(SkillProjection {
+            skills_dir: skills_dir.clone(),
+            name: skill.name.clone(),
+            source: skill.source.clone(),
+        });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -14,12 +14,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::block::{self, Markers, UpsertAction};
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
+use crate::generated::{self, Provenance};
 use crate::holder::{Holder, Liveness};
 use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
 use crate::provider::{
     EntryKind, Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe,
 };
+use crate::skills::{self, PriorAt};
 
 /// Schema names of the receipts, stable for hosts in other languages.
 pub mod schema {
@@ -68,11 +70,13 @@ impl AcquireRequest {
 pub struct FileReceipt {
     /// Relative to the workspace (or absolute, for private files).
     pub path: String,
-    /// `block`, `owned`, `marker`, `dir` or `private`.
+    /// `block`, `owned`, `marker`, `skill`, `dir` or `private`.
     pub kind: &'static str,
     /// What happened: `inserted`, `refreshed`, `unchanged`, `created`, `replaced`, `written`,
     /// `exists` (a project's own path left alone), `held` (already ours, counted once more),
-    /// `removed`, `restored`, `kept`.
+    /// `removed`, `restored`, `kept`; for skills also `taken_over` (a same-named folder moved
+    /// into the stash) and `reclaimed` (a leftover of ours whose record was lost, proven by its
+    /// marker's manifest).
     pub action: &'static str,
 }
 
@@ -181,12 +185,26 @@ pub struct LeaseStatus {
 pub struct EntryStatus {
     /// The path.
     pub path: RelPath,
-    /// `block`, `owned` or `marker`.
+    /// `block`, `owned`, `marker` or `skill`.
     pub kind: &'static str,
     /// How many leases hold it.
     pub holders: usize,
     /// How many of them are alive.
     pub live_holders: usize,
+}
+
+/// A folder we took over (a same-named skill folder of the project's, or an earlier version's),
+/// kept until the last session ends.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TakenOver {
+    /// The skill folder, relative to the workspace.
+    pub path: RelPath,
+    /// Where its prior contents are kept (absolute, under the state directory).
+    pub stash: PathBuf,
+    /// `stashed` (whole in the stash), `moving` (at a hidden name beside the folder: a move was
+    /// interrupted) or `in_place` (not moved yet: the folder there is still the prior).
+    pub state: &'static str,
 }
 
 /// What `status` reports.
@@ -207,6 +225,8 @@ pub struct StatusReport {
     pub stale: Vec<String>,
     /// User bytes set aside so far.
     pub kept: Vec<KeptRecord>,
+    /// Folders taken over, and where their prior contents are kept.
+    pub taken_over: Vec<TakenOver>,
 }
 
 /// What `strip-stale` did.
@@ -254,7 +274,8 @@ struct Outcome {
 
 const LEDGER_FILE: &str = "ledger.json";
 
-fn now_secs() -> u64 {
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -309,6 +330,8 @@ impl Projector {
         let state_path = self.workspaces_dir().join(&key);
         let state = Root::create_private(&state_path)?;
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
+        // A crash in the middle of a ledger write leaves its temporary file; we hold the lock.
+        state.remove_temp_files(&rel(LEDGER_FILE)?)?;
         let ledger_path = state_path.join(LEDGER_FILE);
         let ledger = match fsio::read_private(&ledger_path)? {
             Some(bytes) => Ledger::parse(&bytes, &ledger_path, canonical)?,
@@ -323,14 +346,7 @@ impl Projector {
     }
 
     fn save(&self, locked: &Locked) -> Result<()> {
-        let name = rel(LEDGER_FILE)?;
-        if locked.ledger.is_empty() {
-            locked.state.remove_file(&name)?;
-            return Ok(());
-        }
-        locked
-            .state
-            .write_atomic(&name, &locked.ledger.to_bytes()?, Some(0o600))
+        save_ledger(&locked.state, &locked.ledger)
     }
 
     /// Probes the CLI's version when the provider needs it and the host did not say.
@@ -430,6 +446,9 @@ impl Projector {
         paths.extend(plan.blocks.iter().map(|b| b.path.clone()));
         paths.extend(plan.owned_files.iter().map(|o| o.path.clone()));
         paths.extend(plan.markers.iter().map(|m| m.path.clone()));
+        for skill in &plan.skills {
+            paths.push(skill.skills_dir.join(&skill.name)?);
+        }
         locked.ledger.leases.insert(
             token.clone(),
             LeaseRecord {
@@ -513,12 +532,22 @@ impl Projector {
     ) -> Result<()> {
         // Stash prior contents of owned files we do not hold yet, before the ledger names them.
         let mut stashes: BTreeMap<RelPath, Option<Stash>> = BTreeMap::new();
+        // Owned files we find proven ours by their marker but unrecorded (a lost state directory):
+        // replaced, and removed by the last session, instead of kept as a prior.
+        let mut reclaimed_owned = std::collections::BTreeSet::new();
         for owned in &plan.owned_files {
             if locked.ledger.entries.contains_key(&owned.path) {
                 continue;
             }
             let prior = match locked.root.read(&owned.path)? {
                 None => None,
+                Some(snapshot)
+                    if generated::provenance(&snapshot.bytes, &self.namespace)
+                        == Provenance::Proven =>
+                {
+                    reclaimed_owned.insert(owned.path.clone());
+                    None
+                }
                 Some(snapshot) => {
                     let file = format!("{}.{}", fsio::random_hex(8)?, owned.path.file_name());
                     let stash_dir = rel("stash")?;
@@ -599,6 +628,25 @@ impl Projector {
                 });
             }
         }
+        // Skill folders: a new entry records what stands there now (and, for a take-over, where
+        // the prior will be kept) before anything is touched.
+        let mut reclaimed = std::collections::BTreeSet::new();
+        for skill in &plan.skills {
+            let path = skill.skills_dir.join(&skill.name)?;
+            if let Some(entry) = ledger.entries.get_mut(&path) {
+                entry.holders_mut().insert(token.to_string());
+                continue;
+            }
+            let initial = skills::classify(&locked.root, &path, &self.namespace)?;
+            if let skills::Initial::Leftover(_, created) = &initial {
+                reclaimed.insert(path.clone());
+                ledger.created_dirs.extend(created.iter().cloned());
+            }
+            ledger.entries.insert(
+                path.clone(),
+                skills::new_entry(&path, token, &skill.source, &initial)?,
+            );
+        }
         // Directories that are missing now are ours to create (and, later, to remove).
         let mut to_create = Vec::new();
         for path in paths {
@@ -668,6 +716,9 @@ impl Projector {
         }
         for owned in &plan.owned_files {
             let current = locked.root.read(&owned.path)?;
+            // What we write: the content with our marker where its format allows.
+            let content =
+                generated::stamp(&owned.content, &owned.path, owned.role, &self.namespace);
             let Some(EntryRecord::Owned {
                 written,
                 written_mode,
@@ -684,14 +735,17 @@ impl Projector {
             let action = if first {
                 if prior.is_some() {
                     "replaced"
+                } else if reclaimed_owned.contains(&owned.path) {
+                    "reclaimed"
                 } else {
                     "created"
                 }
             } else {
                 // Held already: a user edit since our last write is set aside, not lost.
-                let ours = current
-                    .as_ref()
-                    .is_some_and(|s| s.bytes == written.as_bytes());
+                let ours = current.as_ref().is_some_and(|s| {
+                    s.bytes == written.as_bytes()
+                        || generated::provenance(&s.bytes, &self.namespace) == Provenance::Proven
+                });
                 if let (false, Some(snapshot)) = (ours, &current) {
                     let kept = keep_aside(
                         &locked.state,
@@ -702,7 +756,10 @@ impl Projector {
                     outcome.kept.push(kept.clone());
                     locked.ledger.kept.push(kept);
                 }
-                if ours && written.as_str() == owned.content && *written_mode == owned.mode {
+                let current_is_content = current
+                    .as_ref()
+                    .is_some_and(|s| s.bytes == content.as_bytes());
+                if current_is_content && *written == content && *written_mode == owned.mode {
                     "unchanged"
                 } else {
                     "refreshed"
@@ -710,11 +767,11 @@ impl Projector {
             };
             let mode = owned.mode.or(prior.as_ref().map(|p| p.mode));
             if action != "unchanged" {
-                *written = owned.content.clone();
+                *written = content.clone();
                 *written_mode = owned.mode;
                 locked
                     .root
-                    .write_atomic(&owned.path, owned.content.as_bytes(), mode)?;
+                    .write_atomic(&owned.path, content.as_bytes(), mode)?;
             }
             pending.remove(&owned.path);
             outcome.files.push(FileReceipt {
@@ -751,6 +808,45 @@ impl Projector {
         }
         // Owned files' `written` changed: record it.
         if !plan.owned_files.is_empty() {
+            self.save(locked)?;
+        }
+        // Each skill records its own progress in the ledger; what it set aside is saved after.
+        let mut kept_any = false;
+        for skill in &plan.skills {
+            let path = skill.skills_dir.join(&skill.name)?;
+            let mut report = skills::Report::default();
+            let result = {
+                let mut cx = skills::Cx {
+                    root: &locked.root,
+                    state: &locked.state,
+                    namespace: &self.namespace,
+                    report: &mut report,
+                };
+                let state = &locked.state;
+                skills::project(
+                    &mut cx,
+                    &mut locked.ledger,
+                    &path,
+                    &skill.source,
+                    &|ledger| save_ledger(state, ledger),
+                )
+            };
+            let kept = report.kept.clone();
+            kept_any |= !kept.is_empty();
+            outcome.absorb(report);
+            locked.ledger.kept.extend(kept);
+            let action = result?;
+            outcome.files.push(FileReceipt {
+                path: path.to_string(),
+                kind: "skill",
+                action: if reclaimed.contains(&path) {
+                    "reclaimed"
+                } else {
+                    action
+                },
+            });
+        }
+        if kept_any {
             self.save(locked)?;
         }
         Ok(())
@@ -956,7 +1052,11 @@ impl Projector {
                     None => None,
                 };
                 if let Some(snapshot) = &current {
-                    let ours = snapshot.bytes == written.as_bytes();
+                    // Ours: what the ledger says we wrote, or content our marker proves (the
+                    // ledger may lag a write by a crash).
+                    let ours = snapshot.bytes == written.as_bytes()
+                        || generated::provenance(&snapshot.bytes, &self.namespace)
+                            == Provenance::Proven;
                     let already_restored = prior_bytes
                         .as_ref()
                         .is_some_and(|(bytes, _, _)| *bytes == snapshot.bytes);
@@ -992,6 +1092,22 @@ impl Projector {
                     }
                 }
                 Ok(())
+            }
+            EntryRecord::Skill { .. } => {
+                let mut report = skills::Report::default();
+                let result = skills::undo(
+                    &mut skills::Cx {
+                        root: &locked.root,
+                        state: &locked.state,
+                        namespace: &self.namespace,
+                        report: &mut report,
+                    },
+                    path,
+                    entry,
+                );
+                locked.ledger.kept.extend(report.kept.iter().cloned());
+                outcome.absorb(report);
+                result
             }
             EntryRecord::Marker { marker, .. } => {
                 let removed = match marker {
@@ -1097,6 +1213,23 @@ impl Projector {
                 }
             })
             .collect();
+        let taken_over = ledger
+            .entries
+            .iter()
+            .filter_map(|(path, entry)| {
+                skills::prior_status(&locked.root, &locked.state, path, entry).map(|(stash, at)| {
+                    TakenOver {
+                        path: path.clone(),
+                        stash,
+                        state: match at {
+                            PriorAt::Stash => "stashed",
+                            PriorAt::Hidden => "moving",
+                            PriorAt::NotMoved => "in_place",
+                        },
+                    }
+                })
+            })
+            .collect();
         Ok(StatusReport {
             schema: schema::STATUS,
             workspace: canonical,
@@ -1105,7 +1238,37 @@ impl Projector {
             created_dirs: ledger.created_dirs.iter().cloned().collect(),
             stale,
             kept: ledger.kept.clone(),
+            taken_over,
         })
+    }
+}
+
+/// Writes `ledger` under `state` (or removes the file when nothing is recorded).
+fn save_ledger(state: &Root, ledger: &Ledger) -> Result<()> {
+    let name = rel(LEDGER_FILE)?;
+    if ledger.is_empty() {
+        state.remove_file(&name)?;
+        return Ok(());
+    }
+    state.write_atomic(&name, &ledger.to_bytes()?, Some(0o600))
+}
+
+impl Outcome {
+    /// Takes in what a skill operation reported.
+    fn absorb(&mut self, report: skills::Report) {
+        self.files
+            .extend(report.files.into_iter().map(|(path, action)| FileReceipt {
+                path,
+                kind: "skill",
+                action,
+            }));
+        self.kept.extend(report.kept);
+        self.warnings.extend(
+            report
+                .warnings
+                .into_iter()
+                .map(|(path, message)| Warning { path, message }),
+        );
     }
 }
 
@@ -1138,7 +1301,7 @@ fn keep_aside(state: &Root, path: &RelPath, bytes: &[u8], reason: &str) -> Resul
 
 /// Refuses a plan that names one path twice, or a private file name that is not a plain name.
 fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
-    let mut seen = std::collections::BTreeSet::new();
+    let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let all = plan
         .blocks
         .iter()
@@ -1146,10 +1309,32 @@ fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
         .chain(plan.owned_files.iter().map(|o| &o.path))
         .chain(plan.markers.iter().map(|m| &m.path));
     for path in all {
-        if !seen.insert(path.as_str()) {
+        if !seen.insert(path.to_string()) {
             return Err(Error::Provider {
                 provider: provider.to_string(),
                 reason: format!("the plan names {path} twice"),
+            });
+        }
+    }
+    let mut skill_paths = Vec::new();
+    for skill in &plan.skills {
+        skills::validate_name(&skill.name)?;
+        let path = skill.skills_dir.join(&skill.name)?;
+        if !seen.insert(path.to_string()) {
+            return Err(Error::Provider {
+                provider: provider.to_string(),
+                reason: format!("the plan names {path} twice"),
+            });
+        }
+        skill_paths.push(path);
+    }
+    // Nothing else may live inside a skill folder, nor a skill folder inside another.
+    for skill in &skill_paths {
+        let prefix = format!("{skill}/");
+        if let Some(inside) = seen.iter().find(|p| p.starts_with(&prefix)) {
+            return Err(Error::Provider {
+                provider: provider.to_string(),
+                reason: format!("the plan puts {inside} inside the skill folder {skill}"),
             });
         }
     }

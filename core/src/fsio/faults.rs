@@ -14,6 +14,33 @@ thread_local! {
     static COUNTDOWN: Cell<Option<u64>> = const { Cell::new(None) };
     /// How many mutating operations have passed through [`check`] on this thread.
     static SEEN: Cell<u64> = const { Cell::new(0) };
+    /// Whether every move between directories takes the cross-file-system (copy) path.
+    static CROSS_DEVICE: Cell<bool> = const { Cell::new(false) };
+    /// Whether folder exchanges behave as on a file system without `RENAME_EXCHANGE`.
+    static NO_EXCHANGE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes every [`super::Root::exchange`] on this thread report that the file system cannot
+/// exchange, so tests cover the two-rename fallback.
+pub fn force_no_exchange(on: bool) {
+    NO_EXCHANGE.with(|c| c.set(on));
+}
+
+/// Whether [`force_no_exchange`] is on for this thread.
+pub(crate) fn exchange_disabled() -> bool {
+    NO_EXCHANGE.with(Cell::get)
+}
+
+/// Makes every [`super::tree::move_tree`] on this thread behave as if its two ends were on
+/// different file systems (copy, rename into place, remove), so tests cover that path on one file
+/// system.
+pub fn force_cross_device(on: bool) {
+    CROSS_DEVICE.with(|c| c.set(on));
+}
+
+/// Whether [`force_cross_device`] is on for this thread.
+pub(crate) fn cross_device_forced() -> bool {
+    CROSS_DEVICE.with(Cell::get)
 }
 
 /// Lets `operations` more mutating operations succeed on this thread, then fails every one after.

@@ -14,6 +14,9 @@
 
 pub mod faults;
 pub mod links;
+pub mod tree;
+
+pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::fs::File;

@@ -76,6 +76,9 @@ const USER_MEMORY: &str = ".claude/CLAUDE.md";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Claude;
 
+/// Where the CLI reads project skills; each session skill is projected into `.claude/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".claude/skills";
+
 /// The binary's version if it reads `AGENTS.md`, or why it is treated as one that does not.
 fn reads_agents_md(probes: &Probes) -> std::result::Result<semver::Version, String> {
     let old = format!(
@@ -127,6 +130,7 @@ impl Provider for Claude {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
+            skills: true,
             session_text_file: true,
             session_text_launch_arg: true,
             ..Capabilities::default()
@@ -167,6 +171,15 @@ impl Provider for Claude {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = self.session_plan(ctx)?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
+    }
+}
+
+impl Claude {
+    /// Everything but the skills: where the session text and the session's files go.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let route = format!(
             "the session text goes to a private file passed with {PROMPT_FLAG}; no project file is edited"
         );

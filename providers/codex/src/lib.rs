@@ -1,5 +1,6 @@
 //! The Codex CLI provider: the session text is a block in the root `AGENTS.md`, or in
-//! `AGENTS.override.md` when the root has one, because Codex reads the override instead.
+//! `AGENTS.override.md` when the root has one, because Codex reads the override instead; the
+//! session's skills are projected into `.agents/skills/<name>/`.
 //!
 //! # Facts relied on
 //!
@@ -28,6 +29,8 @@ use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patter
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
 /// The portable instruction file.
 pub const AGENTS_FILE: &str = patterns::AGENTS_MD;
+/// Where Codex reads project skills (at the project root; it also reads deeper ones).
+pub const SKILLS_DIR: &str = ".agents/skills";
 
 /// The Codex provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -41,6 +44,7 @@ impl Provider for Codex {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             session_text_file: true,
+            skills: true,
             ..Capabilities::default()
         }
     }
@@ -56,6 +60,8 @@ impl Provider for Codex {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        patterns::agents_md_block(ctx, &[OVERRIDE_FILE])
+        let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
     }
 }

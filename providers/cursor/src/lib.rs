@@ -70,6 +70,9 @@ pub const GIT_MARKER: &str = ".git";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cursor;
 
+/// Where the CLI reads project skills; each session skill is projected into `.cursor/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".cursor/skills";
+
 /// The `.mdc` rule: frontmatter that always applies it, then the session text.
 pub fn rule_file(prompt: &str) -> String {
     let newline = if prompt.is_empty() || prompt.ends_with('\n') {
@@ -104,6 +107,7 @@ impl Provider for Cursor {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
+            skills: true,
             session_text_file: true,
             mcp: true,
             hooks: true,
@@ -127,6 +131,15 @@ impl Provider for Cursor {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = self.session_plan(ctx)?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
+    }
+}
+
+impl Cursor {
+    /// Everything but the skills: where the session text and the session's files go.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let request = ctx.request;
         let rule = RelPath::new(RULE_FILE)?;
         let mut plan = Plan {

@@ -25,6 +25,9 @@ use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patter
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Muse;
 
+/// Where the CLI reads project skills; each session skill is projected into `.agents/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".agents/skills";
+
 impl Provider for Muse {
     fn name(&self) -> &'static str {
         "muse"
@@ -32,6 +35,7 @@ impl Provider for Muse {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
+            skills: true,
             session_text_file: true,
             ..Capabilities::default()
         }
@@ -47,6 +51,15 @@ impl Provider for Muse {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = self.session_plan(ctx)?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
+    }
+}
+
+impl Muse {
+    /// Everything but the skills: where the session text and the session's files go.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         patterns::agents_md_block(ctx, &[])
     }
 }

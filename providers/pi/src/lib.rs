@@ -37,6 +37,9 @@ pub const SYSTEM: &str = ".pi/SYSTEM.md";
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pi;
 
+/// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".pi/skills";
+
 impl Provider for Pi {
     fn name(&self) -> &'static str {
         "pi"
@@ -44,6 +47,7 @@ impl Provider for Pi {
 
     fn capabilities(&self) -> Capabilities {
         Capabilities {
+            skills: true,
             session_text_file: true,
             ..Capabilities::default()
         }
@@ -65,6 +69,15 @@ impl Provider for Pi {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = self.session_plan(ctx)?;
+        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        Ok(plan)
+    }
+}
+
+impl Pi {
+    /// Everything but the skills: where the session text and the session's files go.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let target = RelPath::new(APPEND_SYSTEM)?;
         let mut notes = vec![format!(
             "Pi reads {APPEND_SYSTEM} only in the directory it is started in: start pi in the workspace root; in print or RPC mode an untrusted project's .pi files may be ignored unless pi runs with --approve"

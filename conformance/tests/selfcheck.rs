@@ -1,0 +1,126 @@
+//! The suite checks itself on two made-up providers: one that writes generated configuration and
+//! takes skills into `.cursor/skills` (so the config checks run, not only skip), and one that takes
+//! neither (so the skipping path, and the refusal of skills it cannot take, are exercised).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::{
+    Capabilities, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath, Result,
+    SessionTextCarrier, patterns,
+};
+
+/// Cursor-shaped: session text in an owned `.mdc`, MCP, CLI and hooks configuration as owned JSON
+/// files, a hook script, skills in `.cursor/skills`.
+#[derive(Clone, Copy, Default)]
+struct Configures;
+
+impl Provider for Configures {
+    fn name(&self) -> &'static str {
+        "configures"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            skills: true,
+            mcp: true,
+            hooks: true,
+            cli_config: true,
+            owned_files: true,
+            ..Capabilities::default()
+        }
+    }
+    fn discovery(&self) -> DiscoveryProfile {
+        DiscoveryProfile::default()
+    }
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
+            path: RelPath::new(path).unwrap(),
+            content,
+            mode,
+            role,
+        };
+        let mdc = ".cursor/rules/mlp-system.mdc";
+        let mut files = vec![owned(
+            mdc,
+            format!("---\nalwaysApply: true\n---\n{}\n", ctx.request.prompt),
+            None,
+            OwnedRole::Instructions,
+        )];
+        if let Some(servers) = &ctx.request.mcp_servers {
+            let json = serde_json::json!({ "mcpServers": servers });
+            files.push(owned(
+                ".cursor/mcp.json",
+                format!("{json:#}\n"),
+                None,
+                OwnedRole::McpConfig,
+            ));
+        }
+        if let Some(cli) = &ctx.request.cli_config {
+            files.push(owned(
+                ".cursor/cli.json",
+                format!("{cli:#}\n"),
+                None,
+                OwnedRole::CliConfig,
+            ));
+        }
+        if let Some(hooks) = &ctx.request.hooks {
+            files.push(owned(
+                ".cursor/hooks.json",
+                format!("{:#}\n", hooks.config),
+                None,
+                OwnedRole::HooksConfig,
+            ));
+            if let Some(script) = &hooks.script {
+                files.push(owned(
+                    &format!(".cursor/hooks/{}", script.name),
+                    script.content.clone(),
+                    Some(0o755),
+                    OwnedRole::HookScript,
+                ));
+            }
+        }
+        Ok(Plan {
+            owned_files: files,
+            skills: patterns::skills(ctx, ".cursor/skills")?,
+            session_text: Some(SessionTextCarrier::OwnedFile {
+                path: RelPath::new(mdc).unwrap(),
+            }),
+            ..Plan::default()
+        })
+    }
+}
+
+/// Takes only the session text, as a block.
+#[derive(Clone, Copy, Default)]
+struct Plain;
+
+impl Provider for Plain {
+    fn name(&self) -> &'static str {
+        "plain"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            session_text_file: true,
+            ..Capabilities::default()
+        }
+    }
+    fn discovery(&self) -> DiscoveryProfile {
+        DiscoveryProfile::default()
+    }
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        patterns::agents_md_block(ctx, &[])
+    }
+}
+
+mod configures {
+    projectfile_conformance::conformance_tests!(super::Configures);
+}
+
+mod plain {
+    projectfile_conformance::conformance_tests!(super::Plain);
+}
