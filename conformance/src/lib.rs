@@ -15,6 +15,7 @@
 // The suite plays the user: it writes fixture files directly, outside the projector.
 #![allow(clippy::disallowed_methods)]
 
+pub mod crash;
 pub mod tree;
 
 use projectfile_core::holder::Holder;

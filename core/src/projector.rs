@@ -314,11 +314,15 @@ impl Projector {
         let name = rel(LEDGER_FILE)?;
         if locked.ledger.is_empty() {
             locked.state.remove_file(&name)?;
-            return Ok(());
+        } else {
+            locked
+                .state
+                .write_atomic(&name, &locked.ledger.to_bytes()?, Some(0o600))?;
         }
-        locked
-            .state
-            .write_atomic(&name, &locked.ledger.to_bytes()?, Some(0o600))
+        // Only now that no saved ledger names them may unused stashes go (a crash before this
+        // point leaves a ledger that still finds its stash).
+        sweep_state(&locked.state, &locked.ledger);
+        Ok(())
     }
 
     /// Probes the CLI's version when the provider needs it and the host did not say.
@@ -441,15 +445,9 @@ impl Projector {
         if let Err(error) = applied {
             // Nothing is left half done: forget entries this token recorded but never applied,
             // undo what it did apply, and keep the ledger true.
+            // (A stash these entries named goes once a saved ledger no longer names it.)
             for path in &pending {
-                if let Some(EntryRecord::Owned {
-                    prior: Some(stash), ..
-                }) = locked.ledger.entries.remove(path)
-                {
-                    let _ = fsio::remove_private_tree(
-                        &locked.state.path().join("stash").join(&stash.file),
-                    );
-                }
+                locked.ledger.entries.remove(path);
             }
             let mut ignored = Outcome::default();
             self.release_token(&mut locked, &token, &mut ignored);
@@ -556,8 +554,22 @@ impl Projector {
                         prior: stashes.get(&owned.path).cloned().flatten(),
                         written: String::new(),
                         written_mode: None,
+                        writing: None,
                     });
             entry.holders_mut().insert(token.to_string());
+            if let EntryRecord::Owned {
+                written, writing, ..
+            } = entry
+            {
+                // A write a crash interrupted may have landed; if the file holds it, it is ours.
+                if let Some(interrupted) = writing.take()
+                    && let Ok(Some(now)) = locked.root.read(&owned.path)
+                    && now.bytes == interrupted.as_bytes()
+                {
+                    *written = interrupted;
+                }
+                *writing = Some(owned.content.clone());
+            }
         }
         let mut new_markers = Vec::new();
         for marker in &plan.markers {
@@ -659,6 +671,7 @@ impl Projector {
                 written,
                 written_mode,
                 prior,
+                writing,
                 ..
             }) = locked.ledger.entries.get_mut(&owned.path)
             else {
@@ -703,6 +716,7 @@ impl Projector {
                     .root
                     .write_atomic(&owned.path, owned.content.as_bytes(), mode)?;
             }
+            *writing = None;
             pending.remove(&owned.path);
             outcome.files.push(FileReceipt {
                 path: owned.path.to_string(),
@@ -924,6 +938,7 @@ impl Projector {
                 written,
                 written_mode: _,
                 role: _,
+                writing,
                 ..
             } => {
                 let current = locked.root.read(path)?;
@@ -943,7 +958,10 @@ impl Projector {
                     None => None,
                 };
                 if let Some(snapshot) = &current {
-                    let ours = snapshot.bytes == written.as_bytes();
+                    let ours = snapshot.bytes == written.as_bytes()
+                        || writing
+                            .as_ref()
+                            .is_some_and(|w| snapshot.bytes == w.as_bytes());
                     let already_restored = prior_bytes
                         .as_ref()
                         .is_some_and(|(bytes, _, _)| *bytes == snapshot.bytes);
@@ -959,14 +977,14 @@ impl Projector {
                     }
                 }
                 match &prior_bytes {
-                    Some((bytes, mode, stash_path)) => {
+                    Some((bytes, mode, _)) => {
+                        // The stash itself goes when the ledger that forgets this entry is saved.
                         locked.root.write_atomic(path, bytes, Some(*mode))?;
                         outcome.files.push(FileReceipt {
                             path: path.to_string(),
                             kind: "owned",
                             action: "restored",
                         });
-                        fsio::remove_private_tree(stash_path)?;
                     }
                     None => {
                         if locked.root.remove_file(path)? {
@@ -1021,6 +1039,11 @@ impl Projector {
             });
         }
         self.undo_orphans(locked, outcome);
+        // Every write happens under this lock, so a temporary file found now was left by a process
+        // killed mid-write; beside a path others still hold, nothing above has removed it.
+        for path in locked.ledger.entries.keys() {
+            let _ = locked.root.remove_temp_files(path);
+        }
     }
 
     /// Cleans leftovers whose holders are dead; never touches a live holder's projections.
@@ -1102,6 +1125,41 @@ fn token_key(token: &str) -> Option<&str> {
     let (key, random) = rest.split_once('-')?;
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     (hex(key, 16) && hex(random, 32)).then_some(key)
+}
+
+/// Removes what the saved ledger no longer names under a workspace's state directory: stashed
+/// prior contents no entry records (restored by a release, unused by a failed acquire, or left by
+/// a crash between the stash write and the ledger write) and our temporary files (beside the
+/// ledger, in `stash/`, in `kept/`, left by a crash mid-write). Runs under the workspace lock
+/// right after a save, so nothing else writes there; best effort, a failure is retried at the
+/// next save. Kept user bytes are never removed.
+fn sweep_state(state: &Root, ledger: &Ledger) {
+    if let Ok(ledger_file) = rel(LEDGER_FILE) {
+        let _ = state.remove_temp_files(&ledger_file);
+    }
+    let stashed: std::collections::BTreeSet<&str> = ledger
+        .entries
+        .values()
+        .filter_map(|entry| match entry {
+            EntryRecord::Owned {
+                prior: Some(stash), ..
+            } => Some(stash.file.as_str()),
+            _ => None,
+        })
+        .collect();
+    for (dir, stash) in [("stash", true), ("kept", false)] {
+        let Ok(dir) = rel(dir) else { continue };
+        for name in state.file_names(&dir) {
+            let orphan = if stash {
+                !stashed.contains(name.as_str())
+            } else {
+                name.contains(fsio::TEMP_INFIX)
+            };
+            if let (true, Ok(path)) = (orphan, dir.join(&name)) {
+                let _ = state.remove_file(&path);
+            }
+        }
+    }
 }
 
 /// Sets user bytes aside under the state directory's `kept/` and returns the record.

@@ -498,6 +498,27 @@ impl Root {
         }
     }
 
+    /// The names of the regular files directly inside the directory `rel`, unsorted; empty when it
+    /// is missing or not a plain directory. Read-only; symlinks and directories are not listed.
+    pub fn file_names(&self, rel: &RelPath) -> Vec<String> {
+        let Ok(Some(parent)) = self.open_parent(rel) else {
+            return Vec::new();
+        };
+        let Ok(fd) = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty())
+        else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        if let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) {
+            while let Some(Ok(entry)) = dir.next() {
+                if entry.file_type() == FileType::RegularFile {
+                    names.push(entry.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
+
     /// Removes our temporary files left beside `rel` by a crash (`.{name}.projectfile-tmp.*`).
     /// Returns how many were removed.
     pub fn remove_temp_files(&self, rel: &RelPath) -> Result<usize> {
@@ -599,6 +620,7 @@ pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
 pub fn remove_private_tree(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            faults::check("remove_private_tree", path)?;
             std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
         }
         Ok(_) => {
