@@ -228,6 +228,8 @@ struct Locked {
     root: Root,
     state: Root,
     ledger: Ledger,
+    /// Warnings about the file systems of the state directory and the workspace.
+    fs_warnings: Vec<Warning>,
     _lock: LockGuard,
 }
 
@@ -296,6 +298,17 @@ impl Projector {
         let key = workspace_key(canonical);
         let state_path = self.workspaces_dir().join(&key);
         let state = Root::create_private(&state_path)?;
+        // Locks and atomic renames must be real: refuse or warn on remote file systems.
+        let mut fs_warnings = Vec::new();
+        for (path, role) in [
+            (state_path.as_path(), fsio::FsRole::State),
+            (canonical, fsio::FsRole::Workspace),
+        ] {
+            if let Some(message) = fsio::check_file_system(path, role)? {
+                let path = path.display().to_string();
+                fs_warnings.push(Warning { path, message });
+            }
+        }
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
         let ledger_path = state_path.join(LEDGER_FILE);
         let ledger = match fsio::read_private(&ledger_path)? {
@@ -306,6 +319,7 @@ impl Projector {
             root: Root::open(canonical)?,
             state,
             ledger,
+            fs_warnings,
             _lock: lock,
         })
     }
@@ -397,6 +411,7 @@ impl Projector {
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut locked, &mut outcome);
 
         let plan = provider.plan(&PlanContext {
@@ -800,6 +815,7 @@ impl Projector {
             Err(e) => return Err(e),
         };
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         if locked.ledger.leases.contains_key(token) {
             self.release_token(&mut locked, token, &mut outcome);
             receipt.released = true;
@@ -1051,6 +1067,7 @@ impl Projector {
         let canonical = Self::canonical_workspace(workspace)?;
         let mut locked = self.lock(&canonical)?;
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut locked, &mut outcome);
         self.save(&locked)?;
         Ok(StripReport {
