@@ -240,7 +240,10 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
     if let Some(cwd) = &args.cwd {
         request = request.with_working_dir(text(&absolute(cwd)?));
     }
-    let home = args.home.clone().or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+    let home = args
+        .home
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
     if let Some(home) = home {
         request = request.with_home_dir(text(&home));
     }
@@ -281,10 +284,20 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         print_json(&value)?;
     } else {
         for s in &resolution.sources {
-            println!("{:<11} {:>6} B  {}", serde_json::to_value(s.scope)?.as_str().unwrap_or("?"), s.bytes, s.path);
+            println!(
+                "{:<11} {:>6} B  {}",
+                serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
+                s.bytes,
+                s.path
+            );
         }
         for o in &resolution.omitted {
-            println!("omitted     {:>6} B  {} ({})", o.bytes, o.path, serde_json::to_value(o.reason)?.as_str().unwrap_or("?"));
+            println!(
+                "omitted     {:>6} B  {} ({})",
+                o.bytes,
+                o.path,
+                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
+            );
         }
         println!(
             "{} of {} bytes used; {} directories scanned",
