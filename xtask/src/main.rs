@@ -2,8 +2,13 @@
 //!
 //! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests).
 //! - `conformance --provider NAME`: the shared conformance suite for one provider.
+//! - `bench [--quick]`: the benchmark suite (see `bench.rs`, BENCHMARKS.md).
+//! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger.
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
+
+mod bench;
+mod torture;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -60,15 +65,26 @@ fn main() -> Result<()> {
             }
             cargo(
                 &root,
-                &["test", "-p", &format!("projectfile-{provider}"), "--test", "conformance"],
+                &[
+                    "test",
+                    "-p",
+                    &format!("projectfile-{provider}"),
+                    "--test",
+                    "conformance",
+                ],
             )
         }
+        Some("bench") => bench::run(&root, &args[1..]),
+        Some("torture") => torture::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  ci                            fmt, clippy, each provider feature alone, all tests\n  \
-                 conformance --provider NAME   the shared conformance suite for one provider"
+                 conformance --provider NAME   the shared conformance suite for one provider\n  \
+                 bench [--quick]               benchmarks in release; table + target/bench.json\n  \
+                 torture [--procs 64] [--seconds 30] [--seed S]\n                                \
+                 the process torture test, bigger than CI's"
             );
             bail!("unknown or missing command")
         }
@@ -80,12 +96,27 @@ fn ci(root: &Path) -> Result<()> {
     cargo(root, &["fmt", "--all", "--check"])?;
     cargo(
         root,
-        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
     )?;
     for provider in provider_names(root)? {
         cargo(
             root,
-            &["check", "-p", "projectfile", "--no-default-features", "--features", &provider],
+            &[
+                "check",
+                "-p",
+                "projectfile",
+                "--no-default-features",
+                "--features",
+                &provider,
+            ],
         )?;
     }
     cargo(root, &["test", "--workspace", "--all-features"])
