@@ -23,6 +23,7 @@
 // The suite plays the user: it writes fixture files directly, outside the projector.
 #![allow(clippy::disallowed_methods)]
 
+pub mod crash;
 pub mod facts;
 pub mod fixtures;
 pub mod skills;

@@ -130,6 +130,10 @@ pub enum EntryRecord {
         written: String,
         /// The mode we last wrote it with.
         written_mode: Option<u32>,
+        /// Content whose write was under way when the ledger was last saved: a crash may have
+        /// left it in the file, so it counts as ours too until the write is known to be done.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        writing: Option<String>,
     },
     /// A file or folder whose presence we created.
     Marker {

@@ -260,6 +260,8 @@ struct Locked {
     root: Root,
     state: Root,
     ledger: Ledger,
+    /// Warnings about the file systems of the state directory and the workspace.
+    fs_warnings: Vec<Warning>,
     _lock: LockGuard,
 }
 
@@ -329,6 +331,17 @@ impl Projector {
         let key = workspace_key(canonical);
         let state_path = self.workspaces_dir().join(&key);
         let state = Root::create_private(&state_path)?;
+        // Locks and atomic renames must be real: refuse or warn on remote file systems.
+        let mut fs_warnings = Vec::new();
+        for (path, role) in [
+            (state_path.as_path(), fsio::FsRole::State),
+            (canonical, fsio::FsRole::Workspace),
+        ] {
+            if let Some(message) = fsio::check_file_system(path, role)? {
+                let path = path.display().to_string();
+                fs_warnings.push(Warning { path, message });
+            }
+        }
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
         // A crash in the middle of a ledger write leaves its temporary file; we hold the lock.
         state.remove_temp_files(&rel(LEDGER_FILE)?)?;
@@ -341,12 +354,17 @@ impl Projector {
             root: Root::open(canonical)?,
             state,
             ledger,
+            fs_warnings,
             _lock: lock,
         })
     }
 
     fn save(&self, locked: &Locked) -> Result<()> {
-        save_ledger(&locked.state, &locked.ledger)
+        save_ledger(&locked.state, &locked.ledger)?;
+        // Only now that no saved ledger names them may unused stashes go (a crash before this
+        // point leaves a ledger that still finds its stash).
+        sweep_state(&locked.state, &locked.ledger);
+        Ok(())
     }
 
     /// Probes the CLI's version when the provider needs it and the host did not say.
@@ -421,6 +439,7 @@ impl Projector {
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut locked, &mut outcome);
 
         let plan = provider.plan(&PlanContext {
@@ -472,15 +491,9 @@ impl Projector {
         if let Err(error) = applied {
             // Nothing is left half done: forget entries this token recorded but never applied,
             // undo what it did apply, and keep the ledger true.
+            // (A stash these entries named goes once a saved ledger no longer names it.)
             for path in &pending {
-                if let Some(EntryRecord::Owned {
-                    prior: Some(stash), ..
-                }) = locked.ledger.entries.remove(path)
-                {
-                    let _ = fsio::remove_private_tree(
-                        &locked.state.path().join("stash").join(&stash.file),
-                    );
-                }
+                locked.ledger.entries.remove(path);
             }
             let mut ignored = Outcome::default();
             self.release_token(&mut locked, &token, &mut ignored);
@@ -598,8 +611,22 @@ impl Projector {
                         prior: stashes.get(&owned.path).cloned().flatten(),
                         written: String::new(),
                         written_mode: None,
+                        writing: None,
                     });
             entry.holders_mut().insert(token.to_string());
+            if let EntryRecord::Owned {
+                written, writing, ..
+            } = entry
+            {
+                // A write a crash interrupted may have landed; if the file holds it, it is ours.
+                if let Some(interrupted) = writing.take()
+                    && let Ok(Some(now)) = locked.root.read(&owned.path)
+                    && now.bytes == interrupted.as_bytes()
+                {
+                    *written = interrupted;
+                }
+                *writing = Some(owned.content.clone());
+            }
         }
         let mut new_markers = Vec::new();
         for marker in &plan.markers {
@@ -723,6 +750,7 @@ impl Projector {
                 written,
                 written_mode,
                 prior,
+                writing,
                 ..
             }) = locked.ledger.entries.get_mut(&owned.path)
             else {
@@ -773,6 +801,7 @@ impl Projector {
                     .root
                     .write_atomic(&owned.path, content.as_bytes(), mode)?;
             }
+            *writing = None;
             pending.remove(&owned.path);
             outcome.files.push(FileReceipt {
                 path: owned.path.to_string(),
@@ -895,6 +924,7 @@ impl Projector {
             Err(e) => return Err(e),
         };
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         if locked.ledger.leases.contains_key(token) {
             self.release_token(&mut locked, token, &mut outcome);
             receipt.released = true;
@@ -1033,6 +1063,7 @@ impl Projector {
                 written,
                 written_mode: _,
                 role: _,
+                writing,
                 ..
             } => {
                 let current = locked.root.read(path)?;
@@ -1052,9 +1083,12 @@ impl Projector {
                     None => None,
                 };
                 if let Some(snapshot) = &current {
-                    // Ours: what the ledger says we wrote, or content our marker proves (the
-                    // ledger may lag a write by a crash).
+                    // Ours: what the ledger says we wrote or was about to write, or content our
+                    // marker proves (the ledger may lag a write by a crash).
                     let ours = snapshot.bytes == written.as_bytes()
+                        || writing
+                            .as_ref()
+                            .is_some_and(|w| snapshot.bytes == w.as_bytes())
                         || generated::provenance(&snapshot.bytes, &self.namespace)
                             == Provenance::Proven;
                     let already_restored = prior_bytes
@@ -1072,14 +1106,14 @@ impl Projector {
                     }
                 }
                 match &prior_bytes {
-                    Some((bytes, mode, stash_path)) => {
+                    Some((bytes, mode, _)) => {
+                        // The stash itself goes when the ledger that forgets this entry is saved.
                         locked.root.write_atomic(path, bytes, Some(*mode))?;
                         outcome.files.push(FileReceipt {
                             path: path.to_string(),
                             kind: "owned",
                             action: "restored",
                         });
-                        fsio::remove_private_tree(stash_path)?;
                     }
                     None => {
                         if locked.root.remove_file(path)? {
@@ -1150,6 +1184,11 @@ impl Projector {
             });
         }
         self.undo_orphans(locked, outcome);
+        // Every write happens under this lock, so a temporary file found now was left by a process
+        // killed mid-write; beside a path others still hold, nothing above has removed it.
+        for path in locked.ledger.entries.keys() {
+            let _ = locked.root.remove_temp_files(path);
+        }
     }
 
     /// Cleans leftovers whose holders are dead; never touches a live holder's projections.
@@ -1157,6 +1196,7 @@ impl Projector {
         let canonical = Self::canonical_workspace(workspace)?;
         let mut locked = self.lock(&canonical)?;
         let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut locked, &mut outcome);
         self.save(&locked)?;
         Ok(StripReport {
@@ -1278,6 +1318,41 @@ fn token_key(token: &str) -> Option<&str> {
     let (key, random) = rest.split_once('-')?;
     let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
     (hex(key, 16) && hex(random, 32)).then_some(key)
+}
+
+/// Removes what the saved ledger no longer names under a workspace's state directory: stashed
+/// prior contents no entry records (restored by a release, unused by a failed acquire, or left by
+/// a crash between the stash write and the ledger write) and our temporary files (beside the
+/// ledger, in `stash/`, in `kept/`, left by a crash mid-write). Runs under the workspace lock
+/// right after a save, so nothing else writes there; best effort, a failure is retried at the
+/// next save. Kept user bytes are never removed.
+fn sweep_state(state: &Root, ledger: &Ledger) {
+    if let Ok(ledger_file) = rel(LEDGER_FILE) {
+        let _ = state.remove_temp_files(&ledger_file);
+    }
+    let stashed: std::collections::BTreeSet<&str> = ledger
+        .entries
+        .values()
+        .filter_map(|entry| match entry {
+            EntryRecord::Owned {
+                prior: Some(stash), ..
+            } => Some(stash.file.as_str()),
+            _ => None,
+        })
+        .collect();
+    for (dir, stash) in [("stash", true), ("kept", false)] {
+        let Ok(dir) = rel(dir) else { continue };
+        for name in state.file_names(&dir) {
+            let orphan = if stash {
+                !stashed.contains(name.as_str())
+            } else {
+                name.contains(fsio::TEMP_INFIX)
+            };
+            if let (true, Ok(path)) = (orphan, dir.join(&name)) {
+                let _ = state.remove_file(&path);
+            }
+        }
+    }
 }
 
 /// Sets user bytes aside under the state directory's `kept/` and returns the record.

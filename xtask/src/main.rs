@@ -5,12 +5,16 @@
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
 //! - `tidy`: the house rules over the source tree ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
+//! - `bench [--quick]`: the benchmark suite (see `bench.rs`, BENCHMARKS.md).
+//! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger.
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
 
+mod bench;
 mod codegen;
 mod scaffold;
 mod tidy;
+mod torture;
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -88,6 +92,8 @@ fn main() -> Result<()> {
             Some("--check") => codegen::run(&root, true),
             Some(other) => bail!("{other}: usage: cargo xtask codegen [--check]"),
         },
+        Some("bench") => bench::run(&root, &args[1..]),
+        Some("torture") => torture::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -96,7 +102,10 @@ fn main() -> Result<()> {
                  conformance --provider NAME   the shared conformance suite for one provider\n  \
                  new-provider NAME             scaffold providers/NAME and register it\n  \
                  tidy                          check the house rules (registration, docs, I/O chokepoint)\n  \
-                 codegen [--check]             write (or check) the receipts' JSON Schemas in docs/schema"
+                 codegen [--check]             write (or check) the receipts' JSON Schemas in docs/schema\n  \
+                 bench [--quick]               benchmarks in release; table + target/bench.json\n  \
+                 torture [--procs 64] [--seconds 30] [--seed S]\n                                \
+                 the process torture test, bigger than CI's"
             );
             bail!("unknown or missing command")
         }

@@ -501,6 +501,27 @@ impl Root {
         }
     }
 
+    /// The names of the regular files directly inside the directory `rel`, unsorted; empty when it
+    /// is missing or not a plain directory. Read-only; symlinks and directories are not listed.
+    pub fn file_names(&self, rel: &RelPath) -> Vec<String> {
+        let Ok(Some(parent)) = self.open_parent(rel) else {
+            return Vec::new();
+        };
+        let Ok(fd) = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty())
+        else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        if let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) {
+            while let Some(Ok(entry)) = dir.next() {
+                if entry.file_type() == FileType::RegularFile {
+                    names.push(entry.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        names
+    }
+
     /// Removes our temporary files left beside `rel` by a crash (`.{name}.projectfile-tmp.*`).
     /// Returns how many were removed.
     pub fn remove_temp_files(&self, rel: &RelPath) -> Result<usize> {
@@ -621,6 +642,7 @@ pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
 pub fn remove_private_tree(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            faults::check("remove_private_tree", path)?;
             std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
         }
         Ok(_) => {
@@ -631,6 +653,106 @@ pub fn remove_private_tree(path: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(Error::io(path, "stat", e)),
     }
+}
+
+/// A file system on which locks or atomic renames cannot be taken for granted, recognised by the
+/// `f_type` magic number `statfs(2)` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsFamily {
+    /// NFS (`NFS_SUPER_MAGIC` 0x6969).
+    Nfs,
+    /// SMB, CIFS or SMB2/3 (0x517B, 0xFF534D42, 0xFE534D42).
+    Smb,
+    /// A FUSE file system (0x65735546).
+    Fuse,
+    /// 9P (0x01021997).
+    NineP,
+}
+
+/// What a path is used for, which decides what its file system must guarantee.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsRole {
+    /// Our state directory: the workspace lock and the ledger live there.
+    State,
+    /// The workspace: where atomic renames replace the user's files.
+    Workspace,
+}
+
+impl FsFamily {
+    /// The family of an `f_type` magic number; `None` for a local file system.
+    pub fn from_magic(f_type: u32) -> Option<FsFamily> {
+        match f_type {
+            0x6969 => Some(FsFamily::Nfs),
+            0x517B | 0xFF53_4D42 | 0xFE53_4D42 => Some(FsFamily::Smb),
+            0x6573_5546 => Some(FsFamily::Fuse),
+            0x0102_1997 => Some(FsFamily::NineP),
+            _ => None,
+        }
+    }
+
+    /// A name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            FsFamily::Nfs => "NFS",
+            FsFamily::Smb => "SMB/CIFS",
+            FsFamily::Fuse => "FUSE",
+            FsFamily::NineP => "9P",
+        }
+    }
+
+    /// The policy for `role` on this family: `Err(reason)` refuses, `Ok(Some(warning))` goes on
+    /// with a warning in the receipt, `Ok(None)` is fine.
+    ///
+    /// - State directory: the workspace lock is what keeps concurrent sessions from losing an
+    ///   update. SMB/CIFS and 9P are **refused**: their Linux clients map `flock` onto byte-range
+    ///   locks with the server's own (often Windows) semantics or keep it local to one client, so
+    ///   two machines could hold the same workspace lock. NFS and FUSE get a **warning**: NFS
+    ///   forwards the lock to the server's lock manager (unless mounted `nolock`), and a FUSE file
+    ///   system honours locks only as far as it implements them; neither can be told from here.
+    /// - Workspace: every write is a rename over the user's file. NFS renames atomically on the
+    ///   server: fine. SMB/CIFS, FUSE and 9P get a **warning**: replacing a file another program
+    ///   holds open can fail there, and some implementations (sshfs's rename workaround) replace
+    ///   by unlink then rename, which is not atomic.
+    pub fn policy(self, role: FsRole) -> std::result::Result<Option<String>, String> {
+        let name = self.name();
+        match (role, self) {
+            (FsRole::State, FsFamily::Smb | FsFamily::NineP) => Err(format!(
+                "the state directory is on {name}, whose locks are not reliably shared between machines, so concurrent sessions could lose updates; put the state directory (--state-dir) on a local disk"
+            )),
+            (FsRole::State, FsFamily::Nfs | FsFamily::Fuse) => Ok(Some(format!(
+                "the state directory is on {name}; its lock holds across machines only if the file system forwards locks (NFS without `nolock`); a local state directory is safer"
+            ))),
+            (FsRole::Workspace, FsFamily::Nfs) => Ok(None),
+            (FsRole::Workspace, FsFamily::Smb | FsFamily::Fuse | FsFamily::NineP) => {
+                Ok(Some(format!(
+                    "the workspace is on {name}, where replacing a file by rename may fail while another program holds it open, or may not be atomic"
+                )))
+            }
+        }
+    }
+}
+
+/// The remote or user-space file system `path` lives on, `None` for a local one (read-only: one
+/// `statfs(2)`).
+pub fn file_system_family(path: &Path) -> Result<Option<FsFamily>> {
+    let stat = rustix::fs::statfs(path)
+        .map_err(|e| Error::io(path, "find the file system of", errno(e)))?;
+    // `f_type` is a signed or unsigned word depending on the target; every magic fits in 32 bits.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let magic = stat.f_type as u32;
+    Ok(FsFamily::from_magic(magic))
+}
+
+/// Applies [`FsFamily::policy`] to the file system `path` is on: an [`Error::Unsafe`] naming the
+/// path when refused, `Ok(Some(warning))` when allowed with a warning.
+pub fn check_file_system(path: &Path, role: FsRole) -> Result<Option<String>> {
+    let Some(family) = file_system_family(path)? else {
+        return Ok(None);
+    };
+    family.policy(role).map_err(|reason| Error::Unsafe {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,565 @@
+//! Crash-point enumeration: for one provider and one starting workspace, crash the process model
+//! after every possible number `k` of mutating file operations in every step of a session history,
+//! then prove that the next start and the remaining releases leave exactly the user's bytes.
+//!
+//! The history is four steps, each run against a fresh [`Fixture`] with the steps before it done
+//! normally:
+//!
+//! | phase | step that crashes | the session whose holder dies |
+//! |---|---|---|
+//! | `acquire` | the first session's acquire | the first |
+//! | `refresh` | a second session's acquire while the first lives | the second |
+//! | `release` | the release of the first of two live sessions | the first |
+//! | `last-release` | the release of the last live session | that one |
+//! | `start-over-stale` | a start that must first clean a dead session's leftovers | the new one |
+//!
+//! For each phase, `k` runs from 0 (the first mutating operation fails) upwards, with
+//! [`faults::arm`]: the `k`-th operation and every later one fail as if the process had died
+//! there. The crashed session's holder (a real child process) is then SIGKILLed, a new session
+//! starts (held by this live test process), and every remaining lease is released. Checked along
+//! the way:
+//!
+//! - right after the crash: every user file is still there, and each file the plan touches holds
+//!   either the user's bytes or the user's bytes plus our block (or our owned content); only our
+//!   temporary files and our own projections may be extra;
+//! - after the next start: no temporary file anywhere in the workspace, and the projection present;
+//! - after each release: the projection present exactly while a live lease holds it, the
+//!   workspace byte for byte as the user left it once none does;
+//! - at the end: no ledger, stash, kept bytes or temporary files under the state directory.
+//!
+//! `k` stops growing when the step completes without reaching its countdown: that `k` is the
+//! number of mutating operations the step makes, and every smaller `k` was a crash point.
+//!
+//! Call [`enumerate_crash_points`] from a provider's tests (see `core/tests/crash_points.rs`).
+
+use crate::tree::{Node, Tree};
+use crate::{Fixture, HolderProcess};
+use projectfile_core::block::{self, Markers};
+use projectfile_core::fsio::{TEMP_INFIX, faults};
+use projectfile_core::holder::Holder;
+use projectfile_core::projector::{AcquireReceipt, AcquireRequest};
+use projectfile_core::{
+    Error, MarkerKind, Namespace, Plan, PlanContext, Probes, Provider, SessionRequest, fsio::Root,
+};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The steps of the history a crash can interrupt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The first session's acquire.
+    Acquire,
+    /// A second session's acquire while the first lives (the block is refreshed).
+    Refresh,
+    /// The release of the first of two live sessions.
+    Release,
+    /// The release of the last live session (the projection comes out).
+    LastRelease,
+    /// A start that first cleans the leftovers of a session whose holder died.
+    StartOverStale,
+}
+
+impl Phase {
+    /// Every phase, in history order.
+    pub const ALL: [Phase; 5] = [
+        Phase::Acquire,
+        Phase::Refresh,
+        Phase::Release,
+        Phase::LastRelease,
+        Phase::StartOverStale,
+    ];
+
+    /// A short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Acquire => "acquire",
+            Phase::Refresh => "refresh",
+            Phase::Release => "release",
+            Phase::LastRelease => "last-release",
+            Phase::StartOverStale => "start-over-stale",
+        }
+    }
+}
+
+/// What one phase enumerated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseReport {
+    /// The phase.
+    pub phase: Phase,
+    /// How many crash points (values of `k` that crashed the step) were checked.
+    pub crash_points: u64,
+}
+
+/// What [`enumerate_crash_points`] checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CrashReport {
+    /// One entry per phase.
+    pub phases: Vec<PhaseReport>,
+}
+
+impl CrashReport {
+    /// Every crash point of every phase.
+    pub fn total(&self) -> u64 {
+        self.phases.iter().map(|p| p.crash_points).sum()
+    }
+}
+
+impl std::fmt::Display for CrashReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .phases
+            .iter()
+            .map(|p| format!("{} {}", p.phase.name(), p.crash_points))
+            .collect();
+        write!(f, "{} ({})", self.total(), parts.join(", "))
+    }
+}
+
+/// A bound on `k`, so a step that never completes fails the test instead of looping forever.
+const MAX_OPERATIONS: u64 = 10_000;
+
+/// The prompts of the sessions, each distinct so a stale text is recognisable.
+const PROMPTS: [&str; 3] = [
+    "Session A: answer briefly.",
+    "Session B: cite files.",
+    "Next start: be exact.",
+];
+
+/// Enumerates every crash point of every [`Phase`] for `provider` over the workspace `setup`
+/// makes (the user's files), asserting the promises above at each one. Panics on the first
+/// broken promise, naming the phase and `k`.
+pub fn enumerate_crash_points(
+    provider: &dyn Provider,
+    probes: &Probes,
+    setup: &dyn Fn(&Fixture),
+) -> CrashReport {
+    let mut report = CrashReport::default();
+    for phase in Phase::ALL {
+        let mut crash_points = 0;
+        let mut k = 0;
+        loop {
+            assert!(
+                k < MAX_OPERATIONS,
+                "{}: {} never completed",
+                provider.name(),
+                phase.name()
+            );
+            let run = Run::new(provider, probes, setup);
+            if run.crash_at(phase, k) {
+                crash_points += 1;
+                k += 1;
+            } else {
+                break;
+            }
+        }
+        report.phases.push(PhaseReport {
+            phase,
+            crash_points,
+        });
+    }
+    report
+}
+
+/// One session of the history.
+struct Session {
+    holder: Option<HolderProcess>,
+    token: Option<String>,
+    /// Its holder lives and its lease was not released.
+    live: bool,
+    prompt: &'static str,
+}
+
+/// One fixture and the sessions of one history.
+struct Run<'a> {
+    provider: &'a dyn Provider,
+    probes: &'a Probes,
+    fx: Fixture,
+    original: Tree,
+    plan: Plan,
+    /// Owned contents any session may have written.
+    owned_contents: BTreeSet<Vec<u8>>,
+    sessions: Vec<Session>,
+    /// The prompt of the latest acquire that completed (what the projection should carry).
+    latest: Option<&'static str>,
+}
+
+impl<'a> Run<'a> {
+    fn new(provider: &'a dyn Provider, probes: &'a Probes, setup: &dyn Fn(&Fixture)) -> Run<'a> {
+        let fx = Fixture::new();
+        setup(&fx);
+        let original = Tree::capture(&fx.workspace);
+        let plan = plan_for(provider, probes, &fx.workspace, PROMPTS[0]);
+        let owned_contents = PROMPTS
+            .iter()
+            .flat_map(|p| plan_for(provider, probes, &fx.workspace, p).owned_files)
+            .map(|o| o.content.into_bytes())
+            .collect();
+        let sessions = PROMPTS[..2]
+            .iter()
+            .map(|prompt| Session {
+                holder: Some(HolderProcess::spawn()),
+                token: None,
+                live: false,
+                prompt,
+            })
+            .collect();
+        Run {
+            provider,
+            probes,
+            fx,
+            original,
+            plan,
+            owned_contents,
+            sessions,
+            latest: None,
+        }
+    }
+
+    fn context(&self, phase: Phase, k: u64) -> String {
+        format!(
+            "{} phase {} crash after {k} operations",
+            self.provider.name(),
+            phase.name()
+        )
+    }
+
+    fn acquire(&self, prompt: &str, holder: Holder) -> Result<AcquireReceipt, Error> {
+        let mut request = AcquireRequest::new(
+            &self.fx.workspace,
+            SessionRequest::with_prompt(prompt),
+            holder,
+        );
+        request.probes = self.probes.clone();
+        self.fx.projector.acquire(self.provider, &request)
+    }
+
+    /// Runs session `i`'s acquire.
+    fn acquire_session(&mut self, i: usize) -> Result<(), Error> {
+        let holder = self.sessions[i]
+            .holder
+            .as_ref()
+            .map(HolderProcess::holder)
+            .expect("a session acquires while its holder lives");
+        let receipt = self.acquire(self.sessions[i].prompt, holder)?;
+        self.sessions[i].token = Some(receipt.token);
+        self.sessions[i].live = true;
+        self.latest = Some(self.sessions[i].prompt);
+        Ok(())
+    }
+
+    /// Runs session `i`'s release.
+    fn release_session(&mut self, i: usize) -> Result<(), Error> {
+        let token = self.sessions[i].token.clone().expect("a token to release");
+        let receipt = self.fx.projector.release(&token)?;
+        assert!(receipt.released, "session {i} was released before");
+        self.sessions[i].live = false;
+        Ok(())
+    }
+
+    fn kill_holder(&mut self, i: usize) {
+        if let Some(holder) = self.sessions[i].holder.take() {
+            holder.kill9();
+        }
+        self.sessions[i].live = false;
+    }
+
+    /// Runs the history up to `phase` normally, then `phase` with a crash after `k` operations.
+    /// Returns whether it crashed (false: `k` reached past the step's last operation).
+    fn crash_at(mut self, phase: Phase, k: u64) -> bool {
+        let ctx = self.context(phase, k);
+        // The steps before the crash, done normally.
+        match phase {
+            Phase::Acquire => {}
+            Phase::Refresh => self.acquire_session(0).expect("first acquire"),
+            Phase::Release | Phase::LastRelease => {
+                self.acquire_session(0).expect("first acquire");
+                self.acquire_session(1).expect("second acquire");
+                if phase == Phase::LastRelease {
+                    self.release_session(0).expect("first release");
+                }
+            }
+            Phase::StartOverStale => {
+                self.acquire_session(0).expect("first acquire");
+                self.kill_holder(0);
+            }
+        }
+        let crashing = match phase {
+            Phase::Acquire | Phase::Release => 0,
+            Phase::Refresh | Phase::LastRelease | Phase::StartOverStale => 1,
+        };
+
+        let _ = faults::take_seen();
+        faults::arm(k);
+        let result = match phase {
+            Phase::Acquire | Phase::Refresh | Phase::StartOverStale => {
+                self.acquire_session(crashing)
+            }
+            Phase::Release | Phase::LastRelease => self.release_session(crashing),
+        };
+        let crashed = faults::crashed();
+        faults::disarm();
+        let seen = faults::take_seen();
+
+        if !crashed {
+            if let Err(e) = result {
+                panic!("{ctx}: the step failed without a crash: {e}");
+            }
+            assert!(
+                seen <= k,
+                "{ctx}: {seen} operations ran but the countdown never hit"
+            );
+            self.finish(&ctx);
+            return false;
+        }
+        // The process died mid-step: its session's holder dies with it.
+        self.kill_holder(crashing);
+        self.assert_consistent(&ctx, true);
+
+        // The next start, by a live holder, cleans what the crash left.
+        let me = Holder::current_process().expect("this process as holder");
+        let next = self
+            .acquire(PROMPTS[2], me)
+            .unwrap_or_else(|e| panic!("{ctx}: the next start failed: {e}"));
+        self.latest = Some(PROMPTS[2]);
+        self.assert_consistent(&ctx, false);
+        self.assert_projected(&ctx, "after the next start");
+
+        // The remaining releases: every other live session, then the next start's.
+        for i in 0..self.sessions.len() {
+            if self.sessions[i].live {
+                self.release_session(i)
+                    .unwrap_or_else(|e| panic!("{ctx}: release of session {i}: {e}"));
+                self.assert_projected(&ctx, &format!("after releasing session {i}"));
+            }
+        }
+        // A crashed session's token may be released again: never an error.
+        for session in &self.sessions {
+            if let Some(token) = &session.token {
+                self.fx
+                    .projector
+                    .release(token)
+                    .unwrap_or_else(|e| panic!("{ctx}: a second release failed: {e}"));
+            }
+        }
+        let receipt = self
+            .fx
+            .projector
+            .release(&next.token)
+            .unwrap_or_else(|e| panic!("{ctx}: the last release failed: {e}"));
+        assert!(receipt.released, "{ctx}: the next start's lease was lost");
+        assert!(
+            receipt.warnings.is_empty(),
+            "{ctx}: warnings: {:?}",
+            receipt.warnings
+        );
+        self.assert_clean(&ctx);
+        true
+    }
+
+    /// After a step completed without crashing: the rest of the history, then the clean check.
+    fn finish(&mut self, ctx: &str) {
+        for i in 0..self.sessions.len() {
+            if self.sessions[i].live {
+                self.assert_projected(ctx, "while a session lives");
+                self.release_session(i)
+                    .unwrap_or_else(|e| panic!("{ctx}: release of session {i}: {e}"));
+            }
+        }
+        // A dead session's leftovers (start-over-stale) are cleaned by now; strip-stale is a no-op.
+        self.fx
+            .projector
+            .strip_stale(&self.fx.workspace)
+            .unwrap_or_else(|e| panic!("{ctx}: strip-stale failed: {e}"));
+        self.assert_clean(ctx);
+    }
+
+    /// The projection is present exactly while a live lease holds it. Called only while one does.
+    fn assert_projected(&self, ctx: &str, when: &str) {
+        let tree = Tree::capture(&self.fx.workspace);
+        let markers = Markers::new(&Namespace::default());
+        for b in &self.plan.blocks {
+            let bytes = file_bytes(&tree, b.path.as_str())
+                .unwrap_or_else(|| panic!("{ctx}: {when}: {} is missing", b.path));
+            let span = block::find(&markers, bytes)
+                .unwrap_or_else(|e| panic!("{ctx}: {when}: {} is malformed: {e}", b.path));
+            assert!(span.is_some(), "{ctx}: {when}: no block in {}", b.path);
+            let latest = self.latest.expect("a session acquired");
+            assert!(
+                String::from_utf8_lossy(bytes).contains(latest),
+                "{ctx}: {when}: {} does not carry the latest prompt",
+                b.path
+            );
+        }
+        for o in &self.plan.owned_files {
+            let bytes = file_bytes(&tree, o.path.as_str())
+                .unwrap_or_else(|| panic!("{ctx}: {when}: {} is missing", o.path));
+            assert!(
+                self.owned_contents.contains(bytes),
+                "{ctx}: {when}: {} does not hold our content",
+                o.path
+            );
+        }
+        for m in &self.plan.markers {
+            if self.original.0.contains_key(m.path.as_str()) {
+                continue;
+            }
+            let node = tree.0.get(m.path.as_str());
+            let ok = match m.kind {
+                MarkerKind::Dir => matches!(node, Some(Node::Dir { .. })),
+                MarkerKind::File => matches!(node, Some(Node::File { .. })),
+            };
+            assert!(ok, "{ctx}: {when}: marker {} is missing", m.path);
+        }
+    }
+
+    /// Every user byte is where the user left it; only our projections (and, right after a crash,
+    /// our temporary files) may be extra.
+    fn assert_consistent(&self, ctx: &str, temps_allowed: bool) {
+        let tree = Tree::capture(&self.fx.workspace);
+        let markers = Markers::new(&Namespace::default());
+        let blocks: BTreeSet<&str> = self.plan.blocks.iter().map(|b| b.path.as_str()).collect();
+        let owned: BTreeSet<&str> = self
+            .plan
+            .owned_files
+            .iter()
+            .map(|o| o.path.as_str())
+            .collect();
+        let mut ours: BTreeSet<String> = BTreeSet::new();
+        for p in self.plan_paths() {
+            ours.insert(p.clone());
+            let mut at = p.as_str();
+            while let Some((parent, _)) = at.rsplit_once('/') {
+                ours.insert(parent.to_string());
+                at = parent;
+            }
+        }
+        for (path, node) in &self.original.0 {
+            assert!(
+                tree.0.contains_key(path),
+                "{ctx}: the user's {path} vanished"
+            );
+            if !blocks.contains(path.as_str()) && !owned.contains(path.as_str()) {
+                assert_eq!(
+                    tree.0.get(path),
+                    Some(node),
+                    "{ctx}: the user's {path} changed"
+                );
+            }
+        }
+        for (path, node) in &tree.0 {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if name.contains(TEMP_INFIX) {
+                assert!(
+                    temps_allowed,
+                    "{ctx}: a temporary file is left behind: {path}"
+                );
+                continue;
+            }
+            let before = self.original.0.get(path);
+            if blocks.contains(path.as_str()) {
+                let Node::File { bytes, mode } = node else {
+                    panic!("{ctx}: {path} is no longer a file");
+                };
+                let removed = block::remove(&markers, bytes)
+                    .unwrap_or_else(|e| panic!("{ctx}: {path} is malformed: {e}"));
+                match (before, removed) {
+                    (Some(Node::File { bytes: b, mode: m }), None) => {
+                        assert_eq!((bytes, mode), (b, m), "{ctx}: {path} changed");
+                    }
+                    (Some(Node::File { bytes: b, mode: m }), Some(r)) => {
+                        assert_eq!(&r.bytes, b, "{ctx}: user bytes of {path} changed");
+                        assert_eq!(mode, m, "{ctx}: the mode of {path} changed");
+                    }
+                    (None, Some(r)) => {
+                        assert!(r.now_empty, "{ctx}: {path} holds bytes that are not ours");
+                    }
+                    (None, None) => panic!("{ctx}: {path} was created without a block"),
+                    (Some(other), _) => panic!("{ctx}: {path} was {other:?}"),
+                }
+            } else if owned.contains(path.as_str()) {
+                let Node::File { bytes, .. } = node else {
+                    panic!("{ctx}: {path} is no longer a file");
+                };
+                let is_original = before == Some(node);
+                assert!(
+                    is_original || self.owned_contents.contains(bytes),
+                    "{ctx}: {path} holds neither the user's bytes nor ours"
+                );
+            } else if before.is_none() {
+                assert!(
+                    ours.contains(path),
+                    "{ctx}: {path} appeared and is not ours"
+                );
+            }
+        }
+    }
+
+    fn plan_paths(&self) -> Vec<String> {
+        let p = &self.plan;
+        p.blocks
+            .iter()
+            .map(|b| b.path.to_string())
+            .chain(p.owned_files.iter().map(|o| o.path.to_string()))
+            .chain(p.markers.iter().map(|m| m.path.to_string()))
+            .collect()
+    }
+
+    /// Nothing of ours is left: the workspace is byte for byte the original and the state
+    /// directory holds no ledger, stash, kept bytes or temporary files.
+    fn assert_clean(&self, ctx: &str) {
+        let tree = Tree::capture(&self.fx.workspace);
+        if tree != self.original {
+            let diff: Vec<&String> = tree
+                .0
+                .keys()
+                .chain(self.original.0.keys())
+                .filter(|k| tree.0.get(*k) != self.original.0.get(*k))
+                .collect();
+            panic!("{ctx}: the workspace is not as the user left it; differs at {diff:?}");
+        }
+        let leftovers: Vec<PathBuf> = walk_files(&self.fx.state)
+            .into_iter()
+            .filter(|p| p.file_name().is_some_and(|n| n != "lock"))
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "{ctx}: state leftovers: {leftovers:?}"
+        );
+    }
+}
+
+fn file_bytes<'t>(tree: &'t Tree, path: &str) -> Option<&'t Vec<u8>> {
+    match tree.0.get(path) {
+        Some(Node::File { bytes, .. }) => Some(bytes),
+        _ => None,
+    }
+}
+
+fn plan_for(provider: &dyn Provider, probes: &Probes, workspace: &Path, prompt: &str) -> Plan {
+    let root = Root::open(workspace).expect("open workspace");
+    let request = SessionRequest::with_prompt(prompt);
+    provider
+        .plan(&PlanContext {
+            root: workspace,
+            namespace: &Namespace::default(),
+            request: &request,
+            probes,
+            view: &root,
+        })
+        .expect("plan")
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => out.extend(walk_files(&path)),
+                Ok(_) => out.push(path),
+                Err(_) => {}
+            }
+        }
+    }
+    out
+}
