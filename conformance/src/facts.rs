@@ -6,7 +6,7 @@
 //! new-provider` generates the table with [`TODO_MARKER`] in every cell; [`facts_are_recorded`]
 //! (and `cargo xtask tidy`) fail until the maintainer has filled it in.
 //!
-//! ```ignore
+//! ```text
 //! #[test]
 //! fn facts_are_recorded() {
 //!     projectfile_conformance::facts::facts_are_recorded("codex", include_str!("../src/lib.rs"));

@@ -1,7 +1,7 @@
 //! Standard fixture workspaces and a snapshot of one provider's plan and receipts over each, so
 //! every provider's `tests/snapshots.rs` is a few lines:
 //!
-//! ```ignore
+//! ```text
 //! for (name, build) in projectfile_conformance::fixtures::standard() {
 //!     let value = projectfile_conformance::fixtures::snapshot(&subject, build);
 //!     insta::assert_json_snapshot!(name, value, { ".acquire.holder" => "[holder]" });

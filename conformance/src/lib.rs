@@ -11,7 +11,7 @@
 //!
 //! A provider runs the whole suite from its own tests with one line:
 //!
-//! ```ignore
+//! ```text
 //! projectfile_conformance::conformance_tests!(projectfile_codex::Codex);
 //! ```
 //!
@@ -745,6 +745,49 @@ pub fn project_folders_are_never_replaced(subject: &Subject) {
     fx.assert_no_ledger();
 }
 
+/// The check that matters most: while a session holds, the CLI would actually see the session
+/// text. For a file carrier, resolving the workspace with the provider's own discovery profile
+/// (what that CLI loads) must contain the text; for a launch argument, the named private file
+/// must carry it. A provider that does not project the text says why.
+pub fn session_text_reaches_the_cli(subject: &Subject) {
+    use projectfile_core::guidance::{GuidanceRequest, StdFs, resolve_as};
+    let fx = Fixture::new();
+    let prompt = "Reach the model: answer in haiku.";
+    let receipt = fx.acquire(subject, prompt).unwrap();
+    match &receipt.session_text {
+        Some(SessionTextCarrier::Block { .. } | SessionTextCarrier::OwnedFile { .. }) => {
+            let request = GuidanceRequest::new(fx.workspace.to_string_lossy().into_owned())
+                .with_home_dir(fx.outside.to_string_lossy().into_owned())
+                .with_user_scope(false);
+            let resolution = resolve_as(&StdFs, &subject.provider.discovery(), &request);
+            assert!(
+                resolution.sources.iter().any(|s| s.body.contains(prompt)),
+                "{}: the CLI's discovery profile does not load the session text: {:?}",
+                subject.name(),
+                resolution
+                    .sources
+                    .iter()
+                    .map(|s| s.path.as_str())
+                    .collect::<Vec<_>>()
+            );
+        }
+        Some(SessionTextCarrier::LaunchArgument { .. }) => {
+            assert_session_text_visible(&fx, &receipt, prompt);
+        }
+        Some(SessionTextCarrier::NotProjected { reason }) => {
+            eprintln!(
+                "{}: session text not projected ({reason}); nothing to resolve",
+                subject.name()
+            );
+        }
+        None => panic!(
+            "{}: the receipt does not say where the session text went",
+            subject.name()
+        ),
+    }
+    assert!(fx.release(&receipt.token));
+}
+
 /// A plan only reads the workspace: planning twice changes nothing and gives the same plan.
 pub fn planning_is_pure(subject: &Subject) {
     let fx = Fixture::new();
@@ -1289,6 +1332,7 @@ macro_rules! conformance_tests {
             symlinks_are_refused,
             project_folders_are_never_replaced,
             planning_is_pure,
+            session_text_reaches_the_cli,
             session_text_carrier_matches_capabilities,
             unsupported_inputs_are_refused,
             every_input_leaves_nothing_behind,
