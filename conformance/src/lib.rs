@@ -351,6 +351,18 @@ pub fn assert_session_text_visible(fixture: &Fixture, receipt: &AcquireReceipt, 
     }
 }
 
+/// The bytes core writes for an owned file: the planned content, stamped with our provenance
+/// marker where the format carries one (see `projectfile_core::generated`).
+pub fn as_written(owned: &projectfile_core::OwnedFileProjection) -> Vec<u8> {
+    projectfile_core::generated::stamp(
+        &owned.content,
+        &owned.path,
+        owned.role,
+        &Namespace::default(),
+    )
+    .into_bytes()
+}
+
 /// The files a plan edits in place (blocks), which is where user bytes meet ours.
 fn block_targets(plan: &Plan) -> Vec<String> {
     plan.blocks.iter().map(|b| b.path.to_string()).collect()
@@ -965,7 +977,7 @@ pub fn every_input_leaves_nothing_behind(subject: &Subject) {
         let path = owned.path.as_str();
         assert_eq!(
             fx.read(path).as_deref(),
-            Some(owned.content.as_bytes()),
+            Some(as_written(owned).as_slice()),
             "{path} does not hold the planned content"
         );
         if let Some(mode) = owned.mode {
@@ -1013,7 +1025,7 @@ pub fn owned_files_restore_prior_content_and_mode(subject: &Subject) {
             let path = owned.path.as_str();
             assert_eq!(
                 fx.read(path).as_deref(),
-                Some(owned.content.as_bytes()),
+                Some(as_written(owned).as_slice()),
                 "{path}: the newest session's content is not in place"
             );
             if let Some(mode) = owned.mode {
@@ -1120,7 +1132,7 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
             fx.write(path, edit.as_bytes());
             let b = fx.acquire_session(subject, session.clone()).unwrap();
             assert_kept(&b.kept, path, &edit);
-            assert_eq!(fx.read(path).as_deref(), Some(owned.content.as_bytes()));
+            assert_eq!(fx.read(path).as_deref(), Some(as_written(owned).as_slice()));
             assert!(fx.release(&a.token));
             let last = fx.projector.release(&b.token).unwrap();
             assert!(last.kept.is_empty(), "{path}: set aside twice");
