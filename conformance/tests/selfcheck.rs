@@ -35,7 +35,10 @@ impl Provider for Configures {
         }
     }
     fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
+        DiscoveryProfile {
+            extra_files: vec![".cursor/rules/*.mdc".into()],
+            ..DiscoveryProfile::default()
+        }
     }
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
@@ -110,7 +113,10 @@ impl Provider for Plain {
         }
     }
     fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
+        DiscoveryProfile {
+            per_directory: vec!["AGENTS.md".into()],
+            ..DiscoveryProfile::default()
+        }
     }
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         patterns::agents_md_block(ctx, &[])
