@@ -192,7 +192,7 @@ impl<'a> Run<'a> {
         let owned_contents = PROMPTS
             .iter()
             .flat_map(|p| plan_for(provider, probes, &fx.workspace, p).owned_files)
-            .map(|o| o.content.into_bytes())
+            .map(|o| crate::as_written(&o))
             .collect();
         let sessions = PROMPTS[..2]
             .iter()
