@@ -946,13 +946,18 @@ impl Projector {
         for entry in locked.ledger.entries.values_mut() {
             entry.holders_mut().remove(token);
         }
-        if let Some(dir) = &lease.private_dir
-            && let Err(e) = fsio::remove_private_tree(dir)
-        {
-            outcome.warnings.push(Warning {
-                path: dir.display().to_string(),
-                message: e.to_string(),
-            });
+        if let Some(dir) = &lease.private_dir {
+            match fsio::remove_private_tree(dir) {
+                Ok(()) => outcome.files.push(FileReceipt {
+                    path: dir.display().to_string(),
+                    kind: "private",
+                    action: "removed",
+                }),
+                Err(e) => outcome.warnings.push(Warning {
+                    path: dir.display().to_string(),
+                    message: e.to_string(),
+                }),
+            }
         }
         self.undo_orphans(locked, outcome);
     }
