@@ -228,6 +228,35 @@ impl Root {
         }
     }
 
+    /// The `lstat` of `rel` inside `parent` when it is a regular file, `None` when absent; a
+    /// symlink or anything else is refused.
+    fn regular_file_stat(
+        &self,
+        parent: &OwnedFd,
+        rel: &RelPath,
+    ) -> Result<Option<rustix::fs::Stat>> {
+        let name = rel.file_name();
+        match rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
+                FileType::RegularFile => Ok(Some(stat)),
+                FileType::Symlink => Err(self.explain(
+                    parent,
+                    name,
+                    Path::new(rel.as_str()),
+                    rustix::io::Errno::LOOP,
+                    false,
+                )),
+                _ => Err(Error::Unsafe {
+                    path: self.display_path(rel),
+                    reason: "expected a regular file but found a directory or special file"
+                        .to_string(),
+                }),
+            },
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(Error::io(self.display_path(rel), "stat", errno(e))),
+        }
+    }
+
     /// Atomically and durably replaces (or creates) the regular file `rel` with `bytes`.
     ///
     /// `mode`: the permission bits to set; `None` keeps the replaced file's mode, or lets the
@@ -237,41 +266,18 @@ impl Root {
         let parent = self.require_parent(rel)?;
         let name = rel.file_name();
         let display = self.display_path(rel);
-        let existing = match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => {
-                match FileType::from_raw_mode(stat.st_mode) {
-                    FileType::RegularFile => {}
-                    FileType::Symlink => {
-                        return Err(self.explain(
-                            &parent,
-                            name,
-                            Path::new(rel.as_str()),
-                            rustix::io::Errno::LOOP,
-                            false,
-                        ));
-                    }
-                    _ => {
-                        return Err(Error::Unsafe {
-                            path: display,
-                            reason: "expected a regular file but found a directory or special file"
-                                .to_string(),
-                        });
-                    }
-                }
-                if stat.st_nlink > 1 {
-                    return Err(Error::Unsafe {
-                        path: display,
-                        reason: format!(
-                            "the file has {} hard links; replacing it would split it from its other names",
-                            stat.st_nlink
-                        ),
-                    });
-                }
-                Some(stat)
-            }
-            Err(rustix::io::Errno::NOENT) => None,
-            Err(e) => return Err(Error::io(display, "stat", errno(e))),
-        };
+        let existing = self.regular_file_stat(&parent, rel)?;
+        if let Some(stat) = &existing
+            && stat.st_nlink > 1
+        {
+            return Err(Error::Unsafe {
+                path: display,
+                reason: format!(
+                    "the file has {} hard links; replacing it would split it from its other names",
+                    stat.st_nlink
+                ),
+            });
+        }
 
         faults::check("write_atomic:before_temp", &display)?;
         let temp = format!(".{name}{TEMP_INFIX}{}", random_hex(8)?);
@@ -363,28 +369,8 @@ impl Root {
         };
         let name = rel.file_name();
         let display = self.display_path(rel);
-        match rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => match FileType::from_raw_mode(stat.st_mode) {
-                FileType::RegularFile => {}
-                FileType::Symlink => {
-                    return Err(self.explain(
-                        &parent,
-                        name,
-                        Path::new(rel.as_str()),
-                        rustix::io::Errno::LOOP,
-                        false,
-                    ));
-                }
-                _ => {
-                    return Err(Error::Unsafe {
-                        path: display,
-                        reason: "expected a regular file but found a directory or special file"
-                            .to_string(),
-                    });
-                }
-            },
-            Err(rustix::io::Errno::NOENT) => return Ok(false),
-            Err(e) => return Err(Error::io(display, "stat", errno(e))),
+        if self.regular_file_stat(&parent, rel)?.is_none() {
+            return Ok(false);
         }
         faults::check("remove_file", &display)?;
         match rustix::fs::unlinkat(&parent, name, AtFlags::empty()) {
