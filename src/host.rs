@@ -366,7 +366,11 @@ mod tests {
         let key = projectfile_core::ledger::workspace_key(lease_workspace);
         let dir = env.state.join("workspaces").join(key);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("ledger.json"), b"{}").unwrap();
+        std::fs::write(
+            dir.join(projectfile_core::journal::JOURNAL_FILE),
+            projectfile_core::journal::frame(b"{}"),
+        )
+        .unwrap();
     }
 
     #[cfg(feature = "codex")]

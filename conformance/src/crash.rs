@@ -2,7 +2,7 @@
 //! after every possible number `k` of mutating file operations in every step of a session history,
 //! then prove that the next start and the remaining releases leave exactly the user's bytes.
 //!
-//! The history is four steps, each run against a fresh [`Fixture`] with the steps before it done
+//! The history is six steps, each run against a fresh [`Fixture`] with the steps before it done
 //! normally:
 //!
 //! | phase | step that crashes | the session whose holder dies |
@@ -12,6 +12,7 @@
 //! | `release` | the release of the first of two live sessions | the first |
 //! | `last-release` | the release of the last live session | that one |
 //! | `start-over-stale` | a start that must first clean a dead session's leftovers | the new one |
+//! | `start-again` | a start after an earlier session came and went | the new one |
 //!
 //! For each phase, `k` runs from 0 (the first mutating operation fails) upwards, with
 //! [`faults::arm`]: the `k`-th operation and every later one fail as if the process had died
@@ -30,6 +31,13 @@
 //! `k` stops growing when the step completes without reaching its countdown: that `k` is the
 //! number of mutating operations the step makes, and every smaller `k` was a crash point.
 //!
+//! Every phase is then enumerated again as a **power loss** ([`Mode::PowerLoss`]): at each `k`,
+//! and once more after the step completes, the ledger journal loses what was appended to it
+//! since its last sync (keeping a torn half of it, see [`faults::power_loss`]) and *every*
+//! holder dies, as no process outlives a reboot. Workspace writes are all synced, so they stay.
+//! The next start must still clean up to exactly the user's bytes. This is what lets a release
+//! record its undo without syncing the journal.
+//!
 //! Call [`enumerate_crash_points`] from a provider's tests (see `core/tests/crash_points.rs`).
 
 use crate::tree::{Node, Tree};
@@ -42,7 +50,7 @@ use projectfile_core::{
     Error, MarkerKind, Namespace, Plan, PlanContext, Probes, Provider, SessionRequest, fsio::Root,
 };
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The steps of the history a crash can interrupt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,16 +65,19 @@ pub enum Phase {
     LastRelease,
     /// A start that first cleans the leftovers of a session whose holder died.
     StartOverStale,
+    /// A start after an earlier session was acquired and released (the files it used are known).
+    StartAgain,
 }
 
 impl Phase {
     /// Every phase, in history order.
-    pub const ALL: [Phase; 5] = [
+    pub const ALL: [Phase; 6] = [
         Phase::Acquire,
         Phase::Refresh,
         Phase::Release,
         Phase::LastRelease,
         Phase::StartOverStale,
+        Phase::StartAgain,
     ];
 
     /// A short name for reports.
@@ -77,8 +88,18 @@ impl Phase {
             Phase::Release => "release",
             Phase::LastRelease => "last-release",
             Phase::StartOverStale => "start-over-stale",
+            Phase::StartAgain => "start-again",
         }
     }
+}
+
+/// What a crash takes with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The process dies: what it wrote stays (in the page cache), its session's holder dies.
+    ProcessCrash,
+    /// The machine loses power: unsynced journal appends are lost or torn, every holder dies.
+    PowerLoss,
 }
 
 /// What one phase enumerated.
@@ -88,6 +109,8 @@ pub struct PhaseReport {
     pub phase: Phase,
     /// How many crash points (values of `k` that crashed the step) were checked.
     pub crash_points: u64,
+    /// How many power-loss points were checked (every crash point, and the step's end).
+    pub power_loss_points: u64,
 }
 
 /// What [`enumerate_crash_points`] checked.
@@ -102,6 +125,11 @@ impl CrashReport {
     pub fn total(&self) -> u64 {
         self.phases.iter().map(|p| p.crash_points).sum()
     }
+
+    /// Every power-loss point of every phase.
+    pub fn power_losses(&self) -> u64 {
+        self.phases.iter().map(|p| p.power_loss_points).sum()
+    }
 }
 
 impl std::fmt::Display for CrashReport {
@@ -111,7 +139,13 @@ impl std::fmt::Display for CrashReport {
             .iter()
             .map(|p| format!("{} {}", p.phase.name(), p.crash_points))
             .collect();
-        write!(f, "{} ({})", self.total(), parts.join(", "))
+        write!(
+            f,
+            "{} ({}), and {} power-loss points",
+            self.total(),
+            parts.join(", "),
+            self.power_losses()
+        )
     }
 }
 
@@ -135,28 +169,37 @@ pub fn enumerate_crash_points(
 ) -> CrashReport {
     let mut report = CrashReport::default();
     for phase in Phase::ALL {
-        let mut crash_points = 0;
-        let mut k = 0;
-        loop {
-            assert!(
-                k < MAX_OPERATIONS,
-                "{}: {} never completed",
-                provider.name(),
-                phase.name()
-            );
-            let run = Run::new(provider, probes, setup);
-            if run.crash_at(phase, k) {
-                crash_points += 1;
+        let mut points = [0u64; 2];
+        for (mode, count) in [Mode::ProcessCrash, Mode::PowerLoss]
+            .into_iter()
+            .zip(points.iter_mut())
+        {
+            let mut k = 0;
+            loop {
+                assert!(
+                    k < MAX_OPERATIONS,
+                    "{}: {} never completed",
+                    provider.name(),
+                    phase.name()
+                );
+                let run = Run::new(provider, probes, setup, mode);
+                let crashed = run.crash_at(phase, k);
+                if crashed || mode == Mode::PowerLoss {
+                    *count += 1;
+                }
+                if !crashed {
+                    break;
+                }
                 k += 1;
-            } else {
-                break;
             }
         }
         report.phases.push(PhaseReport {
             phase,
-            crash_points,
+            crash_points: points[0],
+            power_loss_points: points[1],
         });
     }
+    faults::track_durability(false);
     report
 }
 
@@ -171,6 +214,7 @@ struct Session {
 
 /// One fixture and the sessions of one history.
 struct Run<'a> {
+    mode: Mode,
     provider: &'a dyn Provider,
     probes: &'a Probes,
     fx: Fixture,
@@ -184,7 +228,13 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(provider: &'a dyn Provider, probes: &'a Probes, setup: &dyn Fn(&Fixture)) -> Run<'a> {
+    fn new(
+        provider: &'a dyn Provider,
+        probes: &'a Probes,
+        setup: &dyn Fn(&Fixture),
+        mode: Mode,
+    ) -> Run<'a> {
+        faults::track_durability(mode == Mode::PowerLoss);
         let fx = Fixture::new();
         setup(&fx);
         let original = Tree::capture(&fx.workspace);
@@ -204,6 +254,7 @@ impl<'a> Run<'a> {
             })
             .collect();
         Run {
+            mode,
             provider,
             probes,
             fx,
@@ -216,8 +267,12 @@ impl<'a> Run<'a> {
     }
 
     fn context(&self, phase: Phase, k: u64) -> String {
+        let what = match self.mode {
+            Mode::ProcessCrash => "crash",
+            Mode::PowerLoss => "power loss",
+        };
         format!(
-            "{} phase {} crash after {k} operations",
+            "{} phase {} {what} after {k} operations",
             self.provider.name(),
             phase.name()
         )
@@ -264,7 +319,8 @@ impl<'a> Run<'a> {
     }
 
     /// Runs the history up to `phase` normally, then `phase` with a crash after `k` operations.
-    /// Returns whether it crashed (false: `k` reached past the step's last operation).
+    /// Returns whether it crashed (false: `k` reached past the step's last operation; in
+    /// [`Mode::PowerLoss`] the power is then lost after the step).
     fn crash_at(mut self, phase: Phase, k: u64) -> bool {
         let ctx = self.context(phase, k);
         // The steps before the crash, done normally.
@@ -282,16 +338,20 @@ impl<'a> Run<'a> {
                 self.acquire_session(0).expect("first acquire");
                 self.kill_holder(0);
             }
+            Phase::StartAgain => {
+                self.acquire_session(0).expect("first acquire");
+                self.release_session(0).expect("first release");
+            }
         }
         let crashing = match phase {
             Phase::Acquire | Phase::Release => 0,
-            Phase::Refresh | Phase::LastRelease | Phase::StartOverStale => 1,
+            Phase::Refresh | Phase::LastRelease | Phase::StartOverStale | Phase::StartAgain => 1,
         };
 
         let _ = faults::take_seen();
         faults::arm(k);
         let result = match phase {
-            Phase::Acquire | Phase::Refresh | Phase::StartOverStale => {
+            Phase::Acquire | Phase::Refresh | Phase::StartOverStale | Phase::StartAgain => {
                 self.acquire_session(crashing)
             }
             Phase::Release | Phase::LastRelease => self.release_session(crashing),
@@ -308,11 +368,22 @@ impl<'a> Run<'a> {
                 seen <= k,
                 "{ctx}: {seen} operations ran but the countdown never hit"
             );
-            self.finish(&ctx);
-            return false;
+            if self.mode == Mode::ProcessCrash {
+                self.finish(&ctx);
+                return false;
+            }
         }
-        // The process died mid-step: its session's holder dies with it.
-        self.kill_holder(crashing);
+        match self.mode {
+            // The process died mid-step: its session's holder dies with it.
+            Mode::ProcessCrash => self.kill_holder(crashing),
+            // The machine went down: unsynced journal bytes are lost, and every holder with it.
+            Mode::PowerLoss => {
+                faults::power_loss();
+                for i in 0..self.sessions.len() {
+                    self.kill_holder(i);
+                }
+            }
+        }
         self.assert_consistent(&ctx, true);
 
         // The next start, by a live holder, cleans what the crash left.
@@ -353,7 +424,7 @@ impl<'a> Run<'a> {
             receipt.warnings
         );
         self.assert_clean(&ctx);
-        true
+        crashed
     }
 
     /// After a step completed without crashing: the rest of the history, then the clean check.
@@ -517,10 +588,7 @@ impl<'a> Run<'a> {
                 .collect();
             panic!("{ctx}: the workspace is not as the user left it; differs at {diff:?}");
         }
-        let leftovers: Vec<PathBuf> = walk_files(&self.fx.state)
-            .into_iter()
-            .filter(|p| p.file_name().is_some_and(|n| n != "lock"))
-            .collect();
+        let leftovers = crate::state_leftovers(&self.fx.state);
         assert!(
             leftovers.is_empty(),
             "{ctx}: state leftovers: {leftovers:?}"
@@ -547,19 +615,4 @@ fn plan_for(provider: &dyn Provider, probes: &Probes, workspace: &Path, prompt: 
             view: &root,
         })
         .expect("plan")
-}
-
-fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => out.extend(walk_files(&path)),
-                Ok(_) => out.push(path),
-                Err(_) => {}
-            }
-        }
-    }
-    out
 }

@@ -255,10 +255,7 @@ impl Fixture {
 
     /// Asserts the state directory holds no ledger (nothing recorded for any workspace).
     pub fn assert_no_ledger(&self) {
-        let leftovers: Vec<PathBuf> = walk_files(&self.state)
-            .into_iter()
-            .filter(|p| p.file_name().is_some_and(|n| n != "lock"))
-            .collect();
+        let leftovers = state_leftovers(&self.state);
         assert!(leftovers.is_empty(), "state leftovers: {leftovers:?}");
     }
 }
@@ -267,6 +264,21 @@ impl Default for Fixture {
     fn default() -> Self {
         Fixture::new()
     }
+}
+
+/// Files under a state directory that record something: everything but the workspace locks and
+/// ledger journals whose newest record is an empty ledger (both kept once a workspace has been
+/// used).
+pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
+    use projectfile_core::journal::{JOURNAL_FILE, records_nothing};
+    walk_files(state)
+        .into_iter()
+        .filter(|p| match p.file_name().and_then(|n| n.to_str()) {
+            Some("lock") => false,
+            Some(JOURNAL_FILE) => !std::fs::read(p).is_ok_and(|b| records_nothing(&b)),
+            _ => true,
+        })
+        .collect()
 }
 
 fn walk_files(dir: &Path) -> Vec<PathBuf> {

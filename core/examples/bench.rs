@@ -3,9 +3,9 @@
 //!
 //! - `bench acquire --dir D [--iterations N]`: acquire+release of one AGENTS.md block (Codex, durable)
 //!   against the bare minimum I/O for the same result: read the file and durably rewrite it
-//!   (temporary file, fsync, rename, fsync of the directory), twice. Also times the pieces the
-//!   projector adds (a durable ledger write, a durable unlink) and the "design floor" (the bare
-//!   I/O plus those ledger writes, in the projector's order), to show where the time goes.
+//!   (temporary file, fsync, rename, fsync of the directory), twice. Also counts the syncs each
+//!   side makes per cycle (ours through `fsio::syncs_on_this_thread`), and ours in the very first
+//!   cycle, which records the file in the ledger durably.
 //! - `bench resolve --dir D [--iterations N]`: guidance resolution over a generated tree of 4,020
 //!   directories against a bare walk that lists every directory (`read_dir` + `file_type`).
 //!
@@ -19,6 +19,7 @@
 )]
 
 use projectfile_core::Namespace;
+use projectfile_core::fsio;
 use projectfile_core::guidance::{GuidanceRequest, StdFs, resolve};
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireRequest, Projector};
@@ -58,7 +59,8 @@ fn vm_hwm_kib() -> u64 {
 }
 
 /// The bare minimum durable rewrite: temporary file beside, write, fsync, rename, fsync dir.
-fn durable_rewrite(dir: &std::fs::File, dir_path: &Path, name: &str, bytes: &[u8], n: u64) {
+/// Returns how many syncs it made.
+fn durable_rewrite(dir: &std::fs::File, dir_path: &Path, name: &str, bytes: &[u8], n: u64) -> u64 {
     let temp = dir_path.join(format!(".{name}.bench-tmp.{n}"));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
@@ -71,6 +73,7 @@ fn durable_rewrite(dir: &std::fs::File, dir_path: &Path, name: &str, bytes: &[u8
     drop(f);
     std::fs::rename(&temp, dir_path.join(name)).unwrap();
     dir.sync_all().unwrap();
+    2
 }
 
 fn read(path: &Path) -> Vec<u8> {
@@ -114,75 +117,44 @@ fn bench_acquire(dir: &Path, iterations: usize) -> serde_json::Value {
     let me = Holder::current_process().unwrap();
     let request = AcquireRequest::new(&ws, SessionRequest::with_prompt(prompt), me);
     let base_dir = std::fs::File::open(&base).unwrap();
-    let ledger_dir = dir.join("ledger-only");
-    std::fs::create_dir_all(&ledger_dir).unwrap();
-    let ledger_dir_f = std::fs::File::open(&ledger_dir).unwrap();
-    let ledger_bytes = vec![b'{'; 700];
-    let floor = dir.join("floor");
-    std::fs::create_dir_all(&floor).unwrap();
-    std::fs::write(floor.join("AGENTS.md"), &user).unwrap();
-    let floor_dir = std::fs::File::open(&floor).unwrap();
-    let mut floors = Vec::with_capacity(iterations);
 
     let mut ours = Vec::with_capacity(iterations);
     let mut bare = Vec::with_capacity(iterations);
-    let mut ledger_write = Vec::with_capacity(iterations);
-    let mut unlink = Vec::with_capacity(iterations);
+    let mut our_syncs = Vec::with_capacity(iterations);
+    let mut bare_syncs = Vec::with_capacity(iterations);
+    let mut first_syncs = None;
     let mut n = 0;
     let warmup = 5;
     for i in 0..iterations + warmup {
         // Ours: acquire + release through the library.
+        let syncs = fsio::syncs_on_this_thread();
         let t = Instant::now();
         let receipt = projector
             .acquire(&codex as &dyn Provider, &request)
             .unwrap();
         let released = projector.release(&receipt.token).unwrap();
         let ours_t = t.elapsed();
+        let synced = fsio::syncs_on_this_thread() - syncs;
         assert!(released.released);
+        first_syncs.get_or_insert(synced);
 
         // Bare: read + durable rewrite, twice.
         let t = Instant::now();
         let a = read(&base.join("AGENTS.md"));
         assert_eq!(a.len(), user.len());
         n += 1;
-        durable_rewrite(&base_dir, &base, "AGENTS.md", &with_block, n);
+        let mut bare_synced = durable_rewrite(&base_dir, &base, "AGENTS.md", &with_block, n);
         let b = read(&base.join("AGENTS.md"));
         assert_eq!(b.len(), with_block.len());
         n += 1;
-        durable_rewrite(&base_dir, &base, "AGENTS.md", &user, n);
+        bare_synced += durable_rewrite(&base_dir, &base, "AGENTS.md", &user, n);
         let bare_t = t.elapsed();
-
-        // Our design's floor: the bare I/O plus what the ledger needs (a durable write of the
-        // intent before the workspace write, a durable unlink after the last release), in order.
-        let t = Instant::now();
-        n += 1;
-        durable_rewrite(&ledger_dir_f, &ledger_dir, "ledger.json", &ledger_bytes, n);
-        let _ = read(&floor.join("AGENTS.md"));
-        n += 1;
-        durable_rewrite(&floor_dir, &floor, "AGENTS.md", &with_block, n);
-        let _ = read(&floor.join("AGENTS.md"));
-        n += 1;
-        durable_rewrite(&floor_dir, &floor, "AGENTS.md", &user, n);
-        std::fs::remove_file(ledger_dir.join("ledger.json")).unwrap();
-        ledger_dir_f.sync_all().unwrap();
-        let floor_t = t.elapsed();
-
-        // The pieces the projector adds: one durable ledger write, one durable unlink.
-        let t = Instant::now();
-        n += 1;
-        durable_rewrite(&ledger_dir_f, &ledger_dir, "ledger.json", &ledger_bytes, n);
-        let lw = t.elapsed();
-        let t = Instant::now();
-        std::fs::remove_file(ledger_dir.join("ledger.json")).unwrap();
-        ledger_dir_f.sync_all().unwrap();
-        let ul = t.elapsed();
 
         if i >= warmup {
             ours.push(ours_t);
             bare.push(bare_t);
-            ledger_write.push(lw);
-            floors.push(floor_t);
-            unlink.push(ul);
+            our_syncs.push(synced);
+            bare_syncs.push(bare_synced);
         }
     }
     assert_eq!(
@@ -192,8 +164,7 @@ fn bench_acquire(dir: &Path, iterations: usize) -> serde_json::Value {
     );
     let ours_med = median(&mut ours);
     let bare_med = median(&mut bare);
-    let lw_med = median(&mut ledger_write);
-    let ul_med = median(&mut unlink);
+    let per_cycle = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
     json!({
         "bench": "acquire_release",
         "iterations": iterations,
@@ -203,12 +174,8 @@ fn bench_acquire(dir: &Path, iterations: usize) -> serde_json::Value {
         "baseline_p90_us": p90(&mut bare),
         "ratio": ours_med / bare_med,
         "target_ratio": 1.5,
-        "ledger_durable_write_median_us": lw_med,
-        "durable_unlink_median_us": ul_med,
-        "baseline_plus_ledger_median_us": bare_med + lw_med + ul_med,
-        "design_floor_median_us": median(&mut floors),
-        "ratio_to_design_floor": ours_med / median(&mut floors),
-        "fsyncs": { "ours": 7, "baseline": 4 },
+        "syncs_per_cycle": { "ours": per_cycle(&our_syncs), "baseline": per_cycle(&bare_syncs) },
+        "syncs_first_cycle": first_syncs,
         "peak_rss_kib": vm_hwm_kib(),
     })
 }

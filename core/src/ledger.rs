@@ -1,10 +1,11 @@
 //! The ledger: the per-workspace record of leases and of what each projected path holds, kept
-//! under the state directory (never in the workspace) as one JSON file written atomically.
+//! under the state directory (never in the workspace) in a checksummed journal
+//! ([`crate::journal`]).
 //!
 //! Layout of the state directory:
 //!
 //! ```text
-//! <state>/workspaces/<key>/ledger.json   leases and entries of one workspace
+//! <state>/workspaces/<key>/ledger.jsonl  the journal of one workspace's ledger
 //! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
 //! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session,
 //!                                        and prior skill folders taken over (`stash/<random>.<name>/`)
@@ -218,6 +219,13 @@ pub struct Ledger {
     /// Directories we created, removed when no entry needs them and they are empty.
     #[serde(default)]
     pub created_dirs: BTreeSet<RelPath>,
+    /// Every file that has held our block in this workspace, recorded durably the first time and
+    /// kept after the last session ends. At each start, such a file holding our block that no
+    /// entry records has the block removed: a power loss can lose the unsynced record of the
+    /// lease that wrote it (see [`crate::journal`]), and the block itself says whether the file
+    /// was ours to create. Not a lease: [`Ledger::is_empty`] ignores it.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub block_files: BTreeSet<RelPath>,
     /// User bytes set aside, for `status`.
     #[serde(default)]
     pub kept: Vec<KeptRecord>,
@@ -232,6 +240,7 @@ impl Ledger {
             leases: BTreeMap::new(),
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
+            block_files: BTreeSet::new(),
             kept: Vec::new(),
         }
     }
@@ -274,7 +283,8 @@ impl Ledger {
         Ok(out)
     }
 
-    /// Whether nothing is recorded (no leases, entries or kept bytes).
+    /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
+    /// [`Ledger::block_files`] hint does not count).
     pub fn is_empty(&self) -> bool {
         self.leases.is_empty()
             && self.entries.is_empty()

@@ -22,6 +22,7 @@ pub mod fsio;
 pub mod generated;
 pub mod guidance;
 pub mod holder;
+pub mod journal;
 pub mod ledger;
 pub mod patterns;
 pub mod plan;

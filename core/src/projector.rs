@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
 use crate::generated::{self, Provenance};
 use crate::holder::{Holder, Liveness};
+use crate::journal::{self, Durability, Journal};
 use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
 use crate::provider::{
@@ -260,6 +261,13 @@ struct Locked {
     root: Root,
     state: Root,
     ledger: Ledger,
+    /// Where the ledger is kept.
+    journal: Journal,
+    /// How many kept records a durable save has recorded (more must be saved durably).
+    kept_durable: std::cell::Cell<usize>,
+    /// Files of [`Ledger::block_files`] no entry recorded when the ledger was read: each may
+    /// hold a block whose lease's record a power loss took, checked by the next strip.
+    unrecorded_blocks: Vec<RelPath>,
     /// Warnings about the file systems of the state directory and the workspace.
     fs_warnings: Vec<Warning>,
     _lock: LockGuard,
@@ -273,8 +281,6 @@ struct Outcome {
     warnings: Vec<Warning>,
     stale: Vec<StaleCleaned>,
 }
-
-const LEDGER_FILE: &str = "ledger.json";
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn now_secs() -> u64 {
@@ -333,37 +339,58 @@ impl Projector {
         let state = Root::create_private(&state_path)?;
         // Locks and atomic renames must be real: refuse or warn on remote file systems.
         let mut fs_warnings = Vec::new();
+        let mut remote_state = false;
         for (path, role) in [
             (state_path.as_path(), fsio::FsRole::State),
             (canonical, fsio::FsRole::Workspace),
         ] {
-            if let Some(message) = fsio::check_file_system(path, role)? {
+            let family = fsio::file_system_family(path)?;
+            remote_state |= role == fsio::FsRole::State && family.is_some();
+            if let Some(message) = fsio::apply_policy(family, path, role)? {
                 let path = path.display().to_string();
                 fs_warnings.push(Warning { path, message });
             }
         }
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
-        // A crash in the middle of a ledger write leaves its temporary file; we hold the lock.
-        state.remove_temp_files(&rel(LEDGER_FILE)?)?;
-        let ledger_path = state_path.join(LEDGER_FILE);
-        let ledger = match fsio::read_private(&ledger_path)? {
-            Some(bytes) => Ledger::parse(&bytes, &ledger_path, canonical)?,
-            None => Ledger::new(canonical),
-        };
+        let (journal, ledger) = Journal::load(&state, canonical, remote_state)?;
+        let unrecorded_blocks = ledger
+            .block_files
+            .iter()
+            .filter(|path| !ledger.entries.contains_key(*path))
+            .cloned()
+            .collect();
         Ok(Locked {
             root: Root::open(canonical)?,
+            kept_durable: std::cell::Cell::new(ledger.kept.len()),
+            unrecorded_blocks,
             state,
             ledger,
+            journal,
             fs_warnings,
             _lock: lock,
         })
     }
 
-    fn save(&self, locked: &Locked) -> Result<()> {
-        save_ledger(&locked.state, &locked.ledger)?;
+    /// Saves the ledger, then sweeps what it no longer names from the state directory.
+    fn save(&self, locked: &Locked, durability: Durability) -> Result<()> {
+        let orphan_stashes = orphan_stashes(&locked.state, &locked.ledger);
+        // Forgetting a stash must be on disk before the stash goes (else a power loss could
+        // bring back a ledger naming a removed stash), and kept bytes must stay findable.
+        let durability =
+            if !orphan_stashes.is_empty() || locked.ledger.kept.len() > locked.kept_durable.get() {
+                Durability::Durable
+            } else {
+                durability
+            };
+        locked
+            .journal
+            .save(&locked.state, &locked.ledger, durability)?;
+        if durability == Durability::Durable {
+            locked.kept_durable.set(locked.ledger.kept.len());
+        }
         // Only now that no saved ledger names them may unused stashes go (a crash before this
         // point leaves a ledger that still finds its stash).
-        sweep_state(&locked.state, &locked.ledger);
+        sweep_state(&locked.state, &orphan_stashes);
         Ok(())
     }
 
@@ -497,7 +524,7 @@ impl Projector {
             }
             let mut ignored = Outcome::default();
             self.release_token(&mut locked, &token, &mut ignored);
-            let _ = self.save(&locked);
+            let _ = self.save(&locked, Durability::Deferred);
             return Err(error);
         }
 
@@ -584,6 +611,13 @@ impl Projector {
         if let Some(lease) = ledger.leases.get_mut(token) {
             lease.paths = paths.to_vec();
         }
+        let blocks_known = plan
+            .blocks
+            .iter()
+            .all(|b| ledger.block_files.contains(&b.path));
+        ledger
+            .block_files
+            .extend(plan.blocks.iter().map(|b| b.path.clone()));
         for block in &plan.blocks {
             if !ledger.entries.contains_key(&block.path) {
                 pending.insert(block.path.clone());
@@ -701,7 +735,21 @@ impl Projector {
                 }
             }
         }
-        self.save(locked)?;
+        // The intent reaches the disk before the workspace is touched, unless all a power loss
+        // could take from it is a block in a file the durable ledger already lists (see
+        // `journal`): the next start finds and removes such a block by itself.
+        let only_known_blocks = blocks_known
+            && plan.owned_files.is_empty()
+            && plan.markers.is_empty()
+            && plan.skills.is_empty()
+            && plan.private_files.is_empty()
+            && to_create.is_empty();
+        let intent = if only_known_blocks {
+            Durability::Deferred
+        } else {
+            Durability::Durable
+        };
+        self.save(locked, intent)?;
 
         for dir in &to_create {
             if locked.root.create_dir(dir)? {
@@ -837,7 +885,7 @@ impl Projector {
         }
         // Owned files' `written` changed: record it.
         if !plan.owned_files.is_empty() {
-            self.save(locked)?;
+            self.save(locked, Durability::Durable)?;
         }
         // Each skill records its own progress in the ledger; what it set aside is saved after.
         let mut kept_any = false;
@@ -851,13 +899,13 @@ impl Projector {
                     namespace: &self.namespace,
                     report: &mut report,
                 };
-                let state = &locked.state;
+                let (state, journal) = (&locked.state, &locked.journal);
                 skills::project(
                     &mut cx,
                     &mut locked.ledger,
                     &path,
                     &skill.source,
-                    &|ledger| save_ledger(state, ledger),
+                    &|ledger| journal.save(state, ledger, Durability::Durable),
                 )
             };
             let kept = report.kept.clone();
@@ -876,7 +924,7 @@ impl Projector {
             });
         }
         if kept_any {
-            self.save(locked)?;
+            self.save(locked, Durability::Durable)?;
         }
         Ok(())
     }
@@ -897,22 +945,8 @@ impl Projector {
             return Ok(receipt);
         };
         let state_path = self.workspaces_dir().join(key);
-        let ledger_path = state_path.join(LEDGER_FILE);
-        let Some(bytes) = fsio::read_private(&ledger_path)? else {
+        let Some(workspace) = journal::peek_workspace(&state_path)? else {
             return Ok(receipt);
-        };
-        let workspace = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|v| {
-                v.get("workspace")
-                    .and_then(|w| w.as_str())
-                    .map(PathBuf::from)
-            });
-        let Some(workspace) = workspace else {
-            return Err(Error::Ledger {
-                path: ledger_path,
-                reason: "it names no workspace".to_string(),
-            });
         };
         receipt.workspace = Some(workspace.clone());
         let mut locked = match self.lock(&workspace) {
@@ -930,7 +964,7 @@ impl Projector {
             receipt.released = true;
         }
         self.strip_stale_locked(&mut locked, &mut outcome);
-        self.save(&locked)?;
+        self.save(&locked, Durability::Deferred)?;
         receipt.files = outcome.files;
         receipt.kept = outcome.kept;
         receipt.stale_cleaned = outcome.stale;
@@ -1189,6 +1223,32 @@ impl Projector {
             });
         }
         self.undo_orphans(locked, outcome);
+        // A block in a listed file that no entry records: its lease's record was lost to a power
+        // loss (the lease died with the machine).
+        for path in std::mem::take(&mut locked.unrecorded_blocks) {
+            if locked.ledger.entries.contains_key(&path) {
+                continue;
+            }
+            let unrecorded = EntryRecord::Block {
+                holders: Default::default(),
+            };
+            let before = outcome.files.len();
+            let undone = self.undo_entry(locked, &path, &unrecorded, outcome);
+            // A crash mid-write of that block left its temporary file too.
+            let _ = locked.root.remove_temp_files(&path);
+            let display = locked.root.display_path(&path).display().to_string();
+            match undone {
+                Ok(()) if outcome.files.len() > before => outcome.warnings.push(Warning {
+                    path: display,
+                    message: "removed a session block no lease records (its record was lost, as a power loss can do); the file is as the user left it".to_string(),
+                }),
+                Ok(()) => {}
+                Err(e) => outcome.warnings.push(Warning {
+                    path: display,
+                    message: e.to_string(),
+                }),
+            }
+        }
         // Every write happens under this lock, so a temporary file found now was left by a process
         // killed mid-write; beside a path others still hold, nothing above has removed it.
         for path in locked.ledger.entries.keys() {
@@ -1203,7 +1263,7 @@ impl Projector {
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut locked, &mut outcome);
-        self.save(&locked)?;
+        self.save(&locked, Durability::Deferred)?;
         Ok(StripReport {
             schema: schema::STRIP_STALE,
             workspace: canonical,
@@ -1288,16 +1348,6 @@ impl Projector {
     }
 }
 
-/// Writes `ledger` under `state` (or removes the file when nothing is recorded).
-fn save_ledger(state: &Root, ledger: &Ledger) -> Result<()> {
-    let name = rel(LEDGER_FILE)?;
-    if ledger.is_empty() {
-        state.remove_file(&name)?;
-        return Ok(());
-    }
-    state.write_atomic(&name, &ledger.to_bytes()?, Some(0o600))
-}
-
 impl Outcome {
     /// Takes in what a skill operation reported.
     fn absorb(&mut self, report: skills::Report) {
@@ -1325,17 +1375,13 @@ fn token_key(token: &str) -> Option<&str> {
     (hex(key, 16) && hex(random, 32)).then_some(key)
 }
 
-/// Removes what the saved ledger no longer names under a workspace's state directory: stashed
-/// prior contents no entry records (restored by a release, unused by a failed acquire, or left by
-/// a crash between the stash write and the ledger write) and our temporary files (beside the
-/// ledger, in `stash/`, in `kept/`, left by a crash mid-write). Runs under the workspace lock
-/// right after a save, so nothing else writes there; best effort, a failure is retried at the
-/// next save. Kept user bytes are never removed.
-fn sweep_state(state: &Root, ledger: &Ledger) {
-    if let Ok(ledger_file) = rel(LEDGER_FILE) {
-        let _ = state.remove_temp_files(&ledger_file);
-    }
-    let stashed: std::collections::BTreeSet<&str> = ledger
+/// Stashed prior contents in `stash/` that no entry of `ledger` names: restored by a release,
+/// unused by a failed acquire, or left by a crash between the stash write and the ledger write.
+fn orphan_stashes(state: &Root, ledger: &Ledger) -> Vec<String> {
+    let Ok(dir) = rel("stash") else {
+        return Vec::new();
+    };
+    let named: std::collections::BTreeSet<&str> = ledger
         .entries
         .values()
         .filter_map(|entry| match entry {
@@ -1345,18 +1391,31 @@ fn sweep_state(state: &Root, ledger: &Ledger) {
             _ => None,
         })
         .collect();
-    for (dir, stash) in [("stash", true), ("kept", false)] {
-        let Ok(dir) = rel(dir) else { continue };
-        for name in state.file_names(&dir) {
-            let orphan = if stash {
-                !stashed.contains(name.as_str())
-            } else {
-                name.contains(fsio::TEMP_INFIX)
-            };
-            if let (true, Ok(path)) = (orphan, dir.join(&name)) {
-                let _ = state.remove_file(&path);
-            }
-        }
+    state
+        .file_names(&dir)
+        .into_iter()
+        .filter(|name| !named.contains(name.as_str()))
+        .collect()
+}
+
+/// Removes what the saved ledger no longer names under a workspace's state directory: the
+/// `orphans` of `stash/` and our temporary files in `kept/` (left by a crash mid-write). Runs
+/// under the workspace lock right after a save, so nothing else writes there; best effort, a
+/// failure is retried at the next save. Kept user bytes are never removed.
+fn sweep_state(state: &Root, orphans: &[String]) {
+    let (Ok(stash), Ok(kept)) = (rel("stash"), rel("kept")) else {
+        return;
+    };
+    let temps = state
+        .file_names(&kept)
+        .into_iter()
+        .filter(|name| name.contains(fsio::TEMP_INFIX));
+    let doomed = orphans
+        .iter()
+        .filter_map(|name| stash.join(name).ok())
+        .chain(temps.filter_map(|name| kept.join(&name).ok()));
+    for path in doomed {
+        let _ = state.remove_file(&path);
     }
 }
 

@@ -3,9 +3,15 @@
 //! every later operation on that thread fails too until [`disarm`] is called.
 //!
 //! Disarmed (the default), [`check`] is a thread-local read and nothing else.
+//!
+//! It also models a power loss for the ledger journal, the one file we write without always
+//! syncing: with [`track_durability`] on, every durable write of a journal records the file's
+//! image, and [`power_loss`] puts each journal back to that image plus a torn half of what was
+//! written after it, as a machine that lost power before the page cache reached the disk would.
 
-use std::cell::Cell;
-use std::path::Path;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
@@ -18,6 +24,61 @@ thread_local! {
     static CROSS_DEVICE: Cell<bool> = const { Cell::new(false) };
     /// Whether folder exchanges behave as on a file system without `RENAME_EXCHANGE`.
     static NO_EXCHANGE: Cell<bool> = const { Cell::new(false) };
+    /// `Some` while the power-loss model tracks durable images: each journal's last synced bytes.
+    static DURABLE: RefCell<Option<BTreeMap<PathBuf, Vec<u8>>>> = const { RefCell::new(None) };
+}
+
+/// Starts (clearing what was recorded) or stops recording durable images on this thread.
+pub fn track_durability(on: bool) {
+    DURABLE.with(|d| *d.borrow_mut() = on.then(BTreeMap::new));
+}
+
+/// Whether durable images are being recorded on this thread.
+pub(crate) fn tracking_durability() -> bool {
+    DURABLE.with(|d| d.borrow().is_some())
+}
+
+/// Records that `image` is now the durable content of `path` (when tracking).
+pub(crate) fn note_durable(path: &Path, image: Vec<u8>) {
+    DURABLE.with(|d| {
+        if let Some(images) = d.borrow_mut().as_mut() {
+            images.insert(path.to_path_buf(), image);
+        }
+    });
+}
+
+/// Models a power loss: every tracked journal goes back to its last durable image, except that
+/// the first half of what was written after it reached the disk (a torn write): half of what
+/// was appended, or half of the changed bytes (from the first that differs to the last) when
+/// the size is the same. Anything else (an unsynced truncation) goes back to the image exactly.
+/// Returns the paths changed.
+pub fn power_loss() -> Vec<PathBuf> {
+    let images = DURABLE.with(|d| d.borrow().clone().unwrap_or_default());
+    let mut changed = Vec::new();
+    for (path, image) in images {
+        let Ok(now) = std::fs::read(&path) else {
+            continue;
+        };
+        if now == image {
+            continue;
+        }
+        let mut after = image.clone();
+        if let Some(appended) = now.strip_prefix(image.as_slice()) {
+            after.extend_from_slice(&appended[..appended.len() / 2]);
+        } else if now.len() == image.len() {
+            let differs = |i: &usize| now[*i] != image[*i];
+            if let (Some(first), Some(last)) =
+                ((0..now.len()).find(differs), (0..now.len()).rfind(differs))
+            {
+                let torn_end = first + (last + 1 - first) / 2;
+                after[first..torn_end].copy_from_slice(&now[first..torn_end]);
+            }
+        }
+        if std::fs::write(&path, &after).is_ok() {
+            changed.push(path);
+        }
+    }
+    changed
 }
 
 /// Makes every [`super::Root::exchange`] on this thread report that the file system cannot

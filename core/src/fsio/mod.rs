@@ -55,6 +55,29 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
+thread_local! {
+    /// `fsync`s and `fdatasync`s made through this module on this thread.
+    static SYNCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many `fsync`s and `fdatasync`s this module has made on the calling thread: benchmarks
+/// report it, tests check it.
+pub fn syncs_on_this_thread() -> u64 {
+    SYNCS.with(std::cell::Cell::get)
+}
+
+/// `fsync(2)`, counted.
+pub(crate) fn sync(fd: impl std::os::fd::AsFd) -> rustix::io::Result<()> {
+    SYNCS.with(|c| c.set(c.get() + 1));
+    rustix::fs::fsync(fd)
+}
+
+/// `fdatasync(2)`, counted.
+pub(crate) fn sync_data(fd: impl std::os::fd::AsFd) -> rustix::io::Result<()> {
+    SYNCS.with(|c| c.set(c.get() + 1));
+    rustix::fs::fdatasync(fd)
+}
+
 /// Random lowercase hex from the OS generator, `2 * len` characters.
 pub fn random_hex(len: usize) -> Result<String> {
     let mut buf = vec![0u8; len];
@@ -64,7 +87,7 @@ pub fn random_hex(len: usize) -> Result<String> {
             .map_err(|e| Error::io("getrandom", "read random bytes", errno(e)))?;
         filled += n;
     }
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(tree::hex(&buf))
 }
 
 impl Root {
@@ -86,6 +109,10 @@ impl Root {
     /// Creates `path` and its missing parents (mode 0700 for the new ones), then opens it. Used
     /// for our own state directory, never inside a workspace.
     pub fn create_private(path: &Path) -> Result<Root> {
+        // Usually there already: one `open` instead of `mkdir` + `stat` + `open`.
+        if let Ok(root) = Root::open(path) {
+            return Ok(root);
+        }
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
@@ -317,8 +344,7 @@ impl Root {
             ));
         }
         faults::check("write_atomic:after_rename", &display)?;
-        rustix::fs::fsync(&parent)
-            .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
         Ok(())
     }
 
@@ -356,8 +382,7 @@ impl Root {
                 );
             }
         }
-        rustix::fs::fsync(fd)
-            .map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
+        sync(fd).map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
         Ok(())
     }
 
@@ -378,9 +403,56 @@ impl Root {
             Err(rustix::io::Errno::NOENT) => return Ok(false),
             Err(e) => return Err(Error::io(display, "remove", errno(e))),
         }
-        rustix::fs::fsync(&parent)
-            .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
         Ok(true)
+    }
+
+    /// Opens the existing regular file `rel` for writing, without following symlinks, refusing
+    /// anything else and a file with other hard links.
+    fn open_existing_for_write(&self, rel: &RelPath, flags: OFlags) -> Result<File> {
+        let parent = self.require_parent(rel)?;
+        let display = self.display_path(rel);
+        let fd = rustix::fs::openat(
+            &parent,
+            rel.file_name(),
+            OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | flags,
+            Mode::empty(),
+        )
+        .map_err(|e| self.explain(&parent, rel.file_name(), Path::new(rel.as_str()), e, false))?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&display, "stat", errno(e)))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile || stat.st_nlink != 1 {
+            return Err(Error::Unsafe {
+                path: display,
+                reason: "expected a regular file with one name".to_string(),
+            });
+        }
+        Ok(File::from(fd))
+    }
+
+    /// Appends `bytes` to the existing regular file `rel` (`O_APPEND`, one `write_all`). With
+    /// `durable`, `fdatasync`s it before returning, which makes the whole file as it now stands
+    /// durable (earlier unsynced appends too). For the ledger journal, whose reader discards a
+    /// torn last record.
+    pub fn append(&self, rel: &RelPath, bytes: &[u8], durable: bool) -> Result<()> {
+        let display = self.display_path(rel);
+        faults::check("append", &display)?;
+        let mut file = self.open_existing_for_write(rel, OFlags::APPEND)?;
+        file.write_all(bytes)
+            .map_err(|e| Error::io(&display, "append to", e))?;
+        if durable {
+            sync_data(&file).map_err(|e| Error::io(&display, "fdatasync", errno(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Cuts the existing regular file `rel` to `len` bytes (not synced: the next durable append
+    /// syncs it).
+    pub fn truncate(&self, rel: &RelPath, len: u64) -> Result<()> {
+        let display = self.display_path(rel);
+        faults::check("truncate", &display)?;
+        let file = self.open_existing_for_write(rel, OFlags::empty())?;
+        file.set_len(len)
+            .map_err(|e| Error::io(&display, "truncate", e))
     }
 
     /// Creates the directory `rel` (its parent must exist). `Ok(false)` when a directory is
@@ -392,7 +464,7 @@ impl Root {
         faults::check("create_dir", &display)?;
         match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) => {
-                rustix::fs::fsync(&parent)
+                sync(&parent)
                     .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
                 Ok(true)
             }
@@ -435,9 +507,8 @@ impl Root {
                     Mode::from_raw_mode(0o666),
                 ) {
                     Ok(fd) => {
-                        rustix::fs::fsync(&fd)
-                            .map_err(|e| Error::io(&display, "fsync", errno(e)))?;
-                        rustix::fs::fsync(&parent)
+                        sync(&fd).map_err(|e| Error::io(&display, "fsync", errno(e)))?;
+                        sync(&parent)
                             .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
                         Ok(true)
                     }
@@ -476,7 +547,7 @@ impl Root {
         faults::check("remove_dir", &display)?;
         match rustix::fs::unlinkat(&parent, rel.file_name(), AtFlags::REMOVEDIR) {
             Ok(()) => {
-                rustix::fs::fsync(&parent)
+                sync(&parent)
                     .map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
                 Ok(true)
             }
@@ -623,6 +694,39 @@ pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
     }
 }
 
+/// The last bytes of a file read by [`read_private_tail`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tail {
+    /// The file's length.
+    pub len: u64,
+    /// Where `bytes` start in the file.
+    pub start: u64,
+    /// The file from `start` to its end.
+    pub bytes: Vec<u8>,
+}
+
+/// Reads at most the last `max` bytes of a file by absolute path (state-directory files).
+/// `Ok(None)` when absent.
+pub fn read_private_tail(path: &Path, max: u64) -> Result<Option<Tail>> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(path, "open", e)),
+    };
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "stat", e))?
+        .len();
+    let start = len.saturating_sub(max);
+    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
+    std::io::Seek::seek(&mut &file, std::io::SeekFrom::Start(start))
+        .map_err(|e| Error::io(path, "seek in", e))?;
+    (&file)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "read", e))?;
+    Ok(Some(Tail { len, start, bytes }))
+}
+
 /// Removes a private directory we created under the state directory, with everything in it,
 /// without following symlinks out of it.
 pub fn remove_private_tree(path: &Path) -> Result<()> {
@@ -732,7 +836,12 @@ pub fn file_system_family(path: &Path) -> Result<Option<FsFamily>> {
 /// Applies [`FsFamily::policy`] to the file system `path` is on: an [`Error::Unsafe`] naming the
 /// path when refused, `Ok(Some(warning))` when allowed with a warning.
 pub fn check_file_system(path: &Path, role: FsRole) -> Result<Option<String>> {
-    let Some(family) = file_system_family(path)? else {
+    apply_policy(file_system_family(path)?, path, role)
+}
+
+/// [`FsFamily::policy`] for `path`, already known to be on `family` (`None`: local).
+pub fn apply_policy(family: Option<FsFamily>, path: &Path, role: FsRole) -> Result<Option<String>> {
+    let Some(family) = family else {
         return Ok(None);
     };
     family.policy(role).map_err(|reason| Error::Unsafe {

@@ -75,9 +75,15 @@ pub struct TreeEntry {
     pub mode: u32,
 }
 
-/// Lowercase hex of a digest.
+/// Lowercase hex of a digest (or any bytes).
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 /// What a copy does with symlinks and mode bits.
@@ -334,7 +340,7 @@ fn copy_dir(
         )?;
         count_check(out.len(), src_top)?;
     }
-    rustix::fs::fsync(dst).map_err(|e| io(&dst_top.join(prefix), "fsync the directory", e))?;
+    super::sync(dst).map_err(|e| io(&dst_top.join(prefix), "fsync the directory", e))?;
     Ok(())
 }
 
@@ -374,8 +380,7 @@ fn copy_node(
                 rustix::fs::futimens(&sink, &timestamps(&st))
                     .map_err(|e| io(dst_shown, "set the times of", e))?;
             }
-            sink.sync_all()
-                .map_err(|e| Error::io(dst_shown, "fsync", e))?;
+            super::sync(&sink).map_err(|e| io(dst_shown, "fsync", e))?;
             out.push(TreeEntry {
                 path: rel.to_path_buf(),
                 kind: TreeKind::File { sha256, len },
@@ -519,7 +524,7 @@ fn rename_noreplace_at(
 }
 
 fn sync_dir(fd: &OwnedFd, shown: &Path) -> Result<()> {
-    rustix::fs::fsync(fd).map_err(|e| io(shown, "fsync the directory of", e))
+    super::sync(fd).map_err(|e| io(shown, "fsync the directory of", e))
 }
 
 impl Root {

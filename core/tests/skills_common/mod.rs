@@ -183,12 +183,18 @@ impl Fx {
         self.projector.release(token).unwrap()
     }
 
-    /// Files left in the state directory other than lock files, kept bytes and empty folders.
+    /// Files left in the state directory other than lock files, ledger journals recording
+    /// nothing, kept bytes and empty folders.
     pub fn state_files(&self) -> Vec<String> {
+        let journal = format!("/{}", projectfile_core::journal::JOURNAL_FILE);
         tree(&self.state)
             .into_iter()
-            .filter(|(p, n)| {
-                matches!(n, Node::File(..)) && !p.ends_with("/lock") && !p.contains("/kept/")
+            .filter(|(p, n)| match n {
+                Node::File(bytes, _) if p.ends_with(&journal) => {
+                    !projectfile_core::journal::records_nothing(bytes)
+                }
+                Node::File(..) => !p.ends_with("/lock") && !p.contains("/kept/"),
+                _ => false,
             })
             .map(|(p, _)| p)
             .collect()

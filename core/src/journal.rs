@@ -1,0 +1,454 @@
+//! The ledger journal: how one workspace's [`Ledger`] is kept on disk, and when a save must be
+//! durable.
+//!
+//! `<state>/workspaces/<key>/ledger.jsonl` is append-only. Each line is one whole snapshot of the
+//! ledger with the SHA-256 of its JSON:
+//!
+//! ```text
+//! {"sha256":"<64 hex digits>","ledger":<the ledger as compact JSON>}
+//! ```
+//!
+//! **Reading** takes the last good record: the last line that is complete (ends in a newline),
+//! well formed, and whose checksum holds. Whatever follows it is discarded; no good record (or
+//! an empty file) means nothing is recorded. Only the newest records can be bad, and none of
+//! them synced: a record whose write a crash interrupted, or unsynced ones a power loss lost or
+//! tore. A synced record cannot be torn, and syncing one syncs every record before it, so a good
+//! record after a bad one was unsynced too, and is a state the workspace really went through
+//! (see durability below for why such a state is safe to start from).
+//!
+//! **Writing** appends a record, after cutting off anything past the last good one (or the next
+//! line would join a torn one; this happens only after a crash). When nothing is recorded any
+//! more, the record is an empty ledger: appending costs a write, where truncating costs as much
+//! as a sync on ext4. A journal grown past [`COMPACT_AT`] is rewritten as its newest record
+//! alone, atomically (temporary file, fsync, rename, fsync). The file is created that way too,
+//! once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes, where the
+//! newest record is, and the whole file only when no good record ends there.
+
+//! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
+//! something a power loss must not take: a lease that may stash a prior, write an owned file,
+//! create a directory, a marker or a skill folder, write private files, or put our block in a
+//! file the ledger does not yet list in [`Ledger::block_files`]. Every other save is
+//! [`Durability::Deferred`], written and not synced:
+//!
+//! - a save that records an undo already durable in the workspace (a release, a cleaned stale
+//!   lease): losing it brings back leases whose undo finds its work done;
+//! - a start that only puts our block into files already listed: losing its record leaves a
+//!   block no entry records, which the next start removes (the block says whether the file was
+//!   ours to create).
+//!
+//! Either way the leases a power loss brings back or forgets had holders that died with the
+//! machine: no process survives a reboot, and holders carry the boot id. Deferred saves are
+//! synced anyway when the state directory is on a remote file system (the holder may live on
+//! another machine), when they forget a stash or record kept user bytes (see the projector),
+//! or when they migrate a `ledger.json` from an earlier build.
+//!
+//! So a session that only puts a block into a known file makes exactly the workspace's own
+//! durable writes, the minimum for the same result; `core/tests/crash_points.rs` proves each
+//! case by enumerating process crashes and power losses (see `projectfile_conformance::crash`).
+
+use sha2::{Digest, Sha256};
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::fsio::tree::hex;
+use crate::fsio::{self, Root, faults};
+use crate::ledger::Ledger;
+use crate::plan::RelPath;
+
+/// The journal's file name inside a workspace's state directory.
+pub const JOURNAL_FILE: &str = "ledger.jsonl";
+
+/// The single-snapshot ledger file earlier builds wrote; read once and migrated.
+pub const LEGACY_LEDGER_FILE: &str = "ledger.json";
+
+/// Past this many bytes, the next save rewrites the journal as its newest record alone.
+pub const COMPACT_AT: u64 = 64 * 1024;
+
+/// How much of the journal's end a read takes first.
+pub const TAIL: u64 = 4 * 1024;
+
+const PREFIX: &[u8] = b"{\"sha256\":\"";
+const MIDDLE: &[u8] = b"\",\"ledger\":";
+const SUFFIX: &[u8] = b"}\n";
+
+/// Whether a save must reach the disk before the caller goes on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced before returning: the save records something a power loss must not take.
+    Durable,
+    /// Written, not synced: what a power loss may take is recoverable (see the module docs).
+    Deferred,
+}
+
+/// One record line for a ledger's JSON (`body`, which must hold no raw newline: compact JSON).
+pub fn frame(body: &[u8]) -> Vec<u8> {
+    let digest = hex(&Sha256::digest(body));
+    let mut line = Vec::with_capacity(PREFIX.len() + 64 + MIDDLE.len() + body.len() + 2);
+    line.extend_from_slice(PREFIX);
+    line.extend_from_slice(digest.as_bytes());
+    line.extend_from_slice(MIDDLE);
+    line.extend_from_slice(body);
+    line.extend_from_slice(SUFFIX);
+    line
+}
+
+/// What [`scan`] found in a journal's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan<'a> {
+    /// The ledger JSON of the last good record, if any.
+    pub last: Option<&'a [u8]>,
+    /// Where the last good record ends (0 without one): everything from here on is discarded.
+    pub good_len: usize,
+}
+
+/// The ledger JSON a record line (without its newline) carries, if the line is well formed and
+/// its checksum holds.
+fn record_body(line: &[u8]) -> Option<&[u8]> {
+    let rest = line.strip_prefix(PREFIX)?;
+    let (digest, rest) = rest.split_at_checked(64)?;
+    let body = rest.strip_prefix(MIDDLE)?.strip_suffix(b"}")?;
+    (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(body)
+}
+
+/// Reads a journal (or its end: a line cut by the start of `bytes` is never a good record): its
+/// last good record, found from the end, so only the newest record is read and checked.
+pub fn scan(bytes: &[u8]) -> Scan<'_> {
+    // `end`: one past the newline closing the line under test.
+    let mut end = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(newline) => newline + 1,
+        None => 0,
+    };
+    while end > 0 {
+        let start = bytes[..end - 1]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |newline| newline + 1);
+        if let Some(body) = record_body(&bytes[start..end - 1]) {
+            return Scan {
+                last: Some(body),
+                good_len: end,
+            };
+        }
+        end = start;
+    }
+    Scan {
+        last: None,
+        good_len: 0,
+    }
+}
+
+/// Whether journal `bytes` record nothing: no good record, or an empty ledger as the last one.
+pub fn records_nothing(bytes: &[u8]) -> bool {
+    scan(bytes).last.is_none_or(|body| {
+        serde_json::from_slice::<Ledger>(body).is_ok_and(|ledger| ledger.is_empty())
+    })
+}
+
+/// The workspace the newest ledger under `state_path` (a workspace's state directory) records,
+/// read without the lock (a record being written is either whole or discarded). `Ok(None)` when
+/// nothing is recorded.
+pub fn peek_workspace(state_path: &Path) -> Result<Option<PathBuf>> {
+    let journal = state_path.join(JOURNAL_FILE);
+    let legacy = state_path.join(LEGACY_LEDGER_FILE);
+    let (path, bytes) = match read_newest(&journal)? {
+        Some((_, Some(body))) => (journal, body),
+        _ => match fsio::read_private(&legacy)? {
+            Some(bytes) => (legacy, bytes),
+            None => return Ok(None),
+        },
+    };
+    let workspace = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("workspace")?.as_str().map(PathBuf::from));
+    match workspace {
+        Some(workspace) => Ok(Some(workspace)),
+        None => Err(Error::Ledger {
+            path,
+            reason: "it names no workspace".to_string(),
+        }),
+    }
+}
+
+/// Where a journal file ends and where its last good record ends.
+#[derive(Clone, Copy, Debug)]
+struct Extent {
+    len: u64,
+    good_len: u64,
+}
+
+/// Reads the newest good record of the journal at `path`: its extent and the record's ledger
+/// JSON. `Ok(None)` when there is no file.
+fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
+    let Some(mut tail) = fsio::read_private_tail(path, TAIL)? else {
+        return Ok(None);
+    };
+    if tail.start > 0 && scan(&tail.bytes).last.is_none() {
+        // No good record ends in the tail (a huge record, or a torn run): read it all.
+        match fsio::read_private_tail(path, u64::MAX)? {
+            Some(all) => tail = all,
+            None => return Ok(None),
+        }
+    }
+    let found = scan(&tail.bytes);
+    let extent = Extent {
+        len: tail.len,
+        good_len: tail.start + found.good_len as u64,
+    };
+    Ok(Some((extent, found.last.map(<[u8]>::to_vec))))
+}
+
+/// One workspace's journal, open under the workspace lock: what this process knows of the file.
+#[derive(Debug)]
+pub struct Journal {
+    file: RelPath,
+    display: PathBuf,
+    /// Whether the file exists.
+    exists: Cell<bool>,
+    /// Its length.
+    len: Cell<u64>,
+    /// Where its last good record ends.
+    good_len: Cell<u64>,
+    /// SHA-256 of the newest record's ledger JSON, to skip saving an unchanged ledger.
+    last_digest: Cell<Option<[u8; 32]>>,
+    /// Whether everything in it is known to be on disk.
+    synced: Cell<bool>,
+    /// Whether the ledger came from a legacy `ledger.json` still to be removed.
+    legacy: Cell<bool>,
+    /// Whether every save must be durable (a remote state directory).
+    always_durable: bool,
+}
+
+impl Journal {
+    /// Reads the journal of the workspace `canonical` from its state directory `state` (under
+    /// the workspace lock). `always_durable`: sync every save (a remote state directory).
+    pub fn load(state: &Root, canonical: &Path, always_durable: bool) -> Result<(Journal, Ledger)> {
+        let file = RelPath::new(JOURNAL_FILE)?;
+        let display = state.display_path(&file);
+        // A crash in the middle of creating or compacting it leaves a temporary file.
+        state.remove_temp_files(&file)?;
+        let newest = read_newest(&display)?;
+        let extent = newest.as_ref().map(|(extent, _)| *extent);
+        let journal = Journal {
+            file,
+            display,
+            exists: Cell::new(extent.is_some()),
+            len: Cell::new(extent.map_or(0, |e| e.len)),
+            good_len: Cell::new(extent.map_or(0, |e| e.good_len)),
+            last_digest: Cell::new(None),
+            synced: Cell::new(false),
+            legacy: Cell::new(false),
+            always_durable,
+        };
+        if let Some((_, Some(body))) = &newest {
+            let ledger = Ledger::parse(body, &journal.display, canonical)?;
+            journal.last_digest.set(Some(Sha256::digest(body).into()));
+            return Ok((journal, ledger));
+        }
+        let legacy = state.path().join(LEGACY_LEDGER_FILE);
+        if let Some(bytes) = fsio::read_private(&legacy)? {
+            let ledger = Ledger::parse(&bytes, &legacy, canonical)?;
+            journal.legacy.set(true);
+            return Ok((journal, ledger));
+        }
+        Ok((journal, Ledger::new(canonical)))
+    }
+
+    /// The journal file's absolute path.
+    pub fn path(&self) -> &Path {
+        &self.display
+    }
+
+    /// Records `ledger`, synced when `durability` (or this journal) requires it.
+    pub fn save(&self, state: &Root, ledger: &Ledger, durability: Durability) -> Result<()> {
+        let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
+        let body = serde_json::to_vec(ledger).map_err(|e| Error::Ledger {
+            path: self.display.clone(),
+            reason: e.to_string(),
+        })?;
+        let digest: [u8; 32] = Sha256::digest(&body).into();
+        let unchanged = self.last_digest.get() == Some(digest) && (self.synced.get() || !durable);
+        // Nothing recorded and no file: nothing to write.
+        if unchanged || (ledger.is_empty() && self.len.get() == 0) {
+            return self.finish_legacy(state);
+        }
+        let record = frame(&body);
+        if !self.exists.get() || self.good_len.get() + record.len() as u64 > COMPACT_AT {
+            // Created, or compacted: one record, atomically and durably.
+            state.write_atomic(&self.file, &record, Some(0o600))?;
+            self.exists.set(true);
+            self.len.set(record.len() as u64);
+            self.good_len.set(self.len.get());
+            self.last_digest.set(Some(digest));
+            self.synced.set(true);
+            self.note_durable();
+            return self.finish_legacy(state);
+        }
+        if self.good_len.get() < self.len.get() {
+            // A torn record from a crash mid-append: cut it off, or the next line joins it.
+            state.truncate(&self.file, self.good_len.get())?;
+            self.len.set(self.good_len.get());
+        }
+        state.append(&self.file, &record, durable)?;
+        self.len.set(self.len.get() + record.len() as u64);
+        self.good_len.set(self.len.get());
+        self.last_digest.set(Some(digest));
+        // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
+        self.synced.set(durable);
+        if durable {
+            self.note_durable();
+        }
+        self.finish_legacy(state)
+    }
+
+    /// Removes a migrated legacy ledger once the journal holds its content durably.
+    fn finish_legacy(&self, state: &Root) -> Result<()> {
+        if self.legacy.get() {
+            state.remove_file(&RelPath::new(LEGACY_LEDGER_FILE)?)?;
+            self.legacy.set(false);
+        }
+        Ok(())
+    }
+
+    /// For the power-loss model of crash tests: the file as it stands is durable.
+    fn note_durable(&self) {
+        if faults::tracking_durability() {
+            let image = fsio::read_private(&self.display)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
+            faults::note_durable(&self.display, image);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn body(n: usize) -> Vec<u8> {
+        format!(
+            "{{\"version\":1,\"n\":{n},\"text\":\"{}\"}}",
+            "x".repeat(n % 7)
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn frames_are_one_checked_line() {
+        let line = frame(b"{\"a\":1}");
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        let found = scan(&line);
+        assert_eq!(found.last, Some(&b"{\"a\":1}"[..]));
+        assert_eq!(found.good_len, line.len());
+        // The line is itself JSON, so `jq` reads a journal.
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["ledger"]["a"], 1);
+    }
+
+    #[test]
+    fn a_flipped_byte_discards_only_its_record() {
+        let mut bytes = frame(&body(1));
+        let first = bytes.len();
+        bytes.extend(frame(&body(2)));
+        let second = bytes.len();
+        bytes.extend(frame(&body(3)));
+        let mut flipped = bytes.clone();
+        flipped[first + 40] ^= 0x01;
+        let found = scan(&flipped);
+        assert_eq!(found.last, Some(&body(3)[..]));
+        assert_eq!(found.good_len, bytes.len());
+        let mut flipped = bytes.clone();
+        flipped[second + 40] ^= 0x01;
+        let found = scan(&flipped);
+        assert_eq!(found.last, Some(&body(2)[..]));
+        assert_eq!(found.good_len, second);
+        assert_eq!(scan(b"not a journal\n").last, None);
+    }
+
+    #[test]
+    fn the_newest_record_is_found_from_the_tail_or_the_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL_FILE);
+        // Many small records: the tail holds the newest.
+        let mut bytes = Vec::new();
+        for n in 0..2000 {
+            bytes.extend(frame(&body(n)));
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        assert_eq!(last.as_deref(), Some(&body(1999)[..]));
+        assert_eq!(
+            (extent.len, extent.good_len),
+            (bytes.len() as u64, bytes.len() as u64)
+        );
+        // A record longer than the tail, then a torn one: the whole file is read.
+        let big = format!("{{\"big\":\"{}\"}}", "y".repeat(TAIL as usize * 2)).into_bytes();
+        bytes.extend(frame(&big));
+        let good = bytes.len() as u64;
+        bytes.extend_from_slice(&frame(&body(7))[..30]);
+        std::fs::write(&path, &bytes).unwrap();
+        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        assert_eq!(last.as_deref(), Some(&big[..]));
+        assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
+        assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
+    }
+
+    /// Syncs made by saving `ledger` twice through a journal, the second time changed and
+    /// deferred.
+    fn syncs_of_a_deferred_save(always_durable: bool) -> u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let state = Root::create_private(dir.path()).unwrap();
+        let workspace = Path::new("/w");
+        let (journal, mut ledger) = Journal::load(&state, workspace, always_durable).unwrap();
+        ledger.created_dirs.insert(RelPath::new("a").unwrap());
+        journal.save(&state, &ledger, Durability::Durable).unwrap();
+        ledger.created_dirs.insert(RelPath::new("b").unwrap());
+        let before = fsio::syncs_on_this_thread();
+        journal.save(&state, &ledger, Durability::Deferred).unwrap();
+        let syncs = fsio::syncs_on_this_thread() - before;
+        // Whatever was synced, the newest record reads back.
+        let (_, again) = Journal::load(&state, workspace, always_durable).unwrap();
+        assert_eq!(again, ledger);
+        syncs
+    }
+
+    #[test]
+    fn a_deferred_save_syncs_only_on_a_remote_state_directory() {
+        assert_eq!(syncs_of_a_deferred_save(false), 0);
+        assert_eq!(syncs_of_a_deferred_save(true), 1);
+    }
+
+    proptest! {
+        /// For any sequence of records and any cut or garbage after them, the scan returns the
+        /// last record written whole, and where the good records end.
+        #[test]
+        fn a_torn_tail_gives_the_last_whole_record(
+            count in 0usize..6,
+            cut in any::<prop::sample::Index>(),
+            garbage in prop::collection::vec(any::<u8>(), 0..80),
+        ) {
+            let mut bytes = Vec::new();
+            let mut ends = vec![0usize];
+            for n in 0..count {
+                bytes.extend(frame(&body(n)));
+                ends.push(bytes.len());
+            }
+            let cut = cut.index(bytes.len() + 1);
+            let mut torn = bytes[..cut].to_vec();
+            torn.extend_from_slice(&garbage);
+            let found = scan(&torn);
+            // The records whose bytes are all there survive (garbage that happens to finish a
+            // cut record with its newline finishes it); garbage never passes as a record.
+            let whole = ends
+                .iter()
+                .rposition(|end| torn.get(..*end) == Some(&bytes[..*end]))
+                .unwrap_or(0);
+            prop_assert_eq!(found.good_len, ends[whole]);
+            let expected = whole.checked_sub(1).map(body);
+            prop_assert_eq!(found.last.map(<[u8]>::to_vec), expected);
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! The ledger journal through the projector (DESIGN.md promises 6 and 8, issue 7's benchmark (a)):
+//! a session that only puts a block into a file the ledger already lists makes exactly the
+//! workspace's own durable writes; a power loss that takes its unsynced record leaves a block the
+//! next start removes; a torn record is discarded and cut off; a `ledger.json` from an earlier
+//! build is taken over without losing its leases.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+use projectfile_conformance::{Fixture, HolderProcess, Subject, state_leftovers};
+use projectfile_core::fsio::{self, faults};
+use projectfile_core::journal::{self, JOURNAL_FILE, LEGACY_LEDGER_FILE};
+use projectfile_core::ledger::workspace_key;
+use std::path::PathBuf;
+
+const USER: &[u8] = b"# House rules\r\nkeep it green\r\n";
+
+fn codex() -> Subject {
+    Subject::new(projectfile_codex::Codex)
+}
+
+fn journal_path(fx: &Fixture) -> PathBuf {
+    fx.state
+        .join("workspaces")
+        .join(workspace_key(&fx.workspace))
+        .join(JOURNAL_FILE)
+}
+
+/// Syncs made by `f` on this thread.
+fn syncs<T>(f: impl FnOnce() -> T) -> (T, u64) {
+    let before = fsio::syncs_on_this_thread();
+    let out = f();
+    (out, fsio::syncs_on_this_thread() - before)
+}
+
+#[test]
+fn a_session_in_a_known_file_makes_only_the_workspaces_own_syncs() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    // The first session records AGENTS.md durably: the journal's creation (file + directory)
+    // before the block goes in, then the block's write and its removal (file + directory each).
+    let (_, first) = syncs(|| {
+        let a = fx.acquire(&subject, "first").unwrap();
+        assert!(fx.release(&a.token));
+    });
+    assert_eq!(first, 6, "the first cycle");
+    // Every later one: the two durable rewrites of AGENTS.md and nothing else, the bare minimum.
+    for cycle in 0..5 {
+        let (_, n) = syncs(|| {
+            let a = fx.acquire(&subject, "again").unwrap();
+            assert!(fx.release(&a.token));
+        });
+        assert_eq!(n, 4, "cycle {cycle}");
+    }
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_power_loss_that_takes_a_start_record_leaves_a_block_the_next_start_removes() {
+    faults::track_durability(true);
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let a = fx.acquire(&subject, "first").unwrap();
+    assert!(fx.release(&a.token));
+    let holder = HolderProcess::spawn();
+    fx.acquire_as(&subject, "lost", holder.holder()).unwrap();
+    assert_ne!(fx.read("AGENTS.md").unwrap(), USER, "the block is in");
+    // The machine goes down: the start's record was never synced, its holder dies.
+    assert_eq!(faults::power_loss(), vec![journal_path(&fx)]);
+    holder.kill9();
+    faults::track_durability(false);
+
+    let next = fx.acquire(&subject, "next").unwrap();
+    assert!(
+        next.warnings
+            .iter()
+            .any(|w| w.message.contains("no lease records")),
+        "{:?}",
+        next.warnings
+    );
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(text.contains("next") && !text.contains("lost"), "{text}");
+    assert!(fx.release(&next.token));
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_torn_record_is_discarded_and_cut_off() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let a = fx.acquire(&subject, "held").unwrap();
+    // A process killed in the middle of its append leaves half a record.
+    let path = journal_path(&fx);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let good = bytes.len();
+    let torn = journal::frame(b"{\"version\":1}");
+    bytes.extend_from_slice(&torn[..torn.len() / 2]);
+    std::fs::write(&path, &bytes).unwrap();
+
+    assert!(fx.release(&a.token), "the lease survives the torn record");
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(&after[..good], &bytes[..good], "good records are kept");
+    assert_eq!(
+        journal::scan(&after).good_len,
+        after.len(),
+        "the torn bytes are gone"
+    );
+    let b = fx.acquire(&subject, "again").unwrap();
+    assert!(fx.release(&b.token));
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_ledger_from_an_earlier_build_is_taken_over() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let a = fx.acquire(&subject, "from the old build").unwrap();
+    // Turn the journal into the single pretty-printed `ledger.json` earlier builds wrote.
+    let path = journal_path(&fx);
+    let bytes = std::fs::read(&path).unwrap();
+    let body = journal::scan(&bytes).last.unwrap().to_vec();
+    let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let legacy = path.with_file_name(LEGACY_LEDGER_FILE);
+    std::fs::write(&legacy, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+
+    assert!(fx.release(&a.token), "the old build's lease is found");
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    assert!(!legacy.exists(), "the old ledger is gone once migrated");
+    assert!(state_leftovers(&fx.state).is_empty());
+}

@@ -1,0 +1,28 @@
+//! Fuzz target: the ledger journal's reader on arbitrary bytes. Whatever the input, `scan` never
+//! panics; what it returns as the last good record is a complete, checksummed line that ends
+//! exactly at `good_len`; and good records written after any bytes (once a newline closes them)
+//! are what it finds.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use projectfile_core::journal::{frame, scan};
+
+fuzz_target!(|data: &[u8]| {
+    let found = scan(data);
+    assert!(found.good_len <= data.len());
+    match found.last {
+        None => assert_eq!(found.good_len, 0),
+        Some(body) => {
+            let line = frame(body);
+            assert!(data[..found.good_len].ends_with(&line), "not a whole record");
+        }
+    }
+    // Whatever came before, a record written after a newline is the one found.
+    let mut written = data.to_vec();
+    written.push(b'\n');
+    let record = frame(b"{\"version\":1}");
+    written.extend_from_slice(&record);
+    let found = scan(&written);
+    assert_eq!(found.last, Some(&b"{\"version\":1}"[..]));
+    assert_eq!(found.good_len, written.len());
+});
