@@ -160,12 +160,25 @@ const PROMPTS: [&str; 3] = [
 ];
 
 /// Enumerates every crash point of every [`Phase`] for `provider` over the workspace `setup`
-/// makes (the user's files), asserting the promises above at each one. Panics on the first
-/// broken promise, naming the phase and `k`.
+/// makes (the user's files), each session asking for its prompt alone, asserting the promises
+/// above at each one. Panics on the first broken promise, naming the phase and `k`.
 pub fn enumerate_crash_points(
     provider: &dyn Provider,
     probes: &Probes,
     setup: &dyn Fn(&Fixture),
+) -> CrashReport {
+    enumerate_crash_points_with(provider, probes, setup, &|prompt| {
+        SessionRequest::with_prompt(prompt)
+    })
+}
+
+/// [`enumerate_crash_points`] with the request each session makes for its prompt (e.g. one
+/// with every input the provider accepts, so owned configuration and hook files crash too).
+pub fn enumerate_crash_points_with(
+    provider: &dyn Provider,
+    probes: &Probes,
+    setup: &dyn Fn(&Fixture),
+    session: &dyn Fn(&str) -> SessionRequest,
 ) -> CrashReport {
     let mut report = CrashReport::default();
     for phase in Phase::ALL {
@@ -182,7 +195,7 @@ pub fn enumerate_crash_points(
                     provider.name(),
                     phase.name()
                 );
-                let run = Run::new(provider, probes, setup, mode);
+                let run = Run::new(provider, probes, setup, session, mode);
                 let crashed = run.crash_at(phase, k);
                 if crashed || mode == Mode::PowerLoss {
                     *count += 1;
@@ -215,6 +228,7 @@ struct Session {
 /// One fixture and the sessions of one history.
 struct Run<'a> {
     mode: Mode,
+    session: &'a dyn Fn(&str) -> SessionRequest,
     provider: &'a dyn Provider,
     probes: &'a Probes,
     fx: Fixture,
@@ -232,16 +246,17 @@ impl<'a> Run<'a> {
         provider: &'a dyn Provider,
         probes: &'a Probes,
         setup: &dyn Fn(&Fixture),
+        session: &'a dyn Fn(&str) -> SessionRequest,
         mode: Mode,
     ) -> Run<'a> {
         faults::track_durability(mode == Mode::PowerLoss);
         let fx = Fixture::new();
         setup(&fx);
         let original = Tree::capture(&fx.workspace);
-        let plan = plan_for(provider, probes, &fx.workspace, PROMPTS[0]);
+        let plan = plan_for(provider, probes, &fx.workspace, &session(PROMPTS[0]));
         let owned_contents = PROMPTS
             .iter()
-            .flat_map(|p| plan_for(provider, probes, &fx.workspace, p).owned_files)
+            .flat_map(|p| plan_for(provider, probes, &fx.workspace, &session(p)).owned_files)
             .map(|o| crate::as_written(&o))
             .collect();
         let sessions = PROMPTS[..2]
@@ -255,6 +270,7 @@ impl<'a> Run<'a> {
             .collect();
         Run {
             mode,
+            session,
             provider,
             probes,
             fx,
@@ -279,11 +295,7 @@ impl<'a> Run<'a> {
     }
 
     fn acquire(&self, prompt: &str, holder: Holder) -> Result<AcquireReceipt, Error> {
-        let mut request = AcquireRequest::new(
-            &self.fx.workspace,
-            SessionRequest::with_prompt(prompt),
-            holder,
-        );
+        let mut request = AcquireRequest::new(&self.fx.workspace, (self.session)(prompt), holder);
         request.probes = self.probes.clone();
         self.fx.projector.acquire(self.provider, &request)
     }
@@ -603,14 +615,18 @@ fn file_bytes<'t>(tree: &'t Tree, path: &str) -> Option<&'t Vec<u8>> {
     }
 }
 
-fn plan_for(provider: &dyn Provider, probes: &Probes, workspace: &Path, prompt: &str) -> Plan {
+fn plan_for(
+    provider: &dyn Provider,
+    probes: &Probes,
+    workspace: &Path,
+    request: &SessionRequest,
+) -> Plan {
     let root = Root::open(workspace).expect("open workspace");
-    let request = SessionRequest::with_prompt(prompt);
     provider
         .plan(&PlanContext {
             root: workspace,
             namespace: &Namespace::default(),
-            request: &request,
+            request,
             probes,
             view: &root,
         })

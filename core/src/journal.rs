@@ -178,7 +178,10 @@ struct Extent {
 }
 
 /// Reads the newest good record of the journal at `path`: its extent and the record's ledger
-/// JSON. `Ok(None)` when there is no file.
+/// JSON. `Ok(None)` when there is no file. A file with bytes but no good record is refused: the
+/// first record of every journal is written atomically and durably, and later writes only
+/// append after it or cut back to a good record, so that is damage (or not our file), and
+/// treating it as empty could forget stashed user bytes.
 fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
     let Some(mut tail) = fsio::read_private_tail(path, TAIL)? else {
         return Ok(None);
@@ -191,6 +194,15 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
         }
     }
     let found = scan(&tail.bytes);
+    if found.last.is_none() && !tail.bytes.is_empty() {
+        return Err(Error::Ledger {
+            path: path.to_path_buf(),
+            reason: format!(
+                "its {} bytes hold no intact record, so it is damaged or not ours; refusing to guess what it recorded (move it aside to start this workspace's record afresh)",
+                tail.len
+            ),
+        });
+    }
     let extent = Extent {
         len: tail.len,
         good_len: tail.start + found.good_len as u64,
@@ -394,6 +406,12 @@ mod tests {
         assert_eq!(last.as_deref(), Some(&big[..]));
         assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
+        // Bytes with no intact record at all: damage, refused with the path.
+        std::fs::write(&path, b"{\"sha256\":\"00\",\"ledger\":{}}\n").unwrap();
+        let refused = read_newest(&path).unwrap_err().to_string();
+        assert!(refused.contains("no intact record"), "{refused}");
+        std::fs::write(&path, b"").unwrap();
+        assert!(read_newest(&path).unwrap().unwrap().1.is_none());
     }
 
     /// Syncs made by saving `ledger` twice through a journal, the second time changed and

@@ -4,7 +4,8 @@
 //! Every operation takes the workspace's exclusive lock, reads the ledger, cleans leftovers whose
 //! holders are dead, does its work, and writes the ledger back, so concurrent processes never lose
 //! an update. Acquire records its intent in the ledger *before* touching the workspace, so a crash
-//! at any point leaves something the next start can clean: a lease whose holder is dead.
+//! at any point leaves something the next start can clean: a lease whose holder is dead. Which
+//! records are synced first, and why the others may wait, is [`crate::journal`]'s to say.
 
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -65,11 +65,8 @@ impl Provider for BlockOwnedMarker {
 
 fn run(provider: &dyn Provider, label: &str, setup: &dyn Fn(&Fixture)) -> CrashReport {
     let report = enumerate_crash_points(provider, &Probes::default(), setup);
-    // Printed with --nocapture (and by `cargo xtask ci` logs on failure).
-    eprintln!(
-        "{} / {label}: crash points enumerated: {report}",
-        provider.name()
-    );
+    // Printed with --nocapture; `cargo xtask crash-points` (run by `cargo xtask ci`) sums them.
+    eprintln!("crash points: {} / {label}: {report}", provider.name());
     for phase in &report.phases {
         assert!(
             phase.crash_points > 0,

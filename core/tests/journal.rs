@@ -134,3 +134,27 @@ fn a_ledger_from_an_earlier_build_is_taken_over() {
     assert!(!legacy.exists(), "the old ledger is gone once migrated");
     assert!(state_leftovers(&fx.state).is_empty());
 }
+
+#[test]
+fn a_damaged_journal_is_refused_and_nothing_is_touched() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let a = fx.acquire(&subject, "held").unwrap();
+    let with_block = fx.read("AGENTS.md").unwrap();
+    // Something overwrote the whole journal: no intact record is left to trust.
+    let path = journal_path(&fx);
+    let len = std::fs::metadata(&path).unwrap().len() as usize;
+    std::fs::write(&path, vec![b'#'; len]).unwrap();
+
+    for refused in [
+        fx.acquire(&subject, "another").unwrap_err(),
+        fx.projector.release(&a.token).unwrap_err(),
+        fx.projector.status(&fx.workspace).unwrap_err(),
+    ] {
+        assert_eq!(refused.kind(), "ledger", "{refused}");
+        assert!(refused.to_string().contains(JOURNAL_FILE), "{refused}");
+    }
+    assert_eq!(fx.read("AGENTS.md").unwrap(), with_block, "left as it was");
+    assert_eq!(std::fs::read(&path).unwrap(), vec![b'#'; len]);
+}

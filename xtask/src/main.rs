@@ -1,17 +1,20 @@
 //! xtask: project automation, run as `cargo xtask <command>`.
 //!
-//! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests).
+//! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests, the
+//!   crash-point counts, the receipts' schemas).
 //! - `conformance --provider NAME`: the shared conformance suite for one provider.
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
 //! - `tidy`: the house rules over the source tree ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
 //! - `bench [--quick]`: the benchmark suite (see `bench.rs`, BENCHMARKS.md).
 //! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger.
+//! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
 
 mod bench;
 mod codegen;
+mod crash_points;
 mod scaffold;
 mod tidy;
 mod torture;
@@ -94,18 +97,21 @@ fn main() -> Result<()> {
         },
         Some("bench") => bench::run(&root, &args[1..]),
         Some("torture") => torture::run(&root, &args[1..]),
+        Some("crash-points") => crash_points::run(&root),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
-                 ci                            fmt, clippy, each provider feature alone, all tests\n  \
+                 ci                            fmt, clippy, each provider feature alone, all tests,\n                                \
+                 the crash-point counts, the schemas\n  \
                  conformance --provider NAME   the shared conformance suite for one provider\n  \
                  new-provider NAME             scaffold providers/NAME and register it\n  \
                  tidy                          check the house rules (registration, docs, I/O chokepoint)\n  \
                  codegen [--check]             write (or check) the receipts' JSON Schemas in docs/schema\n  \
                  bench [--quick]               benchmarks in release; table + target/bench.json\n  \
                  torture [--procs 64] [--seconds 30] [--seed S]\n                                \
-                 the process torture test, bigger than CI's"
+                 the process torture test, bigger than CI's\n  \
+                 crash-points                  every crash-point enumeration, with the counts"
             );
             bail!("unknown or missing command")
         }
@@ -142,6 +148,8 @@ fn ci(root: &Path) -> Result<()> {
         )?;
     }
     cargo(root, &["test", "--workspace", "--all-features"])?;
+    // The crash-point counts, shown (those tests ran above with their output captured).
+    crash_points::run(root)?;
     // After the tests, whose build already holds the generator.
     codegen::run(root, true)
 }

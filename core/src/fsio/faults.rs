@@ -2,7 +2,7 @@
 //! the k-th mutating operation through [`crate::fsio`] fails as if the process had died there;
 //! every later operation on that thread fails too until [`disarm`] is called.
 //!
-//! Disarmed (the default), [`check`] is a thread-local read and nothing else.
+//! Disarmed (the default), `check` is a thread-local read and nothing else.
 //!
 //! It also models a power loss for the ledger journal, the one file we write without always
 //! syncing: with [`track_durability`] on, every durable write of a journal records the file's

@@ -15,7 +15,7 @@
 //!   copied *as links* (never followed), its modes and times kept, then removed;
 //! - removal unlinks a symlink as a name and never descends into it.
 //!
-//! Every mutating operation calls [`super::faults::check`] first, so crash points can be
+//! Every mutating operation calls `faults::check` first, so crash points can be
 //! enumerated; [`super::faults::force_cross_device`] makes every move take the copy path, so tests
 //! cover it on one file system.
 #![allow(clippy::disallowed_methods)]

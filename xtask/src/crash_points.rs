@@ -1,0 +1,118 @@
+//! `cargo xtask crash-points`: runs every crash-point enumeration (core's, and each provider's
+//! conformance check `crash_points_leave_the_users_bytes`) with its output shown, and prints
+//! how many crash points and power-loss points were checked, per run and in total.
+//!
+//! Each enumeration prints one line `crash points: <who> / <setup>: N (per phase), and M
+//! power-loss points` (see `projectfile_conformance::crash::CrashReport`'s `Display`).
+
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+use std::process::Command;
+
+/// One enumeration's line, parsed.
+#[derive(Debug, PartialEq, Eq)]
+struct Counted {
+    who: String,
+    crash_points: u64,
+    power_loss_points: u64,
+}
+
+/// Parses `crash points: WHO: N (…), and M power-loss points`.
+fn parse(line: &str) -> Option<Counted> {
+    let rest = line.trim().strip_prefix("crash points: ")?;
+    let (who, counts) = rest.rsplit_once(": ")?;
+    let (crash, rest) = counts.split_once(' ')?;
+    let power = rest
+        .strip_suffix(" power-loss points")?
+        .rsplit_once("and ")?
+        .1;
+    Some(Counted {
+        who: who.to_string(),
+        crash_points: crash.parse().ok()?,
+        power_loss_points: power.parse().ok()?,
+    })
+}
+
+/// The test runs that enumerate crash points: (package, cargo test arguments after `-p`).
+fn runs(root: &Path) -> Result<Vec<Vec<String>>> {
+    let mut runs = vec![vec![
+        "projectfile-core".to_string(),
+        "--test".into(),
+        "crash_points".into(),
+    ]];
+    for provider in crate::provider_names(root)? {
+        runs.push(vec![
+            format!("projectfile-{provider}"),
+            "--test".into(),
+            "conformance".into(),
+            "crash_points_leave_the_users_bytes".into(),
+        ]);
+    }
+    Ok(runs)
+}
+
+pub fn run(root: &Path) -> Result<()> {
+    let mut counted = Vec::new();
+    for run in runs(root)? {
+        let (package, rest) = run.split_first().context("a run names its package")?;
+        let mut args = vec!["test", "--all-features", "-p", package.as_str()];
+        args.extend(rest.iter().map(String::as_str));
+        args.extend(["--", "--nocapture"]);
+        eprintln!("$ cargo {}", args.join(" "));
+        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(&args)
+            .current_dir(root)
+            .output()
+            .with_context(|| format!("run cargo {}", args.join(" ")))?;
+        let text = String::from_utf8_lossy(&out.stderr);
+        let found: Vec<Counted> = text.lines().filter_map(parse).collect();
+        if !out.status.success() {
+            eprintln!("{text}{}", String::from_utf8_lossy(&out.stdout));
+            bail!("cargo {} failed with {}", args.join(" "), out.status);
+        }
+        if found.is_empty() {
+            bail!("cargo {} printed no crash-point count", args.join(" "));
+        }
+        counted.extend(found);
+    }
+    counted.sort_by(|a, b| a.who.cmp(&b.who));
+    println!();
+    println!("{:<60} {:>12} {:>12}", "enumeration", "crash", "power loss");
+    for c in &counted {
+        println!(
+            "{:<60} {:>12} {:>12}",
+            c.who, c.crash_points, c.power_loss_points
+        );
+    }
+    let crash: u64 = counted.iter().map(|c| c.crash_points).sum();
+    let power: u64 = counted.iter().map(|c| c.power_loss_points).sum();
+    println!("{:<60} {:>12} {:>12}", "total", crash, power);
+    println!(
+        "\n{crash} crash points and {power} power-loss points enumerated, in {} runs; every one left the user's bytes intact",
+        counted.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_parsed() {
+        let line = "crash points: codex / user AGENTS.md: 32 (acquire 7, refresh 5), and 38 power-loss points";
+        assert_eq!(
+            parse(line),
+            Some(Counted {
+                who: "codex / user AGENTS.md".to_string(),
+                crash_points: 32,
+                power_loss_points: 38,
+            })
+        );
+        assert_eq!(parse("test crash_points ... ok"), None);
+        assert_eq!(
+            parse("crash points: x: many, and some power-loss points"),
+            None
+        );
+    }
+}
