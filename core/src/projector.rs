@@ -964,6 +964,9 @@ impl Projector {
             self.release_token(&mut locked, token, &mut outcome);
             receipt.released = true;
         }
+        // A block no entry records is a start's to remove (or strip-stale's), not a release's:
+        // a release touches what its own lease and dead ones hold, nothing else.
+        locked.unrecorded_blocks.clear();
         self.strip_stale_locked(&mut locked, &mut outcome);
         self.save(&locked, Durability::Deferred)?;
         receipt.files = outcome.files;
