@@ -331,12 +331,14 @@ impl Projector {
                 reason: "the workspace is not a directory".to_string(),
             });
         }
+        require_utf8(&canonical, "the workspace")?;
         Ok(canonical)
     }
 
     fn lock(&self, canonical: &Path) -> Result<Locked> {
         let key = workspace_key(canonical);
         let state_path = self.workspaces_dir().join(&key);
+        require_utf8(&state_path, "the state directory")?;
         let state = Root::create_private(&state_path)?;
         // Locks and atomic renames must be real: refuse or warn on remote file systems.
         let mut fs_warnings = Vec::new();
@@ -1369,6 +1371,20 @@ impl Outcome {
                 .map(|(path, message)| Warning { path, message }),
         );
     }
+}
+
+/// Refuses a path that is not valid UTF-8: the ledger and every receipt record paths as JSON
+/// text, which cannot hold it, so nothing is started that could not be recorded.
+fn require_utf8(path: &Path, what: &str) -> Result<()> {
+    if path.to_str().is_some() {
+        return Ok(());
+    }
+    Err(Error::Unsafe {
+        path: path.to_path_buf(),
+        reason: format!(
+            "{what}'s path is not valid UTF-8, and the ledger and receipts record paths as JSON text; use a path that is"
+        ),
+    })
 }
 
 /// The workspace key a token names, if it is shaped like one of ours.

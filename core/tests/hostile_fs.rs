@@ -1,7 +1,8 @@
 //! Hostile file systems and hostile trees, through the projector (DESIGN.md promises 8, 10, 11 and
 //! 14): symlinks out of the workspace (dangling too), an owned file replaced by a directory
 //! mid-session, read-only and immutable files and directories, a full disk, a state directory on
-//! another file system, and the policy for NFS, SMB/CIFS, FUSE and 9P. Each test's name states the
+//! another file system, a workspace path that is not UTF-8, and the policy for NFS, SMB/CIFS,
+//! FUSE and 9P. Each test's name states the
 //! outcome; every one ends with a clear error or a success, and nothing lost.
 //!
 //! Some cases need root (mounting a small tmpfs, `chattr +i`); tests run as root here. Where a case
@@ -650,4 +651,27 @@ fn a_fuse_mount_if_present_is_recognised() {
         ),
         None => eprintln!("SKIP: no FUSE file system is mounted here"),
     }
+}
+
+#[test]
+fn a_workspace_path_that_is_not_utf8_is_refused_before_anything_is_written() {
+    use std::os::unix::ffi::OsStrExt;
+    let fx = Fixture::new();
+    let ws = fx.base.join(std::ffi::OsStr::from_bytes(b"ws\xff\nname"));
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("AGENTS.md"), b"mine\n").unwrap();
+    let request = AcquireRequest::new(
+        &ws,
+        SessionRequest::with_prompt("x"),
+        Holder::current_process().unwrap(),
+    );
+    let refused = fx
+        .projector
+        .acquire(&projectfile_codex::Codex, &request)
+        .unwrap_err();
+    assert_eq!(refused.kind(), "unsafe_target", "{refused}");
+    assert!(refused.to_string().contains("not valid UTF-8"), "{refused}");
+    assert!(fx.projector.status(&ws).is_err());
+    assert_eq!(std::fs::read(ws.join("AGENTS.md")).unwrap(), b"mine\n");
+    fx.assert_no_ledger();
 }
