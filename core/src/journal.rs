@@ -145,31 +145,6 @@ pub fn records_nothing(bytes: &[u8]) -> bool {
     })
 }
 
-/// The workspace the newest ledger under `state_path` (a workspace's state directory) records,
-/// read without the lock (a record being written is either whole or discarded). `Ok(None)` when
-/// nothing is recorded.
-pub fn peek_workspace(state_path: &Path) -> Result<Option<PathBuf>> {
-    let journal = state_path.join(JOURNAL_FILE);
-    let legacy = state_path.join(LEGACY_LEDGER_FILE);
-    let (path, bytes) = match read_newest(&journal)? {
-        Some((_, Some(body))) => (journal, body),
-        _ => match fsio::read_private(&legacy)? {
-            Some(bytes) => (legacy, bytes),
-            None => return Ok(None),
-        },
-    };
-    let workspace = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|v| v.get("workspace")?.as_str().map(PathBuf::from));
-    match workspace {
-        Some(workspace) => Ok(Some(workspace)),
-        None => Err(Error::Ledger {
-            path,
-            reason: "it names no workspace".to_string(),
-        }),
-    }
-}
-
 /// Where a journal file ends and where its last good record ends.
 #[derive(Clone, Copy, Debug)]
 struct Extent {
@@ -232,9 +207,15 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Reads the journal of the workspace `canonical` from its state directory `state` (under
-    /// the workspace lock). `always_durable`: sync every save (a remote state directory).
-    pub fn load(state: &Root, canonical: &Path, always_durable: bool) -> Result<(Journal, Ledger)> {
+    /// Reads the journal in the state directory `state` (under the workspace lock): the ledger of
+    /// the workspace `canonical`, which it must record (a key collision is refused); without
+    /// `canonical`, of whatever workspace it records, `None` when nothing is recorded.
+    /// `always_durable`: sync every save (a remote state directory).
+    pub fn load(
+        state: &Root,
+        canonical: Option<&Path>,
+        always_durable: bool,
+    ) -> Result<(Journal, Option<Ledger>)> {
         let file = RelPath::new(JOURNAL_FILE)?;
         let display = state.display_path(&file);
         // A crash in the middle of creating or compacting it leaves a temporary file.
@@ -255,15 +236,15 @@ impl Journal {
         if let Some((_, Some(body))) = &newest {
             let ledger = Ledger::parse(body, &journal.display, canonical)?;
             journal.last_digest.set(Some(Sha256::digest(body).into()));
-            return Ok((journal, ledger));
+            return Ok((journal, Some(ledger)));
         }
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
         if let Some(bytes) = fsio::read_private(&legacy)? {
             let ledger = Ledger::parse(&bytes, &legacy, canonical)?;
             journal.legacy.set(true);
-            return Ok((journal, ledger));
+            return Ok((journal, Some(ledger)));
         }
-        Ok((journal, Ledger::new(canonical)))
+        Ok((journal, canonical.map(Ledger::new)))
     }
 
     /// The journal file's absolute path.
@@ -420,7 +401,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let state = Root::create_private(dir.path()).unwrap();
         let workspace = Path::new("/w");
-        let (journal, mut ledger) = Journal::load(&state, workspace, always_durable).unwrap();
+        let (journal, ledger) = Journal::load(&state, Some(workspace), always_durable).unwrap();
+        let mut ledger = ledger.unwrap();
         ledger.created_dirs.insert(RelPath::new("a").unwrap());
         journal.save(&state, &ledger, Durability::Durable).unwrap();
         ledger.created_dirs.insert(RelPath::new("b").unwrap());
@@ -428,8 +410,8 @@ mod tests {
         journal.save(&state, &ledger, Durability::Deferred).unwrap();
         let syncs = fsio::syncs_on_this_thread() - before;
         // Whatever was synced, the newest record reads back.
-        let (_, again) = Journal::load(&state, workspace, always_durable).unwrap();
-        assert_eq!(again, ledger);
+        let (_, again) = Journal::load(&state, None, always_durable).unwrap();
+        assert_eq!(again, Some(ledger));
         syncs
     }
 

@@ -245,8 +245,8 @@ impl Ledger {
         }
     }
 
-    /// Parses a ledger file, checking it belongs to `workspace`.
-    pub fn parse(bytes: &[u8], file: &Path, workspace: &Path) -> Result<Ledger> {
+    /// Parses a ledger, checking it belongs to `workspace` when given.
+    pub fn parse(bytes: &[u8], file: &Path, workspace: Option<&Path>) -> Result<Ledger> {
         let ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| Error::Ledger {
             path: file.to_path_buf(),
             reason: e.to_string(),
@@ -260,7 +260,9 @@ impl Ledger {
                 ),
             });
         }
-        if ledger.workspace != workspace {
+        if let Some(workspace) = workspace
+            && ledger.workspace != workspace
+        {
             return Err(Error::Ledger {
                 path: file.to_path_buf(),
                 reason: format!(
@@ -315,9 +317,9 @@ mod tests {
         );
         let bytes = l.to_bytes().unwrap();
         assert_eq!(
-            Ledger::parse(&bytes, Path::new("f"), Path::new("/w")).unwrap(),
+            Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/w"))).unwrap(),
             l
         );
-        assert!(Ledger::parse(&bytes, Path::new("f"), Path::new("/x")).is_err());
+        assert!(Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/x"))).is_err());
     }
 }

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
 use crate::generated::{self, Provenance};
 use crate::holder::{Holder, Liveness};
-use crate::journal::{self, Durability, Journal};
+use crate::journal::{Durability, Journal};
 use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
 use crate::provider::{
@@ -335,35 +335,61 @@ impl Projector {
         Ok(canonical)
     }
 
+    /// Locks the workspace `canonical` (creating its state directory) and loads its ledger.
     fn lock(&self, canonical: &Path) -> Result<Locked> {
         let key = workspace_key(canonical);
-        let state_path = self.workspaces_dir().join(&key);
+        self.lock_key(&key, Some(canonical))?.ok_or_else(|| {
+            // Unreachable: with `canonical`, `lock_key` always has a ledger (maybe empty).
+            Error::invalid(canonical.display().to_string(), "no ledger was loaded")
+        })
+    }
+
+    /// Locks the workspace whose state directory is `key` and loads its ledger. Without
+    /// `canonical` (a release knows only its token's key), the workspace is the one the ledger
+    /// records, and `Ok(None)` means nothing is recorded there.
+    fn lock_key(&self, key: &str, canonical: Option<&Path>) -> Result<Option<Locked>> {
+        let state_path = self.workspaces_dir().join(key);
         require_utf8(&state_path, "the state directory")?;
-        let state = Root::create_private(&state_path)?;
+        let state = match canonical {
+            Some(_) => Root::create_private(&state_path)?,
+            // A release of a token never recorded here creates nothing.
+            None if !state_path.exists() => return Ok(None),
+            None => Root::open(&state_path)?,
+        };
         // Locks and atomic renames must be real: refuse or warn on remote file systems.
         let mut fs_warnings = Vec::new();
-        let mut remote_state = false;
-        for (path, role) in [
-            (state_path.as_path(), fsio::FsRole::State),
-            (canonical, fsio::FsRole::Workspace),
-        ] {
+        let mut check = |path: &Path, role| -> Result<bool> {
             let family = fsio::file_system_family(path)?;
-            remote_state |= role == fsio::FsRole::State && family.is_some();
             if let Some(message) = fsio::apply_policy(family, path, role)? {
                 let path = path.display().to_string();
                 fs_warnings.push(Warning { path, message });
             }
-        }
+            Ok(family.is_some())
+        };
+        let remote_state = check(&state_path, fsio::FsRole::State)?;
         let lock = fsio::lock_exclusive(&state_path.join("lock"))?;
         let (journal, ledger) = Journal::load(&state, canonical, remote_state)?;
+        let Some(ledger) = ledger else {
+            return Ok(None);
+        };
+        if workspace_key(&ledger.workspace) != key {
+            return Err(Error::Ledger {
+                path: journal.path().to_path_buf(),
+                reason: format!(
+                    "it records {}, whose key is not {key}",
+                    ledger.workspace.display()
+                ),
+            });
+        }
+        check(&ledger.workspace, fsio::FsRole::Workspace)?;
         let unrecorded_blocks = ledger
             .block_files
             .iter()
             .filter(|path| !ledger.entries.contains_key(*path))
             .cloned()
             .collect();
-        Ok(Locked {
-            root: Root::open(canonical)?,
+        Ok(Some(Locked {
+            root: Root::open(&ledger.workspace)?,
             kept_durable: std::cell::Cell::new(ledger.kept.len()),
             unrecorded_blocks,
             state,
@@ -371,7 +397,7 @@ impl Projector {
             journal,
             fs_warnings,
             _lock: lock,
-        })
+        }))
     }
 
     /// Saves the ledger, then sweeps what it no longer names from the state directory.
@@ -947,19 +973,16 @@ impl Projector {
         let Some(key) = token_key(token) else {
             return Ok(receipt);
         };
-        let state_path = self.workspaces_dir().join(key);
-        let Some(workspace) = journal::peek_workspace(&state_path)? else {
-            return Ok(receipt);
-        };
-        receipt.workspace = Some(workspace.clone());
-        let mut locked = match self.lock(&workspace) {
-            Ok(locked) => locked,
+        let mut locked = match self.lock_key(key, None) {
+            Ok(Some(locked)) => locked,
+            Ok(None) => return Ok(receipt),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 // The workspace is gone; nothing of ours can be left in it.
                 return Ok(receipt);
             }
             Err(e) => return Err(e),
         };
+        receipt.workspace = Some(locked.ledger.workspace.clone());
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
         if locked.ledger.leases.contains_key(token) {
