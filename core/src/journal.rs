@@ -255,10 +255,7 @@ impl Journal {
     /// Records `ledger`, synced when `durability` (or this journal) requires it.
     pub fn save(&self, state: &Root, ledger: &Ledger, durability: Durability) -> Result<()> {
         let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
-        let body = serde_json::to_vec(ledger).map_err(|e| Error::Ledger {
-            path: self.display.clone(),
-            reason: e.to_string(),
-        })?;
+        let body = ledger.to_json(&self.display)?;
         let digest: [u8; 32] = Sha256::digest(&body).into();
         let unchanged = self.last_digest.get() == Some(digest) && (self.synced.get() || !durable);
         // Nothing recorded and no file: nothing to write.

@@ -275,14 +275,12 @@ impl Ledger {
         Ok(ledger)
     }
 
-    /// Serialises the ledger.
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let mut out = serde_json::to_vec_pretty(self).map_err(|e| Error::Ledger {
-            path: self.workspace.clone(),
-            reason: e.to_string(),
-        })?;
-        out.push(b'\n');
-        Ok(out)
+    /// The ledger as compact JSON (one line: no raw newline), as a journal record holds it.
+    pub fn to_json(&self, file: &Path) -> Result<Vec<u8>> {
+        serde_json::to_vec(self).map_err(|e| Error::Ledger {
+            path: file.to_path_buf(),
+            reason: format!("it cannot record this ledger: {e}"),
+        })
     }
 
     /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
@@ -315,7 +313,8 @@ mod tests {
                 holders: ["t".to_string()].into(),
             },
         );
-        let bytes = l.to_bytes().unwrap();
+        let bytes = l.to_json(Path::new("f")).unwrap();
+        assert!(!bytes.contains(&b'\n'));
         assert_eq!(
             Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/w"))).unwrap(),
             l
