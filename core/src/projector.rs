@@ -419,7 +419,7 @@ impl Projector {
         }
         // Only now that no saved ledger names them may unused stashes go (a crash before this
         // point leaves a ledger that still finds its stash).
-        sweep_state(&locked.state, &orphan_stashes);
+        sweep_state(&locked.state, &locked.ledger, &orphan_stashes);
         Ok(())
     }
 
@@ -1442,13 +1442,27 @@ fn orphan_stashes(state: &Root, ledger: &Ledger) -> Vec<String> {
 }
 
 /// Removes what the saved ledger no longer names under a workspace's state directory: the
-/// `orphans` of `stash/` and our temporary files in `kept/` (left by a crash mid-write). Runs
-/// under the workspace lock right after a save, so nothing else writes there; best effort, a
-/// failure is retried at the next save. Kept user bytes are never removed.
-fn sweep_state(state: &Root, orphans: &[String]) {
+/// `orphans` of `stash/`, our temporary files in `kept/` (left by a crash mid-write), and the
+/// private directories in `sessions/` no lease names (a power loss can keep one whose removal
+/// was not yet on disk while the release's record was). Runs under the workspace lock right
+/// after a save, so nothing else writes there; best effort, a failure is retried at the next
+/// save. Kept user bytes are never removed.
+fn sweep_state(state: &Root, ledger: &Ledger, orphans: &[String]) {
     let (Ok(stash), Ok(kept)) = (rel("stash"), rel("kept")) else {
         return;
     };
+    if let Ok(sessions) = std::fs::read_dir(state.path().join("sessions")) {
+        let named: std::collections::BTreeSet<&Path> = ledger
+            .leases
+            .values()
+            .filter_map(|lease| lease.private_dir.as_deref())
+            .collect();
+        for dir in sessions.flatten().map(|entry| entry.path()) {
+            if !named.contains(dir.as_path()) {
+                let _ = fsio::remove_private_tree(&dir);
+            }
+        }
+    }
     let temps = state
         .file_names(&kept)
         .into_iter()

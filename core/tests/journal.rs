@@ -158,3 +158,18 @@ fn a_damaged_journal_is_refused_and_nothing_is_touched() {
     assert_eq!(fx.read("AGENTS.md").unwrap(), with_block, "left as it was");
     assert_eq!(std::fs::read(&path).unwrap(), vec![b'#'; len]);
 }
+
+#[test]
+fn a_private_directory_no_lease_names_is_swept() {
+    let fx = Fixture::new();
+    let subject = codex();
+    let a = fx.acquire(&subject, "first").unwrap();
+    // What a power loss can leave: the release's record on disk, its `rm -r` not.
+    let state = journal_path(&fx).with_file_name("sessions");
+    let left = state.join("pf1-0000000000000000-00000000000000000000000000000000");
+    std::fs::create_dir_all(&left).unwrap();
+    std::fs::write(left.join("prompt.md"), b"old session text").unwrap();
+    assert!(fx.release(&a.token));
+    assert!(!left.exists(), "swept at the next save");
+    fx.assert_no_ledger();
+}
