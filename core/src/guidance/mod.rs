@@ -19,6 +19,8 @@
 //! breadth-first), then root-only editor packs.
 
 mod fs;
+#[doc(hidden)]
+pub mod fuzzing;
 mod model;
 mod paths;
 mod profile;
