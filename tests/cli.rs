@@ -8,47 +8,32 @@
     clippy::panic
 )]
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use support::Sandbox;
 
+/// A sandbox with a directory outside the workspace.
 struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    state: PathBuf,
+    sandbox: Sandbox,
     outside: PathBuf,
+}
+
+impl std::ops::Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.sandbox
+    }
 }
 
 impl Env {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let (ws, state, outside) = (base.join("ws"), base.join("state"), base.join("outside"));
-        for d in [&ws, &outside] {
-            std::fs::create_dir(d).unwrap();
-        }
-        Env {
-            _dir: dir,
-            ws,
-            state,
-            outside,
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_projectfile"));
-        c.env("PROJECTFILE_STATE_DIR", &self.state);
-        c
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.cmd().args(args).arg("--json").output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        let sandbox = Sandbox::new();
+        let outside = sandbox.base.join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        Env { sandbox, outside }
     }
 
     fn acquire(&self, prompt: &str, holder: u32) -> String {

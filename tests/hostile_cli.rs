@@ -14,7 +14,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_projectfile");
+mod support;
+
+use support::Sandbox;
 
 struct Measured {
     code: i32,
@@ -61,37 +63,23 @@ fn measured(cmd: &mut Command) -> Measured {
     }
 }
 
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    state: PathBuf,
+/// A sandbox whose commands are measured.
+struct Env(Sandbox);
+
+impl std::ops::Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let ws = base.join("ws");
-        std::fs::create_dir(&ws).unwrap();
-        Env {
-            state: base.join("state"),
-            ws,
-            _dir: dir,
-        }
+        Env(Sandbox::new())
     }
 
     fn in_ws(ws: &Path, state: &Path) -> Env {
-        Env {
-            _dir: tempfile::tempdir().unwrap(),
-            ws: ws.to_path_buf(),
-            state: state.to_path_buf(),
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(BIN);
-        c.env("PROJECTFILE_STATE_DIR", &self.state);
-        c
+        Env(Sandbox::at(ws, state))
     }
 
     fn acquire(&self, prompt: &str) -> Measured {

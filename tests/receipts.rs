@@ -14,9 +14,12 @@
     clippy::panic
 )]
 
+mod support;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::Sandbox;
 
 fn schema_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema")
@@ -196,29 +199,24 @@ fn assert_receipt(output: &[u8], expected: &str) -> Value {
     value
 }
 
-struct Env {
-    _dir: tempfile::TempDir,
-    ws: PathBuf,
-    state: PathBuf,
+/// Every command run with `HOME` in the sandbox too.
+struct Env(Sandbox);
+
+impl std::ops::Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.0
+    }
 }
 
 impl Env {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let ws = base.join("ws");
-        std::fs::create_dir(&ws).unwrap();
-        Env {
-            ws,
-            state: base.join("state"),
-            _dir: dir,
-        }
+        Env(Sandbox::new())
     }
 
     fn run(&self, args: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_projectfile"))
-            .env("PROJECTFILE_STATE_DIR", &self.state)
-            .env("HOME", self.ws.parent().unwrap())
+        self.cmd()
+            .env("HOME", &self.base)
             .arg("--json") // before the command: `run` passes what follows `--` on
             .args(args)
             .output()

@@ -9,28 +9,34 @@
     clippy::panic
 )]
 
+mod support;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use support::Sandbox;
 
 const FOLDER: &str = ".agents/skills/review";
 
+/// A sandbox with a skill source folder beside the workspace.
 struct Env {
-    _dir: tempfile::TempDir,
-    base: PathBuf,
-    ws: PathBuf,
-    state: PathBuf,
+    sandbox: Sandbox,
     skill: PathBuf,
+}
+
+impl std::ops::Deref for Env {
+    type Target = Sandbox;
+    fn deref(&self) -> &Sandbox {
+        &self.sandbox
+    }
 }
 
 impl Env {
     fn new() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let base = dir.path().canonicalize().unwrap();
-        let (ws, state, skill) = (base.join("ws"), base.join("state"), base.join("review-src"));
-        std::fs::create_dir(&ws).unwrap();
+        let sandbox = Sandbox::new();
+        let skill = sandbox.base.join("review-src");
         std::fs::create_dir_all(skill.join("scripts")).unwrap();
         std::fs::write(
             skill.join("SKILL.md"),
@@ -43,33 +49,11 @@ impl Env {
             PermissionsExt::from_mode(0o755),
         )
         .unwrap();
-        Env {
-            _dir: dir,
-            base,
-            ws,
-            state,
-            skill,
-        }
-    }
-
-    fn cmd(&self) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_projectfile"));
-        c.env("PROJECTFILE_STATE_DIR", &self.state);
-        c
+        Env { sandbox, skill }
     }
 
     fn run(&self, args: &[&str]) -> Output {
         self.cmd().args(args).arg("--json").output().unwrap()
-    }
-
-    fn json(&self, args: &[&str]) -> Value {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
     }
 
     fn acquire_skill(&self, name: &str, holder: u32) -> Output {

@@ -1,0 +1,67 @@
+//! What the black-box tests of the `projectfile` binary share: a temporary workspace and state
+//! directory, and the binary pointed at them. Each test crate uses part of it.
+#![allow(dead_code, clippy::unwrap_used, clippy::disallowed_methods)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_projectfile");
+
+/// A temporary directory holding an empty workspace `ws` and a state directory `state` (not yet
+/// created: the binary makes it).
+pub struct Sandbox {
+    _dir: tempfile::TempDir,
+    /// The canonical temporary directory.
+    pub base: PathBuf,
+    /// The workspace.
+    pub ws: PathBuf,
+    /// The state directory.
+    pub state: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let ws = base.join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        Sandbox {
+            state: base.join("state"),
+            ws,
+            base,
+            _dir: dir,
+        }
+    }
+
+    /// A sandbox for an existing workspace and state directory (its own temporary directory
+    /// stays empty).
+    pub fn at(ws: &Path, state: &Path) -> Sandbox {
+        let dir = tempfile::tempdir().unwrap();
+        Sandbox {
+            base: dir.path().to_path_buf(),
+            ws: ws.to_path_buf(),
+            state: state.to_path_buf(),
+            _dir: dir,
+        }
+    }
+
+    /// The binary with `PROJECTFILE_STATE_DIR` set to the state directory.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(BIN);
+        c.env("PROJECTFILE_STATE_DIR", &self.state);
+        c
+    }
+
+    /// Runs `args --json`, asserts success, and parses stdout.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
