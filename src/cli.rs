@@ -85,9 +85,18 @@ Examples:
     #[command(after_help = "\
 CMD runs in the workspace (unless --keep-cwd) with the plan's launch arguments appended.
 
-Example:
-  projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md")]
-    Run(RunArgs),
+With --runtime-root, CMD runs in a private runtime <root>/<user>/<project>/<session>/<provider>/<mode>
+whose project/ links the workspace. output/ (--output) and attached/NAME (--attach,
+--attach-read-only) link what this launch asks for and nothing else: a link projectfile made for an
+earlier launch is removed or replaced, anything it did not make there fails the launch, and no
+level of the runtime is ever followed through a link.
+
+Examples:
+  projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md
+  projectfile run --provider claude --workspace ~/crew --prompt 'Be brief.' --runtime-root ~/rt \\
+    --user u1 --project-id crew-7 --session-id work:project:7 --mode run \\
+    --attach-read-only docs=~/docs --private-cli-home --sandbox --json -- claude -p 'hi'")]
+    Run(Box<RunArgs>),
     /// Show leases, holders, liveness and stale leftovers of a workspace. Changes nothing.
     #[command(after_help = "Example:\n  projectfile status --workspace . --json")]
     Status(WorkspaceArgs),
@@ -112,10 +121,20 @@ Examples:
     #[command(subcommand)]
     Reader(ReaderCommand),
     /// Remove a private runtime (its links are removed, never followed).
-    #[command(
-        after_help = "Example:\n  projectfile remove-runtime --runtime-root /var/rt --user u1 --project-id p1 \\\n    --session-id work:project:42 --provider codex --mode run"
-    )]
+    #[command(after_help = "\
+Every level below the runtime root, and the root itself, is walked without following a link: a
+level replaced by a symlink fails with `error: <path>: <reason>` and nothing is removed. A runtime
+a launch is using is refused after --runtime-wait seconds. Exits 0 when the runtime was removed or
+was not there.
+
+Example:
+  projectfile remove-runtime --runtime-root /var/rt --user u1 --project-id p1 \\
+    --session-id work:project:42 --provider codex --mode run")]
     RemoveRuntime(RemoveRuntimeArgs),
+    /// Private runtimes: the identity a launch records, and whether a native CLI session may
+    /// resume under another identity.
+    #[command(subcommand)]
+    Runtime(RuntimeCommand),
     /// Print a shell completion script.
     #[command(after_help = "\
 Examples:
@@ -169,10 +188,10 @@ pub enum ReaderCommand {
     },
 }
 
-/// `remove-runtime`.
+/// Which runtime: the flags naming one.
 #[derive(Args, Debug)]
-pub struct RemoveRuntimeArgs {
-    /// The runtime root.
+pub struct RuntimeKeyArgs {
+    /// The runtime root (a real folder, not a symlink).
     #[arg(long, value_name = "DIR")]
     pub runtime_root: PathBuf,
     /// The user.
@@ -181,7 +200,7 @@ pub struct RemoveRuntimeArgs {
     /// The project id.
     #[arg(long, value_name = "ID")]
     pub project_id: String,
-    /// The session id.
+    /// The session id (see `run --help`: UUIDs are compared without case).
     #[arg(long, value_name = "ID")]
     pub session_id: String,
     /// The provider.
@@ -190,6 +209,72 @@ pub struct RemoveRuntimeArgs {
     /// builder or run.
     #[arg(long, value_parser = ["builder", "run"])]
     pub mode: String,
+}
+
+/// `remove-runtime`.
+#[derive(Args, Debug)]
+pub struct RemoveRuntimeArgs {
+    #[command(flatten)]
+    pub key: RuntimeKeyArgs,
+    /// Seconds to wait for a launch using the runtime to finish.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub runtime_wait: u64,
+}
+
+/// `runtime …`.
+#[derive(Subcommand, Debug)]
+pub enum RuntimeCommand {
+    /// Print the identity a launch with these flags records (user, project, canonical session,
+    /// provider, mode, runtime, working directory, CLI home). Creates nothing.
+    #[command(after_help = "\
+The JSON (schema projectfile.runtime_identity.v1) is what `run --json` reports as
+`linked.identity`; give it to `runtime can-resume`.
+
+Example:
+  projectfile runtime identity --runtime-root /var/rt --user u1 --project-id p1 \\
+    --session-id product-6F9619FF-8B86-D011-B42D-00CF4FC964FF --provider codex --mode run --json")]
+    Identity(RuntimeIdentityArgs),
+    /// Say whether a native CLI session recorded under one identity may resume under another.
+    #[command(after_help = "\
+Each side is an identity as JSON: inline, `@FILE`, or `@-` for standard input. It may be the
+identity itself, the output of `runtime identity --json`, or a whole `run --json` receipt (its
+`linked.identity`). A session that ran in a shared folder has `\"runtime\": null`; for Codex,
+`working_dir` is its --cd project-directory override when the host passed one.
+
+Resume only when every rule holds: same user, project and session; same CLI; same mode; both in
+a private runtime (or both in a shared folder); same runtime; same working directory; same CLI
+home. Otherwise start a fresh native session from the saved history. Exits 0 either way: read
+`resume` (or the first line).
+
+Example:
+  projectfile runtime can-resume --from @saved-identity.json \\
+    --to \"$(projectfile runtime identity --runtime-root /var/rt --user u1 --project-id p1 \\
+           --session-id work:project:42 --provider codex --mode run --json)\" --json")]
+    CanResume(CanResumeArgs),
+}
+
+/// `runtime identity`.
+#[derive(Args, Debug)]
+pub struct RuntimeIdentityArgs {
+    #[command(flatten)]
+    pub key: RuntimeKeyArgs,
+    /// The launch gives the CLI a private home (`run --private-cli-home`).
+    #[arg(long)]
+    pub private_cli_home: bool,
+    /// Where the CLI runs, when not in the runtime (`run --keep-cwd`, Codex's --cd).
+    #[arg(long, value_name = "DIR")]
+    pub working_dir: Option<PathBuf>,
+}
+
+/// `runtime can-resume`.
+#[derive(Args, Debug)]
+pub struct CanResumeArgs {
+    /// The identity the native session was recorded under: JSON, @FILE or @-.
+    #[arg(long, value_name = "JSON")]
+    pub from: String,
+    /// The identity of the new launch: JSON, @FILE or @-.
+    #[arg(long, value_name = "JSON")]
+    pub to: String,
 }
 
 /// `completions`.
@@ -336,15 +421,36 @@ pub struct LinkedArgs {
     /// The project id the runtime belongs to.
     #[arg(long, value_name = "ID")]
     pub project_id: Option<String>,
-    /// The session id: work:project:<id>, code:project:<id> or product-<uuid>, optionally :<key>.
+    /// The session id: work:project:<id>, code:project:<id> or product-<uuid>, optionally
+    /// :<key>. A UUID is compared without case (lower-cased); the rest is kept as given.
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
     /// The session mode: builder reads and writes the project, run only reads it.
     #[arg(long, value_name = "MODE", default_value = "builder", value_parser = ["builder", "run"])]
     pub mode: String,
-    /// A workflow step's output folder, linked as `output/` (writable in both modes).
+    /// A workflow step's output folder, linked as `output/` (writable in both modes). A run
+    /// without it has no `output/`: a link an earlier launch left is removed.
     #[arg(long, value_name = "DIR", requires = "runtime_root")]
     pub output: Option<PathBuf>,
+    /// Attach a folder as `attached/NAME` (repeatable): read/write in builder mode, read-only in
+    /// run mode. NAME is one plain folder name ([A-Za-z0-9._-], not project or output).
+    #[arg(long = "attach", value_name = "NAME=DIR", requires = "runtime_root")]
+    pub attach: Vec<String>,
+    /// Attach a folder as `attached/NAME`, read-only in both modes (repeatable).
+    #[arg(
+        long = "attach-read-only",
+        value_name = "NAME=DIR",
+        requires = "runtime_root"
+    )]
+    pub attach_read_only: Vec<String>,
+    /// Give the CLI a private home in the runtime (`<runtime>/.cli-home`, mode 0700) through its
+    /// variable: CODEX_HOME, CLAUDE_CONFIG_DIR, PI_CODING_AGENT_DIR or CURSOR_CONFIG_DIR (muse and
+    /// agy have none and are refused). Seed its login there first: see README.
+    #[arg(long, requires = "runtime_root")]
+    pub private_cli_home: bool,
+    /// Seconds to wait for another launch of the same runtime to finish.
+    #[arg(long, value_name = "SECS", default_value_t = 10)]
+    pub runtime_wait: u64,
     /// Apply the Landlock policy of the mode to CMD before it starts (Linux).
     #[arg(long, requires = "runtime_root")]
     pub sandbox: bool,

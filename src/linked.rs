@@ -1,31 +1,43 @@
 //! Linked private runtimes and the reader role on the command line: `run --runtime-root …`
 //! projects into a private runtime whose `project/` links the workspace (and `output/` a step's
-//! output folder), optionally under the Landlock policy of the session mode; `reader …` and
-//! `remove-runtime` give hosts the mode rule, the notice and cleanup.
+//! output folder, `attached/NAME` each attached folder), optionally with a private CLI home and
+//! under the Landlock policy of the session mode; `reader …`, `remove-runtime` and `runtime …`
+//! give hosts the mode rule, the notice, cleanup, identities and resume boundaries.
 
 use anyhow::Context as _;
-use projectfile::core::fsio::links::LinkRecord;
+use projectfile::core::projector::AcquireReceipt;
 use projectfile::core::reader::{self, Access, Mode, Notice, NoticeKind, Product, Route};
-use projectfile::core::runtime::{Runtime, RuntimeKey, SessionId};
-use projectfile::core::sandbox::{PreparedSandbox, SandboxPolicy};
-use serde::Serialize;
+use projectfile::core::runtime::{
+    self, AttachAccess, Attachment, CLI_HOME_DIR, Launch, LaunchLinks, Runtime, RuntimeIdentity,
+    RuntimeKey, SessionId, TEMP_DIR,
+};
+use projectfile::core::sandbox::{PreparedSandbox, SandboxStatus};
+use projectfile::receipts::{
+    CanResumeReceipt, RemoveRuntimeReceipt, RuntimeIdentityReceipt, schema,
+};
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use crate::cli::{LinkedArgs, ReaderCommand, RemoveRuntimeArgs};
+use crate::cli::{
+    CanResumeArgs, LinkedArgs, ReaderCommand, RemoveRuntimeArgs, RuntimeCommand,
+    RuntimeIdentityArgs, RuntimeKeyArgs,
+};
 
-/// A runtime opened and linked for one launch.
-#[derive(Debug, Serialize)]
+/// A runtime opened, locked and linked for one launch.
+#[derive(Debug)]
 pub struct LinkedRuntime {
+    launch: Launch,
+    /// The CLI home variable and the private folder it names, with `--private-cli-home`.
+    cli_home: Option<(&'static str, PathBuf)>,
+}
+
+impl LinkedRuntime {
     /// The runtime directory: the projection destination and the command's working directory.
-    pub dir: std::path::PathBuf,
-    /// The verified `project/` link.
-    pub project: LinkRecord,
-    /// The verified `output/` link, if any.
-    pub output: Option<LinkRecord>,
-    /// The session mode.
-    pub mode: Mode,
+    pub fn dir(&self) -> &Path {
+        self.launch.dir()
+    }
 }
 
 fn mode_of(name: &str) -> anyhow::Result<Mode> {
@@ -43,8 +55,45 @@ fn key(
     Ok(RuntimeKey::new(user, project, session, provider, mode)?)
 }
 
-/// Opens the runtime and creates or verifies its links; `None` when `run` is not linked. A link
-/// replaced by another link, a file or a directory fails here, before anything is projected.
+fn key_of(args: &RuntimeKeyArgs) -> anyhow::Result<RuntimeKey> {
+    key(
+        &args.user,
+        &args.project_id,
+        &args.session_id,
+        &args.provider,
+        mode_of(&args.mode)?,
+    )
+}
+
+/// The CLI home variable of `provider`, refused when it has none.
+fn cli_home_var(provider: &str) -> anyhow::Result<&'static str> {
+    let provider = projectfile::provider(provider)
+        .with_context(|| format!("{provider}: no such provider in this build"))?;
+    Ok(runtime::private_cli_home_env(provider.as_ref())?)
+}
+
+/// Everything this launch asks to link, checked before anything is made.
+fn launch_links(args: &LinkedArgs, workspace: &Path) -> anyhow::Result<LaunchLinks> {
+    let mut links = LaunchLinks::new(workspace);
+    if let Some(output) = &args.output {
+        links = links.with_output(output);
+    }
+    for (specs, access) in [
+        (&args.attach, AttachAccess::FollowMode),
+        (&args.attach_read_only, AttachAccess::ReadOnly),
+    ] {
+        for spec in specs {
+            links = links.with_attached(Attachment::parse(spec, access)?);
+        }
+    }
+    links.resolve()?;
+    Ok(links)
+}
+
+/// Opens the runtime for this launch: checks every flag, then opens the levels without following
+/// a link, takes the launch lock, and leaves exactly this launch's links; `None` when `run` is not
+/// linked. Anything we did not make where one of our links goes fails here, before anything is
+/// projected.
 pub fn open(
     args: &LinkedArgs,
     provider: &str,
@@ -59,27 +108,20 @@ pub fn open(
     else {
         anyhow::bail!("--runtime-root needs --user, --project-id and --session-id");
     };
+    let key = key(user, project, session, provider, mode)?;
+    let cli_home_var = match args.private_cli_home {
+        true => Some(cli_home_var(provider)?),
+        false => None,
+    };
+    let links = launch_links(args, workspace)?;
     let root = std::path::absolute(root)?;
-    let runtime = Runtime::open(&root, key(user, project, session, provider, mode)?)?;
-    let project = runtime.link_project(workspace)?;
-    let output = match &args.output {
-        Some(dir) => Some(runtime.link_output(dir)?),
+    let wait = Duration::from_secs(args.runtime_wait);
+    let launch = Runtime::launch(&root, key, &links, wait)?;
+    let cli_home = match cli_home_var {
+        Some(var) => Some((var, launch.private_dir(CLI_HOME_DIR)?)),
         None => None,
     };
-    Ok(Some(LinkedRuntime {
-        dir: runtime.dir().to_path_buf(),
-        project,
-        output,
-        mode,
-    }))
-}
-
-/// Removes the `output/` link after the launch, so the next invocation links its own folder.
-pub fn close(linked: &LinkedRuntime) -> anyhow::Result<()> {
-    if let Some(output) = &linked.output {
-        projectfile::core::fsio::links::remove_link(&linked.dir, "output", &output.target)?;
-    }
-    Ok(())
+    Ok(Some(LinkedRuntime { launch, cli_home }))
 }
 
 /// Builds the Landlock policy for the launch when `--sandbox` was given.
@@ -90,13 +132,59 @@ pub fn sandbox(
     if !args.sandbox {
         return Ok(None);
     }
-    let mut policy = SandboxPolicy::new(linked.mode, &linked.dir, &linked.project.target)
+    let policy = linked
+        .launch
+        .sandbox_policy()
         .min_abi(args.min_abi)
         .allow_unsandboxed(args.allow_unsandboxed);
-    if let Some(output) = &linked.output {
-        policy = policy.with_read_write(&output.target);
-    }
     Ok(Some(policy.prepare()?))
+}
+
+/// After the acquire: sets the private CLI home in the receipt's `env`, fills `linked`, and
+/// checks the runtime is still the one opened. Returns the runtime's temporary folder when the
+/// command is sandboxed (`/tmp` is not granted). An error here means the command must not run.
+pub fn finish(
+    linked: &LinkedRuntime,
+    receipt: &mut AcquireReceipt,
+    keep_cwd: bool,
+    sandbox: Option<&SandboxStatus>,
+) -> anyhow::Result<Option<PathBuf>> {
+    if let Some((var, dir)) = &linked.cli_home {
+        if let Some(planned) = receipt.env.get(*var)
+            && Path::new(planned) != dir
+        {
+            anyhow::bail!(
+                "{var}: the plan already sets it to {planned}; cannot also give the CLI a \
+                 private home"
+            );
+        }
+        receipt
+            .env
+            .insert(var.to_string(), dir.to_string_lossy().into_owned());
+    }
+    let working_dir = match keep_cwd {
+        true => std::env::current_dir().context("cannot read the current directory")?,
+        false => receipt.workspace.clone(),
+    };
+    let identity = linked.launch.identity(
+        &working_dir,
+        linked.cli_home.as_ref().map(|(_, dir)| dir.as_path()),
+    );
+    receipt.linked = Some(linked.launch.receipt(identity, sandbox.cloned()));
+    let tmp = match sandbox {
+        Some(_) => Some(linked.launch.private_dir(TEMP_DIR)?),
+        None => None,
+    };
+    linked.launch.check_unchanged()?;
+    Ok(tmp)
+}
+
+/// Ends the launch: unlinks `output/` and the attachments and releases the runtime.
+pub fn close(linked: LinkedRuntime) -> anyhow::Result<()> {
+    for leftover in linked.launch.close()? {
+        eprintln!("warning: {leftover}");
+    }
+    Ok(())
 }
 
 fn notice(kind: &str, product: &str) -> Notice {
@@ -191,32 +279,133 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
 
 /// `projectfile remove-runtime`.
 pub fn remove_runtime(args: &RemoveRuntimeArgs, json: bool) -> anyhow::Result<ExitCode> {
-    let mode = mode_of(&args.mode)?;
-    let root = std::path::absolute(&args.runtime_root)?;
-    let runtime = Runtime::locate(
-        &root,
-        key(
-            &args.user,
-            &args.project_id,
-            &args.session_id,
-            &args.provider,
-            mode,
-        )?,
-    )?;
-    let existed = runtime.remove()?;
+    let root = std::path::absolute(&args.key.runtime_root)?;
+    let runtime = Runtime::locate(&root, key_of(&args.key)?)?;
+    let removed = runtime.remove_waiting(Duration::from_secs(args.runtime_wait))?;
     if json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "schema": "projectfile.remove_runtime.v1",
-                "runtime": runtime.dir(),
-                "removed": existed,
-            })
-        );
-    } else if existed {
+        crate::print_json(&RemoveRuntimeReceipt {
+            schema: schema::REMOVE_RUNTIME,
+            runtime: runtime.dir().to_path_buf(),
+            removed,
+        })?;
+    } else if removed {
         println!("removed {}", runtime.dir().display());
     } else {
         println!("no runtime at {}", runtime.dir().display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `projectfile runtime …`.
+pub fn runtime_command(command: &RuntimeCommand, json: bool) -> anyhow::Result<ExitCode> {
+    match command {
+        RuntimeCommand::Identity(args) => identity(args, json),
+        RuntimeCommand::CanResume(args) => can_resume(args, json),
+    }
+}
+
+/// The identity a launch with these flags records; touches nothing. The runtime path is the one
+/// a launch reports: the root's parent folders resolved once, when they exist.
+fn identity(args: &RuntimeIdentityArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let key = key_of(&args.key)?;
+    let cli_home_var = match args.private_cli_home {
+        true => Some(cli_home_var(key.provider())?),
+        false => None,
+    };
+    let root = resolved_root(&std::path::absolute(&args.key.runtime_root)?);
+    let runtime = Runtime::locate(&root, key.clone())?;
+    let dir = runtime.dir().to_path_buf();
+    let identity = RuntimeIdentity {
+        user: key.user().to_string(),
+        project: key.project().to_string(),
+        session: key.session().clone(),
+        provider: key.provider().to_string(),
+        mode: key.mode(),
+        runtime: Some(dir.clone()),
+        working_dir: match &args.working_dir {
+            Some(dir) => std::path::absolute(dir)?,
+            None => dir.clone(),
+        },
+        cli_home: cli_home_var.map(|_| dir.join(CLI_HOME_DIR)),
+    };
+    if json {
+        crate::print_json(&RuntimeIdentityReceipt {
+            schema: schema::RUNTIME_IDENTITY,
+            identity,
+        })?;
+    } else {
+        println!("{}", serde_json::to_string_pretty(&identity)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `root` with its parent folders resolved (as a launch resolves them), when they exist.
+fn resolved_root(root: &Path) -> PathBuf {
+    match (root.parent(), root.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|parent| parent.join(name))
+            .unwrap_or_else(|_| root.to_path_buf()),
+        _ => root.to_path_buf(),
+    }
+}
+
+fn can_resume(args: &CanResumeArgs, json: bool) -> anyhow::Result<ExitCode> {
+    let from = identity_arg("--from", &args.from)?;
+    let to = identity_arg("--to", &args.to)?;
+    let verdict = runtime::can_resume(&from, &to);
+    if json {
+        crate::print_json(&CanResumeReceipt {
+            schema: schema::CAN_RESUME,
+            resume: verdict.resume,
+            from,
+            to,
+            checks: verdict.checks,
+        })?;
+    } else {
+        println!(
+            "resume: {}",
+            if verdict.resume {
+                "yes"
+            } else {
+                "no (start a fresh native session from the saved history)"
+            }
+        );
+        for check in &verdict.checks {
+            let rule = serde_json::to_value(check.rule)?;
+            let mark = if check.passed { "ok" } else { "NO" };
+            println!(
+                "  {mark:<2} {}: {}",
+                rule.as_str().unwrap_or("?"),
+                check.detail
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads one identity argument: inline JSON, `@FILE` or `@-`; the identity itself, a
+/// `runtime identity --json` receipt, or a whole `run --json` receipt (`linked.identity`).
+fn identity_arg(flag: &str, text: &str) -> anyhow::Result<RuntimeIdentity> {
+    let source = match text.strip_prefix('@') {
+        Some("-") => stdin_text()?,
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("{path}: cannot read the identity for {flag}"))?,
+        None => text.to_string(),
+    };
+    let mut value: serde_json::Value = serde_json::from_str(&source)
+        .with_context(|| format!("{flag}: the identity is not valid JSON"))?;
+    if let Some(inner) = value.pointer("/linked/identity") {
+        value = inner.clone();
+    }
+    if let Some(object) = value.as_object_mut()
+        && object.get("schema").and_then(|s| s.as_str()) == Some(schema::RUNTIME_IDENTITY)
+    {
+        object.remove("schema");
+    }
+    serde_json::from_value(value).with_context(|| {
+        format!(
+            "{flag}: not a runtime identity (user, project, session, provider, mode, runtime, \
+             working_dir, cli_home)"
+        )
+    })
 }

@@ -68,7 +68,7 @@ fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
     ))
 }
 
-fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string(value)?);
     Ok(())
 }
@@ -201,6 +201,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve(args) => resolve(&global, &args),
         Command::Reader(command) => linked::reader_command(&command, global.json),
         Command::RemoveRuntime(args) => linked::remove_runtime(&args, global.json),
+        Command::Runtime(command) => linked::runtime_command(&command, global.json),
         Command::StripStale(args) => {
             let projector = projector(&global)?;
             let report = projector.strip_stale(&args.workspace)?;

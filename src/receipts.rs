@@ -3,8 +3,9 @@
 //! Every command's `--json` output is exactly one object whose `"schema"` field names its shape
 //! and version (`projectfile.acquire.v1`, …). The shapes of `acquire`, `release`, `status` and
 //! `strip-stale` are core's own receipt types ([`projectfile_core::projector`]); this module adds
-//! the facade's: [`ProvidersReceipt`], [`ResolveReceipt`], [`FragmentsReceipt`] and
-//! [`ErrorReceipt`]. `run --json` prints an acquire receipt before the command starts.
+//! the facade's: [`ProvidersReceipt`], [`ResolveReceipt`], [`FragmentsReceipt`],
+//! [`ErrorReceipt`], and the runtime commands' [`RemoveRuntimeReceipt`],
+//! [`RuntimeIdentityReceipt`] and [`CanResumeReceipt`]. `run --json` prints an acquire receipt before the command starts.
 //!
 //! Stability: a `v1` shape only grows (new fields, new string values where documented as open);
 //! renaming or removing a field, or changing its type, ships as `v2`. `docs/receipts.md`
@@ -13,7 +14,9 @@
 
 use projectfile_core::Capabilities;
 use projectfile_core::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
+use projectfile_core::runtime::{ResumeCheck, RuntimeIdentity};
 use serde::Serialize;
+use std::path::PathBuf;
 
 /// The schema name of every receipt, as it appears in its `"schema"` field.
 pub mod schema {
@@ -27,9 +30,15 @@ pub mod schema {
     pub const FRAGMENTS: &str = "projectfile.fragments.v1";
     /// [`super::ErrorReceipt`].
     pub const ERROR: &str = "projectfile.error.v1";
+    /// [`super::RemoveRuntimeReceipt`].
+    pub const REMOVE_RUNTIME: &str = "projectfile.remove_runtime.v1";
+    /// [`super::RuntimeIdentityReceipt`].
+    pub const RUNTIME_IDENTITY: &str = "projectfile.runtime_identity.v1";
+    /// [`super::CanResumeReceipt`].
+    pub const CAN_RESUME: &str = "projectfile.can_resume.v1";
 
     /// Every schema name, in the order `docs/receipts.md` documents them.
-    pub const ALL: [&str; 8] = [
+    pub const ALL: [&str; 11] = [
         ACQUIRE,
         RELEASE,
         STATUS,
@@ -38,6 +47,9 @@ pub mod schema {
         RESOLVE,
         FRAGMENTS,
         ERROR,
+        REMOVE_RUNTIME,
+        RUNTIME_IDENTITY,
+        CAN_RESUME,
     ];
 }
 
@@ -51,6 +63,9 @@ pub struct ProviderInfo {
     pub capabilities: Capabilities,
     /// How its CLI discovers instruction files.
     pub discovery: DiscoveryProfile,
+    /// The environment variable `run --private-cli-home` sets to give the CLI a private home
+    /// (`CODEX_HOME`, …); `null` when the CLI has none (the flag is refused).
+    pub cli_home_env: Option<String>,
 }
 
 /// `projectfile providers --json`.
@@ -74,6 +89,7 @@ impl ProvidersReceipt {
                     name: p.name().to_string(),
                     capabilities: p.capabilities(),
                     discovery: p.discovery(),
+                    cli_home_env: p.cli_home_env().map(str::to_string),
                 })
                 .collect(),
         }
@@ -103,6 +119,45 @@ pub struct FragmentsReceipt {
     pub schema: &'static str,
     /// The fragments, in the resolution's order.
     pub fragments: Vec<PromptFragment>,
+}
+
+/// `projectfile remove-runtime --json`.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RemoveRuntimeReceipt {
+    /// [`schema::REMOVE_RUNTIME`].
+    pub schema: &'static str,
+    /// The runtime directory.
+    pub runtime: PathBuf,
+    /// Whether it existed and was removed (false: there was nothing to remove).
+    pub removed: bool,
+}
+
+/// `projectfile runtime identity --json`: the identity a launch records.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RuntimeIdentityReceipt {
+    /// [`schema::RUNTIME_IDENTITY`].
+    pub schema: &'static str,
+    /// The identity (the same fields as `run --json`'s `linked.identity`).
+    #[serde(flatten)]
+    pub identity: RuntimeIdentity,
+}
+
+/// `projectfile runtime can-resume --json`.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CanResumeReceipt {
+    /// [`schema::CAN_RESUME`].
+    pub schema: &'static str,
+    /// Whether the native session may resume; false: start a fresh one from the saved history.
+    pub resume: bool,
+    /// The identity the native session was recorded under.
+    pub from: RuntimeIdentity,
+    /// The identity of the new launch.
+    pub to: RuntimeIdentity,
+    /// Every rule, checked.
+    pub checks: Vec<ResumeCheck>,
 }
 
 /// What went wrong, for a host.
@@ -191,6 +246,12 @@ pub fn json_schemas() -> Vec<(&'static str, serde_json::Value)> {
         one::<ResolveReceipt>(schema::RESOLVE, "which guidance files are active"),
         one::<FragmentsReceipt>(schema::FRAGMENTS, "one prompt fragment per source"),
         one::<ErrorReceipt>(schema::ERROR, "why a command failed"),
+        one::<RemoveRuntimeReceipt>(schema::REMOVE_RUNTIME, "what `remove-runtime` did"),
+        one::<RuntimeIdentityReceipt>(
+            schema::RUNTIME_IDENTITY,
+            "the identity a linked launch records",
+        ),
+        one::<CanResumeReceipt>(schema::CAN_RESUME, "whether a native session may resume"),
     ]
 }
 

@@ -10,7 +10,6 @@
 use anyhow::Context as _;
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::Projector;
-use projectfile::core::runtime::LinkedReceipt;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -80,23 +79,30 @@ pub fn run(
         Some(linked) => crate::linked::sandbox(&args.linked, linked)?,
         None => None,
     };
-    let destination = linked.as_ref().map(|l| l.dir.as_path());
+    let destination = linked.as_ref().map(|l| l.dir());
     let mut receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
-    receipt.linked = linked.as_ref().map(|l| LinkedReceipt {
-        runtime: l.dir.clone(),
-        mode: l.mode,
-        project: l.project.clone(),
-        output: l.output.clone(),
-        sandbox: sandbox.as_ref().map(|s| s.status().clone()),
-    });
+    let tmp = match &linked {
+        Some(l) => {
+            let status = sandbox.as_ref().map(|s| s.status());
+            match crate::linked::finish(l, &mut receipt, args.keep_cwd, status) {
+                Ok(tmp) => tmp,
+                Err(e) => {
+                    // Nothing ran: undo the session before reporting.
+                    let _ = projector.release(&receipt.token);
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
     if json {
         // One JSON object (an acquire receipt), printed before the command runs so a host can
         // read where the session text went while the command is still running.
         println!("{}", serde_json::to_string(&receipt)?);
     }
-    let status = spawn_and_wait(args, &receipt, sandbox, log);
+    let status = spawn_and_wait(args, &receipt, sandbox, tmp, log);
     let released = projector.release(&receipt.token);
-    if let Some(linked) = &linked
+    if let Some(linked) = linked
         && let Err(e) = crate::linked::close(linked)
     {
         eprintln!("error: {e:#}");
@@ -116,6 +122,7 @@ fn spawn_and_wait(
     args: &RunArgs,
     receipt: &projectfile::core::projector::AcquireReceipt,
     sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
+    tmp: Option<std::path::PathBuf>,
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
     let pending = PENDING.swap(0, Ordering::SeqCst);
@@ -134,13 +141,11 @@ fn spawn_and_wait(
         command.current_dir(&receipt.workspace);
     }
     if let Some(sandbox) = sandbox {
-        // /tmp is not granted (it is shared); the runtime holds the command's temporary files.
-        let tmp = receipt.workspace.join(".tmp");
-        if std::fs::symlink_metadata(&tmp).is_err() {
-            projectfile::core::fsio::Root::open(&receipt.workspace)?
-                .create_dir(&projectfile::core::RelPath::new(".tmp")?)?;
+        // /tmp is not granted (it is shared); the runtime's own `.tmp` holds the command's
+        // temporary files.
+        if let Some(tmp) = &tmp {
+            command.env("TMPDIR", tmp);
         }
-        command.env("TMPDIR", &tmp);
         sandbox.install(&mut command);
     }
     log.say(

@@ -289,6 +289,13 @@ pub trait Provider: Send + Sync {
         None
     }
 
+    /// The environment variable that moves the CLI's home or configuration folder (its
+    /// settings, login and native sessions), when the CLI has one: a linked runtime can then give
+    /// the CLI a private home (`run --private-cli-home`). `None` (the default) refuses that.
+    fn cli_home_env(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The plan for one session. Pure: reads only `ctx`.
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan>;
 }

@@ -1,5 +1,6 @@
 //! Linked private runtimes: a stable directory per (user, project, session, provider, mode) with
-//! `project/` (and, for workflow steps, `output/`) linked to the real folders.
+//! `project/` linked to the real folder and, per launch, `output/` (a workflow step's output
+//! folder) and `attached/<name>` (attached folders) linked to theirs.
 //!
 //! # Identity
 //!
@@ -12,12 +13,37 @@
 //! same key always finds the same directory, so native resume survives restarts while a different
 //! mode gets a different runtime. No hash is involved, so there is nothing to collide.
 //!
+//! # Session ids: one conversation, one identity
+//!
+//! [`SessionId::parse`] gives every spelling of one conversation the same canonical form, and the
+//! runtime directory is derived from that form only:
+//!
+//! | given | canonical |
+//! |---|---|
+//! | `product-<UUID>` in any mix of upper and lower case | `product-<uuid>`, the UUID lower-cased (UUIDs compare without case) |
+//! | `work:project:<id>` / `code:project:<id>` where `<id>` has the UUID form | the UUID lower-cased |
+//! | any other `<id>` | kept exactly as given (`Crew-7` and `crew-7` are two projects) |
+//! | `:<conversation key>` | kept exactly as given |
+//! | the prefixes `work:project:`, `code:project:`, `product-` | lower case only; anything else is refused |
+//!
+//! So `product-6F9619FF-8B86-D011-B42D-00CF4FC964FF` and `product-6f9619ff-8b86-d011-b42d-00cf4fc964ff`
+//! are one runtime. [`SessionId::as_str`] and the JSON form are the canonical text.
+//!
 //! # Links
 //!
-//! `project/` links the whole real folder; `output/` links a workflow step's output folder. The
-//! link operations live in [`crate::fsio::links`]; [`Runtime`] names the links and passes the
-//! paths. Providers plan into [`Runtime::project_root`] (the runtime itself), never into the
-//! linked project: fsio refuses to write through a symlink, so a plan path under `project/` fails.
+//! `project/` links the whole real folder; `output/` links a workflow step's output folder;
+//! `attached/<name>` links an attached folder. The link operations live in
+//! [`crate::fsio::links`], which walks every level below the root (and the root itself) without
+//! following a link; [`Runtime::launch`] opens the levels, takes the launch lock and leaves the
+//! runtime holding exactly the links the launch asked for (see [`launch`]). Providers plan into
+//! [`Runtime::project_root`] (the runtime itself), never into the linked project: fsio refuses to
+//! write through a symlink, so a plan path under `project/` fails.
+//!
+//! # Resume
+//!
+//! [`RuntimeIdentity`] is what a launch records about where a native CLI session lives, and
+//! [`can_resume`] says whether one recorded under one identity may resume under another (see
+//! [`resume`]).
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -29,6 +55,15 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::fsio::links::{self, LinkRecord};
 pub use crate::reader::Mode;
+
+pub mod launch;
+pub mod resume;
+
+pub use launch::{
+    AttachAccess, AttachedLink, Attachment, CLI_HOME_DIR, DEFAULT_LAUNCH_WAIT, Launch, LaunchLinks,
+    LinkedReceipt, TEMP_DIR, private_cli_home_env,
+};
+pub use resume::{ResumeCheck, ResumeRule, ResumeVerdict, RuntimeIdentity, can_resume};
 
 /// The name of the link to the real project folder inside a runtime.
 pub const PROJECT_LINK: &str = "project";
@@ -52,10 +87,11 @@ pub enum SessionKind {
     Product,
 }
 
-/// A validated session id from the conversation registry: `work:project:<id>`,
-/// `code:project:<id>` or `product-<uuid>`, optionally followed by one `:<conversation key>`
-/// (for example `work:project:42:review`). `<id>` and the key are 1 to 64 characters from
-/// `[A-Za-z0-9._-]`; `<uuid>` is the 8-4-4-4-12 hex form.
+/// A validated session id from the conversation registry, in its canonical form:
+/// `work:project:<id>`, `code:project:<id>` or `product-<uuid>`, optionally followed by one
+/// `:<conversation key>` (for example `work:project:42:review`). `<id>` and the key are 1 to 64
+/// characters from `[A-Za-z0-9._-]`; `<uuid>` is the 8-4-4-4-12 hex form. A UUID is lower-cased
+/// (see the module docs for the whole mapping), so two spellings of one UUID are one id.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub struct SessionId {
@@ -66,7 +102,8 @@ pub struct SessionId {
 }
 
 impl SessionId {
-    /// Parses and validates `text`; anything but the forms above is refused.
+    /// Parses and validates `text` into its canonical form; anything but the forms above is
+    /// refused.
     pub fn parse(text: &str) -> Result<SessionId> {
         let refuse = |reason: &str| {
             Err(Error::invalid(
@@ -107,8 +144,19 @@ impl SessionId {
                 "the conversation key must be one part of 1 to 64 characters from [A-Za-z0-9._-]",
             );
         }
+        let mut canonical = String::with_capacity(text.len());
+        canonical.push_str(prefix);
+        if is_uuid(id) {
+            canonical.push_str(&id.to_ascii_lowercase());
+        } else {
+            canonical.push_str(id);
+        }
+        if let Some(suffix) = suffix {
+            canonical.push(':');
+            canonical.push_str(suffix);
+        }
         Ok(SessionId {
-            text: text.to_string(),
+            text: canonical,
             kind,
             id_start: prefix.len(),
             id_end: prefix.len() + id.len(),
@@ -130,7 +178,7 @@ impl SessionId {
         self.text.get(self.id_end + 1..)
     }
 
-    /// The id exactly as given.
+    /// The canonical text (a UUID lower-cased, everything else as given).
     pub fn as_str(&self) -> &str {
         &self.text
     }
@@ -383,13 +431,24 @@ impl RuntimeKey {
         };
         let decode = |name: &str| decode_component(name).ok_or_else(refuse);
         let mode = Mode::from_name(mode).ok_or_else(refuse)?;
-        RuntimeKey::new(
+        let key = RuntimeKey::new(
             decode(user)?,
             decode(project)?,
             SessionId::parse(&decode(session)?)?,
             decode(provider)?,
             mode,
-        )
+        )?;
+        // A folder named after a non-canonical spelling (an upper-case UUID) is not the
+        // directory of the key it decodes to.
+        if key
+            .components()
+            .iter()
+            .map(String::as_str)
+            .ne(names.iter().copied())
+        {
+            return Err(refuse());
+        }
+        Ok(key)
     }
 }
 
@@ -419,19 +478,30 @@ impl Runtime {
         })
     }
 
-    /// Creates (when missing) the runtime directory for `key` under `root`, mode 0700, refusing
-    /// any level below the root that is a symlink or not a directory. The root is created when
-    /// missing and canonicalised, so [`Runtime::dir`] is the same canonical path at every launch.
+    /// Creates (when missing) the runtime directory for `key` under `root`, mode 0700, walking
+    /// every level from the root down without following a link and refusing any level, the root
+    /// included, that is a symlink or not a directory (the root's parent folders are the host's
+    /// choice and are resolved once, so [`Runtime::dir`] is the same canonical path at every
+    /// launch).
     pub fn open(root: &Path, key: RuntimeKey) -> Result<Runtime> {
-        let components = key.components();
-        let names: Vec<&OsStr> = components.iter().map(OsStr::new).collect();
-        let dir = links::create_dir_chain(root, &names)?;
-        let root = dir
-            .ancestors()
-            .nth(names.len())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| root.to_path_buf());
-        Ok(Runtime { root, key, dir })
+        let levels = create_levels(root, &key)?;
+        Ok(Runtime {
+            root: levels.root().to_path_buf(),
+            dir: levels.path().to_path_buf(),
+            key,
+        })
+    }
+
+    /// Opens the runtime for a launch: the levels (created when missing), the launch lock (waiting
+    /// at most `wait` for another launch of this runtime), and exactly the links in `links` (see
+    /// [`launch`]). Every target is resolved and every name checked before anything is created.
+    pub fn launch(
+        root: &Path,
+        key: RuntimeKey,
+        links: &LaunchLinks,
+        wait: std::time::Duration,
+    ) -> Result<Launch> {
+        Launch::open(root, key, links, wait)
     }
 
     /// The runtime root this runtime lives under.
@@ -460,57 +530,93 @@ impl Runtime {
         self.dir.join(OUTPUT_LINK)
     }
 
+    /// The levels of this runtime, walked from the root without following a link (a missing
+    /// level is an error naming it).
+    fn walk(&self) -> Result<links::Levels> {
+        match find_levels(&self.root, &self.key) {
+            Ok(Some(levels)) => Ok(levels),
+            Ok(None) => Err(Error::io(
+                &self.dir,
+                "open runtime directory",
+                std::io::Error::from(std::io::ErrorKind::NotFound),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Creates `project/` linking the real folder when absent, and verifies it (see
-    /// [`links::ensure_link`]). Call at every launch.
+    /// [`links::ensure_link`]); anything else in its place fails. [`Runtime::launch`] does this
+    /// (and more) for a whole launch.
     pub fn link_project(&self, real: &Path) -> Result<LinkRecord> {
-        links::ensure_link(&self.dir, PROJECT_LINK, real)
+        let levels = self.walk()?;
+        links::ensure_link_in(levels.fd(), levels.path(), PROJECT_LINK, real)
     }
     /// Verifies `project/` without creating it.
     pub fn verify_project(&self, real: &Path) -> Result<LinkRecord> {
-        links::verify_link(&self.dir, PROJECT_LINK, real)
+        let levels = self.walk()?;
+        links::verify_link_in(levels.fd(), levels.path(), PROJECT_LINK, real)
     }
     /// Creates `output/` linking a step's output folder when absent, and verifies it.
     pub fn link_output(&self, real: &Path) -> Result<LinkRecord> {
-        links::ensure_link(&self.dir, OUTPUT_LINK, real)
+        let levels = self.walk()?;
+        links::ensure_link_in(levels.fd(), levels.path(), OUTPUT_LINK, real)
     }
     /// Verifies `output/` without creating it.
     pub fn verify_output(&self, real: &Path) -> Result<LinkRecord> {
-        links::verify_link(&self.dir, OUTPUT_LINK, real)
+        let levels = self.walk()?;
+        links::verify_link_in(levels.fd(), levels.path(), OUTPUT_LINK, real)
     }
     /// Removes `output/` when it links exactly `recorded_target` (the [`LinkRecord::target`] of the
     /// previous invocation), so the next invocation can link its own output folder. The output
     /// folder itself is never touched.
     pub fn unlink_output(&self, recorded_target: &Path) -> Result<bool> {
-        links::remove_link(&self.dir, OUTPUT_LINK, recorded_target)
+        match find_levels(&self.root, &self.key)? {
+            Some(levels) => {
+                links::remove_link_in(levels.fd(), levels.path(), OUTPUT_LINK, recorded_target)
+            }
+            None => Ok(false),
+        }
     }
 
     /// Removes the runtime directory and its links without deleting or following into the
-    /// targets, then removes identity levels left empty (never the root). Returns whether the
-    /// runtime existed.
+    /// targets, then removes identity levels left empty (never the root). Every level, the root
+    /// included, is walked without following a link: a level replaced by a symlink fails with an
+    /// error naming it and nothing is removed. A runtime a launch is using (its launch lock is
+    /// held) is refused after waiting at most [`DEFAULT_LAUNCH_WAIT`]. Returns whether the runtime
+    /// existed.
     pub fn remove(&self) -> Result<bool> {
-        let existed = links::remove_runtime(&self.dir)?;
-        let components = self.key.components();
-        let names: Vec<&OsStr> = components.iter().map(OsStr::new).collect();
-        if let Some((_, parents)) = names.split_last() {
-            links::remove_empty_dirs(&self.root, parents)?;
-        }
-        Ok(existed)
+        self.remove_waiting(DEFAULT_LAUNCH_WAIT)
+    }
+
+    /// [`Runtime::remove`], waiting at most `wait` for a launch using the runtime to finish.
+    pub fn remove_waiting(&self, wait: std::time::Duration) -> Result<bool> {
+        let Some(levels) = find_levels(&self.root, &self.key)? else {
+            return Ok(false);
+        };
+        let _lock = links::lock_launch(levels.fd(), levels.path(), wait)?;
+        levels.remove_deepest_and_prune()
     }
 }
 
-/// What a launch in a linked runtime used, for the `run` receipt: the runtime, its verified links,
-/// the mode, and the sandbox it ran under.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct LinkedReceipt {
-    /// The runtime directory: the projection destination and the command's working directory.
-    pub runtime: PathBuf,
-    /// The session mode.
-    pub mode: Mode,
-    /// The verified `project/` link.
-    pub project: LinkRecord,
-    /// The verified `output/` link, if any.
-    pub output: Option<LinkRecord>,
-    /// The Landlock policy the command ran under, `None` without `--sandbox`.
-    pub sandbox: Option<crate::sandbox::SandboxStatus>,
+/// Opens the existing levels of `key` under `root`, without following a link at any level;
+/// `Ok(None)` when one is missing (see [`links::open_levels`]).
+pub(crate) fn find_levels(root: &Path, key: &RuntimeKey) -> Result<Option<links::Levels>> {
+    let components = key.components();
+    let names: Vec<&OsStr> = components.iter().map(OsStr::new).collect();
+    links::open_levels(root, &names, false)
+}
+
+/// Opens the levels of `key` under `root`, creating the missing ones (mode 0700), without
+/// following a link at any level.
+pub(crate) fn create_levels(root: &Path, key: &RuntimeKey) -> Result<links::Levels> {
+    let components = key.components();
+    let names: Vec<&OsStr> = components.iter().map(OsStr::new).collect();
+    match links::open_levels(root, &names, true)? {
+        Some(levels) => Ok(levels),
+        None => Err(Error::io(
+            root,
+            "open runtime directory",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        )),
+    }
 }

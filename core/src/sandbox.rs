@@ -14,7 +14,16 @@
 //!   truncate and device ioctls but no creating or removing (so `/dev/null` and the terminal work);
 //!   paths that do not exist are skipped;
 //! - whatever the host adds ([`SandboxPolicy::with_read`], [`SandboxPolicy::with_read_write`]),
-//!   typically the CLI's private home and the step's output folder.
+//!   typically the CLI's private home and the step's output folder;
+//! - each attached folder ([`SandboxPolicy::with_attached`]) separately by its access: one
+//!   attached with [`AttachAccess::FollowMode`] is granted like the target (read/write in
+//!   Builder, read in Run), one attached [`AttachAccess::ReadOnly`] is read in both modes.
+//!
+//! Landlock grants add up, so a read-only grant inside a writable one would be writable after
+//! all: [`SandboxPolicy::grants`] refuses an attached folder whose grant is read-only but that
+//! equals or lies inside a write grant of the same policy (the runtime, the Builder target, the
+//! output folder, a writable attachment or a host read/write grant), and one that contains the
+//! runtime or lies inside it.
 //!
 //! `/tmp` is deliberately not granted: it is shared by every session (and often holds other
 //! runtimes), so a Run session could write elsewhere through it. Point `TMPDIR` at a directory
@@ -67,6 +76,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::reader::Mode;
+use crate::runtime::AttachAccess;
 
 /// The Landlock ABI whose filesystem rights this policy handles; at or above it, enforcement is
 /// full.
@@ -155,6 +165,7 @@ pub struct SandboxPolicy {
     runtime: PathBuf,
     target: PathBuf,
     extra: Vec<Grant>,
+    attached: Vec<(String, PathBuf, AttachAccess)>,
     system_defaults: bool,
     min_abi: u8,
     allow_unsandboxed: bool,
@@ -169,6 +180,7 @@ impl SandboxPolicy {
             runtime: runtime.into(),
             target: target.into(),
             extra: Vec::new(),
+            attached: Vec::new(),
             system_defaults: true,
             min_abi: DEFAULT_MIN_ABI,
             allow_unsandboxed: false,
@@ -196,6 +208,18 @@ impl SandboxPolicy {
     /// Adds a grant with any access.
     pub fn with_grant(mut self, grant: Grant) -> Self {
         self.extra.push(grant);
+        self
+    }
+
+    /// Adds the folder attached as `name`, granted by `access` in the policy's mode (see the
+    /// module docs).
+    pub fn with_attached(
+        mut self,
+        name: &str,
+        path: impl Into<PathBuf>,
+        access: AttachAccess,
+    ) -> Self {
+        self.attached.push((name.to_string(), path.into(), access));
         self
     }
 
@@ -260,6 +284,31 @@ impl SandboxPolicy {
                 access: grant.access,
             });
         }
+        let attached = self.attached_grants(&runtime)?;
+        for (_, grant) in &attached {
+            if grant.access.writes() {
+                grants.push(grant.clone());
+            }
+        }
+        for (name, grant) in &attached {
+            if grant.access.writes() {
+                continue;
+            }
+            let covering = grants
+                .iter()
+                .find(|g| g.access == GrantAccess::ReadWrite && grant.path.starts_with(&g.path));
+            if let Some(covering) = covering {
+                return Err(Error::Unsafe {
+                    path: grant.path.clone(),
+                    reason: format!(
+                        "the folder attached as {name:?} must be read-only in this launch, but it \
+                         lies inside {}, which this launch may write; attach a folder outside it",
+                        covering.path.display()
+                    ),
+                });
+            }
+        }
+        grants.extend(attached.into_iter().map(|(_, grant)| grant));
         if self.mode == Mode::Run {
             if target.starts_with(&runtime) {
                 return Err(Error::Unsafe {
@@ -288,6 +337,32 @@ impl SandboxPolicy {
         }
         grants.dedup();
         Ok(grants)
+    }
+
+    /// The attached folders' grants, canonical, in this policy's mode; refuses one that contains
+    /// the runtime or lies inside it.
+    fn attached_grants(&self, runtime: &Path) -> Result<Vec<(String, Grant)>> {
+        let mut out = Vec::with_capacity(self.attached.len());
+        for (name, path, access) in &self.attached {
+            let path = canonical(path, "attached folder")?;
+            if path.starts_with(runtime) || runtime.starts_with(&path) {
+                return Err(Error::Unsafe {
+                    path,
+                    reason: format!(
+                        "the folder attached as {name:?} contains or lies inside the runtime {}",
+                        runtime.display()
+                    ),
+                });
+            }
+            out.push((
+                name.clone(),
+                Grant {
+                    path,
+                    access: access.grant(self.mode),
+                },
+            ));
+        }
+        Ok(out)
     }
 
     /// Resolves the grants, decides the enforcement from the kernel's ABI, and builds the

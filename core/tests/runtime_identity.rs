@@ -31,12 +31,6 @@ fn key(user: &str, project: &str, session: &str, provider: &str, mode: Mode) -> 
 #[case("code:project:a.b_c-D:k-1", SessionKind::Code, "a.b_c-D", Some("k-1"))]
 #[case(&format!("product-{UUID}"), SessionKind::Product, UUID, None)]
 #[case(&format!("product-{UUID}:main"), SessionKind::Product, UUID, Some("main"))]
-#[case(
-    "product-0F8FAD5B-D9CB-469F-A165-70867728950E",
-    SessionKind::Product,
-    "0F8FAD5B-D9CB-469F-A165-70867728950E",
-    None
-)]
 fn session_ids_in_the_registry_forms_parse(
     #[case] text: &str,
     #[case] kind: SessionKind,
@@ -50,6 +44,60 @@ fn session_ids_in_the_registry_forms_parse(
     assert_eq!(parsed.as_str(), text);
     assert_eq!(parsed.to_string(), text);
     assert_eq!(text.parse::<SessionId>().unwrap(), parsed);
+}
+
+/// UUIDs compare without case, so every spelling of one is one canonical id (lower case); the
+/// conversation key and any other id keep their case.
+#[rstest]
+#[case(
+    "product-0F8FAD5B-D9CB-469F-A165-70867728950E",
+    "product-0f8fad5b-d9cb-469f-a165-70867728950e"
+)]
+#[case(
+    "product-0f8FAD5b-d9cb-469F-a165-70867728950e:Main",
+    "product-0f8fad5b-d9cb-469f-a165-70867728950e:Main"
+)]
+#[case(
+    "work:project:0F8FAD5B-D9CB-469F-A165-70867728950E",
+    "work:project:0f8fad5b-d9cb-469f-a165-70867728950e"
+)]
+#[case(
+    "code:project:0F8FAD5B-D9CB-469F-A165-70867728950E:Review",
+    "code:project:0f8fad5b-d9cb-469f-a165-70867728950e:Review"
+)]
+#[case("work:project:Crew-7:Review", "work:project:Crew-7:Review")]
+fn session_ids_have_one_canonical_form(#[case] given: &str, #[case] canonical: &str) {
+    let parsed = SessionId::parse(given).unwrap();
+    assert_eq!(parsed.as_str(), canonical);
+    assert_eq!(parsed.to_string(), canonical);
+    assert_eq!(parsed, SessionId::parse(canonical).unwrap());
+    assert_eq!(
+        serde_json::to_string(&parsed).unwrap(),
+        format!("\"{canonical}\"")
+    );
+    let upper = key("u", "p", given, "codex", Mode::Run);
+    let lower = key("u", "p", canonical, "codex", Mode::Run);
+    assert_eq!(upper.relative_dir(), lower.relative_dir());
+}
+
+#[test]
+fn a_folder_named_after_a_non_canonical_spelling_is_not_a_runtime_dir() {
+    let canonical = key("u", "p", &format!("product-{UUID}"), "codex", Mode::Run);
+    assert_eq!(
+        RuntimeKey::from_relative_dir(&canonical.relative_dir()).unwrap(),
+        canonical
+    );
+    let upper = format!("product-{}", UUID.to_ascii_uppercase());
+    let folder: PathBuf = [
+        "u".to_string(),
+        "p".to_string(),
+        projectfile_core::runtime::encode_component(&upper),
+        "codex".to_string(),
+        "run".to_string(),
+    ]
+    .iter()
+    .collect();
+    assert!(RuntimeKey::from_relative_dir(&folder).is_err());
 }
 
 #[rstest]
@@ -282,7 +330,46 @@ proptest! {
     #[test]
     fn arbitrary_text_never_panics_the_parser(s in "\\PC{0,60}") {
         if let Ok(id) = SessionId::parse(&s) {
-            prop_assert_eq!(id.as_str(), s.as_str());
+            // Parsing is canonicalising: the canonical text parses to itself.
+            prop_assert_eq!(SessionId::parse(id.as_str()).unwrap(), id.clone());
+            prop_assert!(id.as_str().eq_ignore_ascii_case(&s));
         }
+    }
+
+    /// Every spelling of one UUID (any mix of cases, with or without a key) is one session id and
+    /// one runtime folder; different UUIDs, or different keys, never are.
+    #[test]
+    fn every_spelling_of_a_uuid_is_one_runtime(
+        hex in "[0-9a-f]{32}",
+        upper_a in proptest::collection::vec(any::<bool>(), 32),
+        upper_b in proptest::collection::vec(any::<bool>(), 32),
+        other in "[0-9a-f]{32}",
+        prefix in prop_oneof![Just("product-"), Just("work:project:"), Just("code:project:")],
+        key_text in proptest::option::of("[A-Za-z0-9._-]{1,8}"),
+    ) {
+        let spell = |hex: &str, upper: &[bool]| -> String {
+            let chars: String = hex
+                .chars()
+                .zip(upper)
+                .map(|(c, up)| if *up { c.to_ascii_uppercase() } else { c })
+                .collect();
+            let uuid = format!(
+                "{}-{}-{}-{}-{}",
+                &chars[..8], &chars[8..12], &chars[12..16], &chars[16..20], &chars[20..]
+            );
+            let suffix = key_text.as_ref().map(|k| format!(":{k}")).unwrap_or_default();
+            format!("{prefix}{uuid}{suffix}")
+        };
+        let a = SessionId::parse(&spell(&hex, &upper_a)).unwrap();
+        let b = SessionId::parse(&spell(&hex, &upper_b)).unwrap();
+        prop_assert_eq!(&a, &b);
+        let lower = spell(&hex, &[false; 32]);
+        prop_assert_eq!(a.as_str(), lower.as_str());
+        prop_assert_eq!(a.conversation_key(), key_text.as_deref());
+        let ka = RuntimeKey::new("u", "p", a.clone(), "codex", Mode::Run).unwrap();
+        let kb = RuntimeKey::new("u", "p", b, "codex", Mode::Run).unwrap();
+        prop_assert_eq!(ka.relative_dir(), kb.relative_dir());
+        let c = SessionId::parse(&spell(&other, &upper_a)).unwrap();
+        prop_assert_eq!(hex == other, a == c);
     }
 }

@@ -1,13 +1,17 @@
-//! Link operations for private runtimes: create the runtime directory chain, create, verify and
-//! remove the `project/` and `output/` links, and remove a runtime tree without ever following a
-//! link out of it.
+//! Link operations for private runtimes: walk (and create) the runtime levels, create, verify
+//! and remove the `project/`, `output/` and `attached/<name>` links, and remove a runtime tree
+//! without ever following a link out of it.
 //!
-//! This is the only place links are created or removed. Everything below a runtime root is
-//! walked with directory file descriptors: `openat` with `O_NOFOLLOW | O_DIRECTORY`, `fstatat`
-//! with `AT_SYMLINK_NOFOLLOW`, `unlinkat`. A symlink is only ever removed as a name; nothing is
-//! deleted through it. A link is never overwritten or silently adopted: when the name holds
-//! anything other than the expected link, the operation fails with an error naming the path and
-//! what was found.
+//! This is the only place links are created or removed. The runtime root is opened without
+//! following a symlink in its place (its parent folders are the host's choice, resolved once),
+//! and every level below it (user, project, session, provider, mode) is opened relative to the
+//! previous level's descriptor with `openat(O_NOFOLLOW | O_DIRECTORY)` ([`open_levels`]); every
+//! later operation works on those descriptors (`fstatat` with `AT_SYMLINK_NOFOLLOW`, `symlinkat`,
+//! `unlinkat`), so no path under a runtime root is resolved again between a check and its use. A
+//! symlink is only ever removed as a name; nothing is deleted through it. A link is never
+//! overwritten or silently adopted: when the name holds anything other than the expected link,
+//! the operation fails with an error naming the path and what was found. [`launch`] adds the
+//! launch lock and the link record that let a launch replace links it made itself.
 #![allow(clippy::disallowed_methods)]
 
 use std::ffi::{CStr, CString, OsStr};
@@ -20,6 +24,12 @@ use rustix::io::Errno;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+pub mod launch;
+pub use launch::{
+    ATTACHED_DIR, LAUNCH_LOCK, LINK_RECORD, LaunchLock, RESERVED_SLOTS, WantedLink, lock_launch,
+    private_dir, reconcile, release_links,
+};
 
 /// How deep [`remove_runtime`] descends before refusing (runtimes are shallow; this bounds the
 /// number of open directory descriptors).
@@ -106,6 +116,15 @@ fn open_dir_at(dir: impl AsFd, name: &CStr, path: &Path) -> Result<OwnedFd> {
     }
 }
 
+/// Like [`open_dir_at`], with `Ok(None)` when `name` does not exist.
+fn open_dir_opt(dir: impl AsFd, name: &CStr, path: &Path) -> Result<Option<OwnedFd>> {
+    match open_dir_at(dir, name, path) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(other) => Err(other),
+    }
+}
+
 /// Opens a directory given by path; only its last component is checked for being a symlink (the
 /// parents are the host's choice).
 fn open_dir_path(path: &Path) -> Result<OwnedFd> {
@@ -121,37 +140,157 @@ fn path_cstring(path: &Path) -> Result<CString> {
     })
 }
 
-/// Creates (when missing) `root` and then each of `components` below it, mode 0700, refusing any
-/// component below the root that is a symlink or not a directory. The root itself may sit behind
-/// symlinks the host configured; it is canonicalised. Returns the canonical full path.
-pub fn create_dir_chain(root: &Path, components: &[&OsStr]) -> Result<PathBuf> {
+/// A runtime root and the levels below it, each opened without following a symlink, so every
+/// later operation on them is relative to a descriptor and never resolves a path again.
+#[derive(Debug)]
+pub struct Levels {
+    /// `(path, descriptor)` of the root, then of each level, root first.
+    dirs: Vec<(PathBuf, OwnedFd)>,
+    /// `names[i]` is the name of `dirs[i + 1]` inside `dirs[i]`.
+    names: Vec<CString>,
+}
+
+impl Levels {
+    /// The path of the deepest level (the runtime directory when every level was walked).
+    pub fn path(&self) -> &Path {
+        self.dirs.last().map_or(Path::new("/"), |(path, _)| path)
+    }
+
+    /// The root's path: its canonical parent joined with its own (checked) name.
+    pub fn root(&self) -> &Path {
+        self.dirs.first().map_or(Path::new("/"), |(path, _)| path)
+    }
+
+    /// The descriptor of the deepest level.
+    pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        // `open_levels` always pushes the root, so `dirs` is never empty.
+        match self.dirs.last() {
+            Some((_, fd)) => fd.as_fd(),
+            None => CWD,
+        }
+    }
+
+    /// Device and inode of the deepest level.
+    pub fn identity(&self) -> Result<(u64, u64)> {
+        let st = rfs::fstat(self.fd()).map_err(|e| io(self.path(), "inspect directory", e))?;
+        Ok(dev_ino(&st))
+    }
+}
+
+/// Opens the runtime root without following a symlink in its place; its parent folders are the
+/// host's choice and are resolved once (canonicalised). With `create`, the parents and the root
+/// are created when missing (the root mode 0700). `Ok(None)` when the root is missing and
+/// `create` is false.
+fn open_root(root: &Path, create: bool) -> Result<Option<(PathBuf, OwnedFd)>> {
+    let refuse = || {
+        Error::invalid(
+            root.display().to_string(),
+            "the runtime root must be an absolute path naming a folder (not `/`, not ending in \
+             `.` or `..`)",
+        )
+    };
     if !root.is_absolute() {
         return Err(Error::invalid(
             root.display().to_string(),
             "the runtime root must be an absolute path",
         ));
     }
-    {
+    let (parent, name) = split_last(root).map_err(|_| refuse())?;
+    if create {
         use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(root)
-            .map_err(|source| Error::io(root, "create runtime root", source))?;
+            .create(parent)
+            .map_err(|source| Error::io(parent, "create the runtime root's parent", source))?;
     }
-    let mut path = std::fs::canonicalize(root)
-        .map_err(|source| Error::io(root, "resolve runtime root", source))?;
-    let mut dir = open_dir_path(&path)?;
+    let parent = match std::fs::canonicalize(parent) {
+        Ok(parent) => parent,
+        Err(source) if !create && source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        Err(source) => {
+            return Err(Error::io(
+                parent,
+                "resolve the runtime root's parent",
+                source,
+            ));
+        }
+    };
+    let parent_fd = open_dir_path(&parent)?;
+    let path = parent.join(OsStr::from_bytes(name.to_bytes()));
+    if create {
+        match rfs::mkdirat(&parent_fd, name.as_c_str(), Mode::from_raw_mode(0o700)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(errno) => return Err(io(&path, "create runtime root", errno)),
+        }
+    }
+    if let Ok(st) = rfs::statat(&parent_fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+        && FileType::from_raw_mode(st.st_mode) == FileType::Symlink
+    {
+        let target = rfs::readlinkat(&parent_fd, name.as_c_str(), Vec::new())
+            .map(|t| t.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "an unreadable target".to_string());
+        return Err(unsafe_at(
+            &path,
+            format!(
+                "the runtime root is a symlink (to {target}); refusing to follow it. Pass the \
+                 folder itself as the runtime root, so that no launch or cleanup ever walks \
+                 through a link"
+            ),
+        ));
+    }
+    match open_dir_opt(&parent_fd, &name, &path)? {
+        Some(fd) => Ok(Some((path, fd))),
+        None if create => Err(io(&path, "open runtime root", Errno::NOENT)),
+        None => Ok(None),
+    }
+}
+
+/// Opens (with `create`: creating, mode 0700) the runtime root and then each of `components`
+/// below it, one level at a time relative to the previous level's descriptor, refusing a symlink
+/// or anything but a directory at any level, the root included. `Ok(None)` when a level is
+/// missing and `create` is false.
+pub fn open_levels(root: &Path, components: &[&OsStr], create: bool) -> Result<Option<Levels>> {
+    let Some((root_path, root_fd)) = open_root(root, create)? else {
+        return Ok(None);
+    };
+    let mut path = root_path.clone();
+    let mut levels = Levels {
+        dirs: vec![(root_path, root_fd)],
+        names: Vec::with_capacity(components.len()),
+    };
     for component in components {
         let name = check_component(&path, component)?;
         path.push(component);
-        match rfs::mkdirat(&dir, name.as_c_str(), Mode::from_raw_mode(0o700)) {
-            Ok(()) | Err(Errno::EXIST) => {}
-            Err(errno) => return Err(io(&path, "create runtime directory", errno)),
+        let parent = levels.fd();
+        if create {
+            match rfs::mkdirat(parent, name.as_c_str(), Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(io(&path, "create runtime directory", errno)),
+            }
         }
-        dir = open_dir_at(&dir, &name, &path)?;
+        let Some(fd) = open_dir_opt(parent, &name, &path)? else {
+            if create {
+                return Err(io(&path, "open runtime directory", Errno::NOENT));
+            }
+            return Ok(None);
+        };
+        levels.dirs.push((path.clone(), fd));
+        levels.names.push(name);
     }
-    Ok(path)
+    Ok(Some(levels))
+}
+
+/// Creates (when missing) `root` and then each of `components` below it, mode 0700, refusing a
+/// symlink or a non-directory at any level, the root included (its parent folders may be
+/// symlinks the host configured; they are resolved once). Returns the full path: the root's
+/// canonical parent joined with the checked names.
+pub fn create_dir_chain(root: &Path, components: &[&OsStr]) -> Result<PathBuf> {
+    match open_levels(root, components, true)? {
+        Some(levels) => Ok(levels.path().to_path_buf()),
+        None => Err(io(root, "open runtime directory", Errno::NOENT)),
+    }
 }
 
 /// Splits `path` into its parent directory and a plain last component.
@@ -184,12 +323,22 @@ fn canonical_dir(target: &Path) -> Result<PathBuf> {
 /// Creates the link `<runtime_dir>/<name>` to the canonical form of `target` when the name is
 /// free, then verifies it exactly as [`verify_link`] does. A name already holding anything else
 /// (another link, a file, a directory) fails with an error naming the path and what was found;
-/// it is never overwritten or adopted.
+/// it is never overwritten or adopted. `runtime_dir` is opened by path (only its last component
+/// is checked); [`ensure_link_in`] works on a directory already opened level by level.
 pub fn ensure_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<LinkRecord> {
-    let cname = check_component(runtime_dir, OsStr::new(name))?;
+    ensure_link_in(&open_dir_path(runtime_dir)?, runtime_dir, name, target)
+}
+
+/// [`ensure_link`] inside the open directory `dir` (at `dir_path`).
+pub fn ensure_link_in(
+    dir: impl AsFd,
+    dir_path: &Path,
+    name: &str,
+    target: &Path,
+) -> Result<LinkRecord> {
+    let cname = check_component(dir_path, OsStr::new(name))?;
     let canonical = canonical_dir(target)?;
-    let dir = open_dir_path(runtime_dir)?;
-    let link = runtime_dir.join(name);
+    let link = dir_path.join(name);
     let mut created = false;
     match rfs::statat(&dir, cname.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
         Ok(_) => {}
@@ -212,13 +361,22 @@ pub fn ensure_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<Link
 /// the canonical form of `target`, and what it resolves to must be the same directory (device and
 /// inode) as the target. Anything else fails with an error naming the path and what was found.
 pub fn verify_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<LinkRecord> {
-    let cname = check_component(runtime_dir, OsStr::new(name))?;
-    let canonical = canonical_dir(target)?;
-    let dir = open_dir_path(runtime_dir)?;
-    verify_at(&dir, &cname, &runtime_dir.join(name), &canonical)
+    verify_link_in(&open_dir_path(runtime_dir)?, runtime_dir, name, target)
 }
 
-fn verify_at(dir: &OwnedFd, name: &CStr, link: &Path, canonical: &Path) -> Result<LinkRecord> {
+/// [`verify_link`] inside the open directory `dir` (at `dir_path`).
+pub fn verify_link_in(
+    dir: impl AsFd,
+    dir_path: &Path,
+    name: &str,
+    target: &Path,
+) -> Result<LinkRecord> {
+    let cname = check_component(dir_path, OsStr::new(name))?;
+    let canonical = canonical_dir(target)?;
+    verify_at(&dir, &cname, &dir_path.join(name), &canonical)
+}
+
+fn verify_at(dir: impl AsFd, name: &CStr, link: &Path, canonical: &Path) -> Result<LinkRecord> {
     let refuse = |found: String| {
         unsafe_at(
             link,
@@ -228,21 +386,15 @@ fn verify_at(dir: &OwnedFd, name: &CStr, link: &Path, canonical: &Path) -> Resul
             ),
         )
     };
-    let st = match rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => st,
-        Err(Errno::NOENT) => return Err(refuse("nothing".to_string())),
-        Err(errno) => return Err(io(link, "inspect link", errno)),
+    let text = match what_is_at(&dir, name, link)? {
+        Found::Nothing => return Err(refuse("nothing".to_string())),
+        Found::Other(file_type) => return Err(refuse(describe(file_type).to_string())),
+        Found::Link(text) => text,
     };
-    let file_type = FileType::from_raw_mode(st.st_mode);
-    if file_type != FileType::Symlink {
-        return Err(refuse(describe(file_type).to_string()));
+    if text.as_os_str() != canonical.as_os_str() {
+        return Err(refuse(format!("a symlink to {}", text.display())));
     }
-    let text = rfs::readlinkat(dir, name, Vec::new()).map_err(|e| io(link, "read link", e))?;
-    if text.as_bytes() != canonical.as_os_str().as_bytes() {
-        let found = Path::new(OsStr::from_bytes(text.as_bytes()));
-        return Err(refuse(format!("a symlink to {}", found.display())));
-    }
-    let resolved = rfs::statat(dir, name, AtFlags::empty()).map_err(|errno| {
+    let resolved = rfs::statat(&dir, name, AtFlags::empty()).map_err(|errno| {
         unsafe_at(
             link,
             format!(
@@ -276,47 +428,82 @@ fn verify_at(dir: &OwnedFd, name: &CStr, link: &Path, canonical: &Path) -> Resul
     })
 }
 
+/// What a name in a directory is, looked at without following it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// The name is free.
+    Nothing,
+    /// A symlink, with its text.
+    Link(PathBuf),
+    /// Anything else: a file, a directory, a pipe, …
+    Other(FileType),
+}
+
+impl Found {
+    /// "nothing", "a symlink to X", "a directory", … for error messages.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Found::Nothing => "nothing".to_string(),
+            Found::Link(text) => format!("a symlink to {}", text.display()),
+            Found::Other(file_type) => describe(*file_type).to_string(),
+        }
+    }
+}
+
+/// Looks at `name` in `dir` without following it.
+pub(crate) fn what_is_at(dir: impl AsFd, name: &CStr, path: &Path) -> Result<Found> {
+    let st = match rfs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(Errno::NOENT) => return Ok(Found::Nothing),
+        Err(errno) => return Err(io(path, "inspect", errno)),
+    };
+    let file_type = FileType::from_raw_mode(st.st_mode);
+    if file_type != FileType::Symlink {
+        return Ok(Found::Other(file_type));
+    }
+    let text = rfs::readlinkat(&dir, name, Vec::new()).map_err(|e| io(path, "read link", e))?;
+    Ok(Found::Link(PathBuf::from(OsStr::from_bytes(
+        text.as_bytes(),
+    ))))
+}
+
 /// Removes the link `<runtime_dir>/<name>` when it is a symlink whose text is exactly
 /// `expected_target` (as recorded in a [`LinkRecord`]); the target is never touched. Returns
 /// `false` when the name is absent. Anything else in its place fails with an error.
 pub fn remove_link(runtime_dir: &Path, name: &str, expected_target: &Path) -> Result<bool> {
-    let cname = check_component(runtime_dir, OsStr::new(name))?;
-    let link = runtime_dir.join(name);
-    let dir = match open_dir_path(runtime_dir) {
-        Ok(dir) => dir,
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(false);
+    match open_dir_path(runtime_dir) {
+        Ok(dir) => remove_link_in(&dir, runtime_dir, name, expected_target),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(other) => Err(other),
+    }
+}
+
+/// [`remove_link`] inside the open directory `dir` (at `dir_path`).
+pub fn remove_link_in(
+    dir: impl AsFd,
+    dir_path: &Path,
+    name: &str,
+    expected_target: &Path,
+) -> Result<bool> {
+    let cname = check_component(dir_path, OsStr::new(name))?;
+    let link = dir_path.join(name);
+    match what_is_at(&dir, &cname, &link)? {
+        Found::Nothing => Ok(false),
+        Found::Link(text) if text.as_os_str() == expected_target.as_os_str() => {
+            match rfs::unlinkat(&dir, cname.as_c_str(), AtFlags::empty()) {
+                Ok(()) => Ok(true),
+                Err(Errno::NOENT) => Ok(false),
+                Err(errno) => Err(io(&link, "remove link", errno)),
+            }
         }
-        Err(other) => return Err(other),
-    };
-    let st = match rfs::statat(&dir, cname.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => st,
-        Err(Errno::NOENT) => return Ok(false),
-        Err(errno) => return Err(io(&link, "inspect link", errno)),
-    };
-    let refuse = |found: String| {
-        unsafe_at(
+        found => Err(unsafe_at(
             &link,
             format!(
-                "expected a symlink to {}, found {found}; refusing to remove it",
-                expected_target.display()
+                "expected a symlink to {}, found {}; refusing to remove it",
+                expected_target.display(),
+                found.describe()
             ),
-        )
-    };
-    let file_type = FileType::from_raw_mode(st.st_mode);
-    if file_type != FileType::Symlink {
-        return Err(refuse(describe(file_type).to_string()));
-    }
-    let text = rfs::readlinkat(&dir, cname.as_c_str(), Vec::new())
-        .map_err(|e| io(&link, "read link", e))?;
-    if text.as_bytes() != expected_target.as_os_str().as_bytes() {
-        let found = Path::new(OsStr::from_bytes(text.as_bytes()));
-        return Err(refuse(format!("a symlink to {}", found.display())));
-    }
-    match rfs::unlinkat(&dir, cname.as_c_str(), AtFlags::empty()) {
-        Ok(()) => Ok(true),
-        Err(Errno::NOENT) => Ok(false),
-        Err(errno) => Err(io(&link, "remove link", errno)),
+        )),
     }
 }
 
@@ -335,28 +522,66 @@ pub fn remove_runtime(runtime_dir: &Path) -> Result<bool> {
         }
         Err(other) => return Err(other),
     };
-    let st = match rfs::statat(&parent_fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
-        Ok(st) => st,
-        Err(Errno::NOENT) => return Ok(false),
-        Err(errno) => return Err(io(runtime_dir, "inspect runtime", errno)),
-    };
-    let file_type = FileType::from_raw_mode(st.st_mode);
-    if file_type != FileType::Directory {
-        return Err(unsafe_at(
-            runtime_dir,
-            format!(
-                "expected the runtime directory, found {}; refusing to remove it",
-                describe(file_type)
-            ),
-        ));
+    match what_is_at(&parent_fd, &name, runtime_dir)? {
+        Found::Nothing => return Ok(false),
+        Found::Other(FileType::Directory) => {}
+        found => {
+            return Err(unsafe_at(
+                runtime_dir,
+                format!(
+                    "expected the runtime directory, found {}; refusing to remove it",
+                    found.describe()
+                ),
+            ));
+        }
     }
     let dir = open_dir_at(&parent_fd, &name, runtime_dir)?;
-    let (dev, _) = dev_ino(&rfs::fstat(&dir).map_err(|e| io(runtime_dir, "inspect runtime", e))?);
-    empty_dir(&dir, runtime_dir, dev, 0)?;
-    match rfs::unlinkat(&parent_fd, name.as_c_str(), AtFlags::REMOVEDIR) {
+    remove_open_dir(&parent_fd, &name, &dir, runtime_dir)
+}
+
+/// Empties the open directory `dir` (named `name` in `parent`, at `path`) without following any
+/// link, then removes its name. `Ok(false)` when the name vanished meanwhile.
+fn remove_open_dir(parent: impl AsFd, name: &CStr, dir: &OwnedFd, path: &Path) -> Result<bool> {
+    let (dev, _) = dev_ino(&rfs::fstat(dir).map_err(|e| io(path, "inspect runtime", e))?);
+    empty_dir(dir, path, dev, 0)?;
+    match rfs::unlinkat(&parent, name, AtFlags::REMOVEDIR) {
         Ok(()) => Ok(true),
         Err(Errno::NOENT) => Ok(false),
-        Err(errno) => Err(io(runtime_dir, "remove runtime directory", errno)),
+        Err(errno) => Err(io(path, "remove runtime directory", errno)),
+    }
+}
+
+impl Levels {
+    /// Removes the deepest level and everything in it, never following a link (its descriptor,
+    /// opened during the walk, is what gets emptied), then each level above it left empty,
+    /// deepest first, stopping at the first one still in use. Never removes the root.
+    pub fn remove_deepest_and_prune(self) -> Result<bool> {
+        let depth = self.names.len();
+        let (Some((path, dir)), Some(name)) = (self.dirs.get(depth), self.names.last()) else {
+            return Err(unsafe_at(
+                self.root(),
+                "refusing to remove the runtime root itself",
+            ));
+        };
+        let Some((_, parent)) = self.dirs.get(depth - 1) else {
+            return Err(unsafe_at(path, "a runtime level has no parent"));
+        };
+        let removed = remove_open_dir(parent, name, dir, path)?;
+        for level in (0..depth - 1).rev() {
+            let (Some((_, parent)), Some(name), Some((path, _))) = (
+                self.dirs.get(level),
+                self.names.get(level),
+                self.dirs.get(level + 1),
+            ) else {
+                break;
+            };
+            match rfs::unlinkat(parent, name.as_c_str(), AtFlags::REMOVEDIR) {
+                Ok(()) | Err(Errno::NOENT) => {}
+                Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => break,
+                Err(errno) => return Err(io(path, "remove empty directory", errno)),
+            }
+        }
+        Ok(removed)
     }
 }
 

@@ -38,6 +38,7 @@
 //! | Instructions: project `AGENTS.md` or `GEMINI.md`; global `~/.gemini/GEMINI.md` | docs.rs agent-config antigravitycli.md | PARTLY; not used (no prompt file) |
 //! | MCP: `.agents/mcp_config.json`, key `mcpServers` | docs.rs agent-config 0.2.0 | PARTLY; not projected (MCP is refused) |
 //! | Print mode (`agy -p`) "reports no workspace and runs commands in its own scratch directory" (1.1.11) | hermes-agent antigravity-cli skill; toolahead v0.7.0 | PARTLY: project hooks may not apply there |
+//! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};

@@ -46,6 +46,8 @@
 //! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES for CLAUDE.md; NOT confirmed for AGENTS.md |
 //! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES |
 //! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES (issue 4 projects them) |
+//! | `CLAUDE_CONFIG_DIR` moves Claude Code's configuration folder (default `~/.claude`): settings, `.claude.json`, `projects/` (native sessions) and, on Linux and Windows, the login `.credentials.json`; on macOS the login is a Keychain entry whose name is derived from the folder | code.claude.com/docs/en/authentication "Credential management" as quoted in Rul1an/assay issue #2194; anthropics/claude-code issues #47661 and #88601 (measured with 2.1.238) | PARTLY (docs as quoted, and reports; the source is not public) |
+//! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
 //!
 //! # Known gaps
 //!
@@ -168,6 +170,10 @@ impl Provider for Claude {
             name: "claude",
             version_args: &["--version"],
         })
+    }
+
+    fn cli_home_env(&self) -> Option<&'static str> {
+        Some("CLAUDE_CONFIG_DIR")
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {

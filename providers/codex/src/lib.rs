@@ -16,6 +16,8 @@
 //! | HTML comments are not stripped, so our marker lines reach the model verbatim and are worded to read sensibly | no stripping in `read_agents_md()` (an absence) | yes (code reading) |
 //! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
 //! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
+//! | `CODEX_HOME` moves the whole Codex home (default `~/.codex`): `config.toml`, the login `auth.json`, `sessions/`; when set it must already exist and be a directory (it is canonicalised) | `find_codex_home()` in openai/codex (`codex-rs/core`, copied in `codex-rs/rmcp-client/src/find_codex_home.rs`) | yes (code) |
+//! | `codex exec` also takes `CODEX_API_KEY` (or `OPENAI_API_KEY`) from the environment instead of `auth.json` | codex-rs `core::auth` (`CODEX_API_KEY` overrides the stored credentials) | partly (code summaries) |
 //!
 //! Consequence for projection: the block goes in the workspace root's `AGENTS.override.md` when
 //! that file exists (any kind: a symlink there is refused rather than bypassed), else in
@@ -57,6 +59,10 @@ impl Provider for Codex {
             budget_bytes: Some(32 * 1024),
             ..DiscoveryProfile::default()
         }
+    }
+
+    fn cli_home_env(&self) -> Option<&'static str> {
+        Some("CODEX_HOME")
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {

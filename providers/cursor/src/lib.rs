@@ -46,6 +46,8 @@
 //! | Skills in `.cursor/skills/`, `.agents/skills/` | cursor.com/docs/context/skills | YES (issue 4) |
 //! | The CLI needs a `.git` to find the project root or load rules | — (only hint: cli.json merge walks "from the git root") | **NOT confirmed** |
 //! | Whether project hooks run in headless `agent -p` without a trust prompt | — | NOT confirmed |
+//! | `CURSOR_CONFIG_DIR` moves the CLI's config folder (`cli-config.json`, `chats/`), else `$XDG_CONFIG_HOME/cursor`, else `~/.cursor`; hooks and `projects/` transcripts stay under `~/.cursor` | rimio-ai/rimz PR #399 (read in the CLI bundle `cursor-config/dist/paths.js`, 2026.09.10); kernel/cli PR #181; lexmount/browseruse-agent-bench PR #42 quoting the CLI docs | PARTLY (third parties reading the bundle; the source is not public) |
+//! | Where a browser login is stored under that folder | — | NOT confirmed: authenticate a private home with `CURSOR_API_KEY` |
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
@@ -128,6 +130,10 @@ impl Provider for Cursor {
             ],
             ..DiscoveryProfile::default()
         }
+    }
+
+    fn cli_home_env(&self) -> Option<&'static str> {
+        Some("CURSOR_CONFIG_DIR")
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {

@@ -17,6 +17,7 @@
 //! | Directory walk, root detection, `AGENTS.override.md`, byte budget, HTML-comment handling | — | NOT found |
 //! | Skills in `.agents/skills/<name>/SKILL.md` | spec-kit muse integration page | PARTLY (issue 4) |
 //! | Project hooks in `.muse/hooks.json` (Claude-like shape) | stbenjam/skillsaw `docs/rules/muse-hooks-valid.md` | PARTLY; not projected (hooks are refused) |
+//! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};

@@ -20,6 +20,7 @@
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
 //! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES (issue 4) |
 //! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
+//! | `PI_CODING_AGENT_DIR` moves the agent folder (default `~/.pi/agent`): `settings.json`, `auth.json` (the login), `models.json`, `sessions/`, the global `APPEND_SYSTEM.md` | `src/config.ts` `ENV_AGENT_DIR = ${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`, `getAgentDir()`; the docs' "Pi Process Configuration" table | YES (code) |
 //!
 //! Consequences the receipt states as notes: Pi must be started in the workspace root (the file is
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
@@ -66,6 +67,10 @@ impl Provider for Pi {
             user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
             ..DiscoveryProfile::default()
         }
+    }
+
+    fn cli_home_env(&self) -> Option<&'static str> {
+        Some("PI_CODING_AGENT_DIR")
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
