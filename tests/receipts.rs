@@ -64,6 +64,7 @@ fn validate(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut 
         "allOf",
         "format",
         "minimum",
+        "maximum",
         "maxItems",
         "minItems",
         "prefixItems",
@@ -110,6 +111,20 @@ fn validate(root: &Value, schema: &Value, value: &Value, at: &str, errors: &mut 
         && expected != value
     {
         errors.push(format!("{at}: {value} is not {expected}"));
+    }
+    if let (Some(bound), Some(n)) = (
+        object.get("minimum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) && n < bound
+    {
+        errors.push(format!("{at}: {value} is below the minimum {bound}"));
+    }
+    if let (Some(bound), Some(n)) = (
+        object.get("maximum").and_then(Value::as_f64),
+        value.as_f64(),
+    ) && n > bound
+    {
+        errors.push(format!("{at}: {value} is above the maximum {bound}"));
     }
     if let Some(options) = object.get("enum").and_then(Value::as_array)
         && !options.contains(value)
@@ -329,6 +344,87 @@ fn every_command_prints_its_documented_receipt() {
     let (first, rest) = stdout.split_once('\n').unwrap();
     assert_receipt(first.as_bytes(), schema::ACQUIRE);
     assert!(rest.contains("from run"), "{rest}");
+}
+
+/// The linked-runtime commands: `run --runtime-root --json` (with `linked`: attached folders,
+/// identity, sandbox), `runtime identity`, `runtime can-resume`, `remove-runtime`.
+#[test]
+fn runtime_commands_print_their_documented_receipts() {
+    use projectfile::receipts::schema;
+    let env = Env::new();
+    let ws = env.ws();
+    let rt = env.base.join("rt");
+    let docs = env.base.join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    let key = [
+        "--runtime-root",
+        rt.to_str().unwrap(),
+        "--user",
+        "u1",
+        "--project-id",
+        "p1",
+        "--session-id",
+        "product-6F9619FF-8B86-D011-B42D-00CF4FC964FF",
+    ];
+    let docs_spec = format!("docs={}", docs.display());
+    let run = [
+        &[
+            "run",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            "hi",
+        ][..],
+        &key[..],
+        &[
+            "--mode",
+            "run",
+            "--attach-read-only",
+            &docs_spec,
+            "--private-cli-home",
+            "--sandbox",
+            "--allow-unsandboxed",
+            "--",
+            "true",
+        ][..],
+    ]
+    .concat();
+    let out = env.run(&run);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let receipt = assert_receipt(&out.stdout, schema::ACQUIRE);
+    assert_eq!(receipt["linked"]["attached"][0]["grant"], "read");
+    let identity = [
+        &["runtime", "identity"][..],
+        &key[..],
+        &["--provider", "codex", "--mode", "run", "--private-cli-home"][..],
+    ]
+    .concat();
+    let predicted = env.ok(&identity, schema::RUNTIME_IDENTITY);
+    assert_eq!(
+        predicted["runtime"],
+        receipt["linked"]["identity"]["runtime"]
+    );
+    let from = receipt["linked"]["identity"].to_string();
+    let to = predicted.to_string();
+    let verdict = env.ok(
+        &["runtime", "can-resume", "--from", &from, "--to", &to],
+        schema::CAN_RESUME,
+    );
+    assert_eq!(verdict["resume"], true, "{verdict}");
+    let remove = [
+        &["remove-runtime"][..],
+        &key[..],
+        &["--provider", "codex", "--mode", "run"][..],
+    ]
+    .concat();
+    assert_eq!(env.ok(&remove, schema::REMOVE_RUNTIME)["removed"], true);
+    assert_eq!(env.ok(&remove, schema::REMOVE_RUNTIME)["removed"], false);
 }
 
 #[test]

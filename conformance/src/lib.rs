@@ -26,6 +26,7 @@
 pub mod crash;
 pub mod facts;
 pub mod fixtures;
+pub mod runtime;
 pub mod skills;
 pub mod tree;
 
@@ -39,6 +40,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use runtime::cli_home_is_declared_or_refused;
 pub use skills::*;
 pub use tree::Tree;
 
@@ -1414,6 +1416,7 @@ macro_rules! conformance_tests {
             skill_crash_leftovers_are_cleaned,
             generated_config_is_removed_only_when_ours,
             crash_points_leave_the_users_bytes,
+            cli_home_is_declared_or_refused,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {

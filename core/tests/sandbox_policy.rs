@@ -11,6 +11,7 @@ use std::fs;
 use std::path::PathBuf;
 
 use projectfile_core::reader::Mode;
+use projectfile_core::runtime::AttachAccess;
 use projectfile_core::sandbox::{
     DEFAULT_MIN_ABI, Enforcement, Grant, GrantAccess, SandboxPolicy, TARGET_ABI, enforcement_for,
 };
@@ -284,4 +285,82 @@ fn the_status_serializes_for_the_receipt() {
     assert_eq!(json["unsandboxed_allowed"], true);
     assert!(["full", "partial", "not_enforced"].contains(&json["enforcement"].as_str().unwrap()));
     assert_eq!(json["grants"][1]["access"], "read");
+}
+
+/// Each attached folder is granted separately by its access and the mode.
+#[rstest]
+#[case(Mode::Builder, AttachAccess::FollowMode, GrantAccess::ReadWrite)]
+#[case(Mode::Run, AttachAccess::FollowMode, GrantAccess::Read)]
+#[case(Mode::Builder, AttachAccess::ReadOnly, GrantAccess::Read)]
+#[case(Mode::Run, AttachAccess::ReadOnly, GrantAccess::Read)]
+fn attached_folders_are_granted_by_access_and_mode(
+    #[case] mode: Mode,
+    #[case] access: AttachAccess,
+    #[case] expected: GrantAccess,
+) {
+    let d = dirs();
+    let docs = d.base.join("docs");
+    let refs = d.base.join("refs");
+    fs::create_dir(&docs).unwrap();
+    fs::create_dir(&refs).unwrap();
+    let grants = SandboxPolicy::new(mode, &d.runtime, &d.project)
+        .with_attached("docs", &docs, access)
+        .with_attached("refs", &refs, AttachAccess::ReadOnly)
+        .grants()
+        .unwrap();
+    assert_eq!(access_of(&grants, &docs), vec![expected]);
+    assert_eq!(access_of(&grants, &refs), vec![GrantAccess::Read]);
+}
+
+/// Landlock grants add up: a read-only attachment inside something this launch may write would be
+/// writable after all, so the policy refuses it, naming the attachment.
+#[rstest]
+#[case::inside_the_builder_project("project/docs", Mode::Builder, true)]
+#[case::the_builder_project_itself("project", Mode::Builder, true)]
+#[case::inside_the_run_project("project/docs", Mode::Run, false)]
+#[case::inside_the_output_folder("output/docs", Mode::Run, true)]
+#[case::inside_a_writable_attachment("wide/docs", Mode::Builder, true)]
+#[case::inside_a_read_only_attachment("narrow/docs", Mode::Builder, false)]
+fn a_read_only_attachment_inside_a_write_grant_is_refused(
+    #[case] rel: &str,
+    #[case] mode: Mode,
+    #[case] refused: bool,
+) {
+    let d = dirs();
+    for dir in ["project/docs", "output/docs", "wide/docs", "narrow/docs"] {
+        fs::create_dir_all(d.base.join(dir)).unwrap();
+    }
+    let path = d.base.join(rel);
+    let result = SandboxPolicy::new(mode, &d.runtime, &d.project)
+        .with_read_write(d.base.join("output"))
+        .with_attached("wide", d.base.join("wide"), AttachAccess::FollowMode)
+        .with_attached("narrow", d.base.join("narrow"), AttachAccess::ReadOnly)
+        .with_attached("docs", &path, AttachAccess::ReadOnly)
+        .grants();
+    match result {
+        Err(e) if refused => {
+            assert_eq!(e.path(), Some(path.as_path()), "{e}");
+            assert!(e.to_string().contains("\"docs\""), "{e}");
+        }
+        Ok(grants) if !refused => assert!(access_of(&grants, &path).contains(&GrantAccess::Read)),
+        other => panic!("{rel} in {mode}: {other:?}"),
+    }
+}
+
+#[test]
+fn an_attachment_overlapping_the_runtime_is_refused() {
+    let d = dirs();
+    fs::create_dir(d.runtime.join("inner")).unwrap();
+    for (path, access) in [
+        (d.runtime.join("inner"), AttachAccess::ReadOnly),
+        (d.runtime.clone(), AttachAccess::ReadOnly),
+        (d.base.clone(), AttachAccess::FollowMode),
+    ] {
+        let err = SandboxPolicy::new(Mode::Builder, &d.runtime, &d.project)
+            .with_attached("x", &path, access)
+            .grants()
+            .unwrap_err();
+        assert_eq!(err.path(), Some(path.as_path()), "{err}");
+        assert!(err.to_string().contains("runtime"), "{err}");
+    }
 }
