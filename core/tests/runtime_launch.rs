@@ -221,6 +221,25 @@ fn a_foreign_thing_fails_the_launch_before_any_of_our_changes() {
 }
 
 #[test]
+fn a_stray_entry_with_a_name_that_is_not_utf8_is_not_ours() {
+    use std::os::unix::ffi::OsStrExt;
+    let f = fixture();
+    f.launch(&LaunchLinks::new(&f.project))
+        .unwrap()
+        .close()
+        .unwrap();
+    let dir = f.dir();
+    fs::create_dir(dir.join("attached")).unwrap();
+    let stray = dir
+        .join("attached")
+        .join(std::ffi::OsStr::from_bytes(b"n\xff"));
+    symlink(f.folder("outside"), &stray).unwrap();
+    let err = f.launch(&LaunchLinks::new(&f.project)).unwrap_err();
+    assert_eq!(err.path(), Some(stray.as_path()), "{err}");
+    assert!(fs::symlink_metadata(&stray).is_ok());
+}
+
+#[test]
 fn the_launch_lock_keeps_launches_and_removal_apart() {
     let f = fixture();
     let runtime = Runtime::locate(&f.root, key()).unwrap();

@@ -144,30 +144,37 @@ fn path_cstring(path: &Path) -> Result<CString> {
 /// later operation on them is relative to a descriptor and never resolves a path again.
 #[derive(Debug)]
 pub struct Levels {
-    /// `(path, descriptor)` of the root, then of each level, root first.
-    dirs: Vec<(PathBuf, OwnedFd)>,
-    /// `names[i]` is the name of `dirs[i + 1]` inside `dirs[i]`.
-    names: Vec<CString>,
+    /// The root's path and descriptor.
+    root: (PathBuf, OwnedFd),
+    /// Each level below the root, the root's child first.
+    below: Vec<Level>,
+}
+
+/// One level below the root.
+#[derive(Debug)]
+struct Level {
+    /// Its name in the level above.
+    name: CString,
+    path: PathBuf,
+    fd: OwnedFd,
 }
 
 impl Levels {
     /// The path of the deepest level (the runtime directory when every level was walked).
     pub fn path(&self) -> &Path {
-        self.dirs.last().map_or(Path::new("/"), |(path, _)| path)
+        self.below.last().map_or(&self.root.0, |level| &level.path)
     }
 
     /// The root's path: its canonical parent joined with its own (checked) name.
     pub fn root(&self) -> &Path {
-        self.dirs.first().map_or(Path::new("/"), |(path, _)| path)
+        &self.root.0
     }
 
     /// The descriptor of the deepest level.
     pub fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        // `open_levels` always pushes the root, so `dirs` is never empty.
-        match self.dirs.last() {
-            Some((_, fd)) => fd.as_fd(),
-            None => CWD,
-        }
+        self.below
+            .last()
+            .map_or(self.root.1.as_fd(), |level| level.fd.as_fd())
     }
 
     /// Device and inode of the deepest level.
@@ -257,8 +264,8 @@ pub fn open_levels(root: &Path, components: &[&OsStr], create: bool) -> Result<O
     };
     let mut path = root_path.clone();
     let mut levels = Levels {
-        dirs: vec![(root_path, root_fd)],
-        names: Vec::with_capacity(components.len()),
+        root: (root_path, root_fd),
+        below: Vec::with_capacity(components.len()),
     };
     for component in components {
         let name = check_component(&path, component)?;
@@ -276,8 +283,11 @@ pub fn open_levels(root: &Path, components: &[&OsStr], create: bool) -> Result<O
             }
             return Ok(None);
         };
-        levels.dirs.push((path.clone(), fd));
-        levels.names.push(name);
+        levels.below.push(Level {
+            name,
+            path: path.clone(),
+            fd,
+        });
     }
     Ok(Some(levels))
 }
@@ -556,29 +566,23 @@ impl Levels {
     /// opened during the walk, is what gets emptied), then each level above it left empty,
     /// deepest first, stopping at the first one still in use. Never removes the root.
     pub fn remove_deepest_and_prune(self) -> Result<bool> {
-        let depth = self.names.len();
-        let (Some((path, dir)), Some(name)) = (self.dirs.get(depth), self.names.last()) else {
+        let Some((deepest, above)) = self.below.split_last() else {
             return Err(unsafe_at(
                 self.root(),
                 "refusing to remove the runtime root itself",
             ));
         };
-        let Some((_, parent)) = self.dirs.get(depth - 1) else {
-            return Err(unsafe_at(path, "a runtime level has no parent"));
-        };
-        let removed = remove_open_dir(parent, name, dir, path)?;
-        for level in (0..depth - 1).rev() {
-            let (Some((_, parent)), Some(name), Some((path, _))) = (
-                self.dirs.get(level),
-                self.names.get(level),
-                self.dirs.get(level + 1),
-            ) else {
-                break;
-            };
-            match rfs::unlinkat(parent, name.as_c_str(), AtFlags::REMOVEDIR) {
+        // `parents[i]` is the directory holding `above[i]`; the last one holds `deepest`.
+        let parents: Vec<&OwnedFd> = std::iter::once(&self.root.1)
+            .chain(above.iter().map(|level| &level.fd))
+            .collect();
+        let holder = parents.last().copied().unwrap_or(&self.root.1);
+        let removed = remove_open_dir(holder, &deepest.name, &deepest.fd, &deepest.path)?;
+        for (level, parent) in above.iter().zip(&parents).rev() {
+            match rfs::unlinkat(*parent, level.name.as_c_str(), AtFlags::REMOVEDIR) {
                 Ok(()) | Err(Errno::NOENT) => {}
                 Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => break,
-                Err(errno) => return Err(io(path, "remove empty directory", errno)),
+                Err(errno) => return Err(io(&level.path, "remove empty directory", errno)),
             }
         }
         Ok(removed)

@@ -36,6 +36,7 @@ use std::collections::BTreeMap;
 use std::ffi::{CStr, CString, OsStr};
 use std::io::{Read as _, Write as _};
 use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -311,9 +312,18 @@ fn attached_entries(attached: &OwnedFd, path: &Path) -> Result<Vec<String>> {
         if name == b"." || name == b".." {
             continue;
         }
-        let name = String::from_utf8(name.to_vec())
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        names.push(format!("{ATTACHED_DIR}/{name}"));
+        match std::str::from_utf8(name) {
+            Ok(name) => names.push(format!("{ATTACHED_DIR}/{name}")),
+            // We never make such a name: whatever it is, it is not ours.
+            Err(_) => {
+                return Err(unsafe_at(
+                    &path.join(OsStr::from_bytes(name)),
+                    "found an entry projectfile did not make (its name is not UTF-8); refusing \
+                     to follow, replace or remove it. Remove it yourself, or remove the whole \
+                     runtime with `projectfile remove-runtime`",
+                ));
+            }
+        }
     }
     Ok(names)
 }
