@@ -132,7 +132,19 @@ fn spawn_and_wait(
     let Some((program, rest)) = args.command.split_first() else {
         anyhow::bail!("run needs a command after `--`");
     };
-    let mut command = std::process::Command::new(program);
+    let cwd = if args.keep_cwd {
+        std::env::current_dir().context("cannot read the current directory")?
+    } else {
+        receipt.workspace.clone()
+    };
+    let search_path = match receipt.env.get("PATH") {
+        Some(planned) => Some(std::ffi::OsString::from(planned)),
+        None => std::env::var_os("PATH"),
+    };
+    let resolved = resolve_program(program, search_path.as_deref(), &cwd)?;
+    let mut command = std::process::Command::new(&resolved);
+    // The command sees the name it was given, as with a PATH search of its own.
+    std::os::unix::process::CommandExt::arg0(&mut command, program);
     command
         .args(rest)
         .args(&receipt.launch_args)
@@ -180,4 +192,75 @@ fn spawn_and_wait(
     };
     log.say("run", format_args!("the command exited with status {code}"));
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The file `run` executes for `program`, found once the way `execvp` finds it, so the child is
+/// started with one `execve` instead of one per PATH entry: a name holding a `/` is used as it is
+/// (relative to `cwd`, where the command runs); otherwise the first executable regular file of
+/// that name in `search_path` (the command's own PATH), with a relative entry taken from `cwd`.
+fn resolve_program(
+    program: &str,
+    search_path: Option<&std::ffi::OsStr>,
+    cwd: &std::path::Path,
+) -> anyhow::Result<std::path::PathBuf> {
+    if program.is_empty() {
+        anyhow::bail!("run needs a command after `--`, not an empty name");
+    }
+    if program.contains('/') {
+        return Ok(cwd.join(program));
+    }
+    let Some(search_path) = search_path.filter(|p| !p.is_empty()) else {
+        anyhow::bail!(
+            "{program}: cannot run the command: PATH is not set, and the name has no `/`"
+        );
+    };
+    which::which_in(program, Some(search_path), cwd).map_err(|e| {
+        anyhow::anyhow!(
+            "{program}: cannot run the command: not found in PATH ({e}): {}",
+            search_path.to_string_lossy()
+        )
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)] // fixtures are written directly
+mod tests {
+    use super::resolve_program;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn programs_resolve_like_execvp() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+        for d in [&first, &second] {
+            std::fs::create_dir(d).unwrap();
+        }
+        // Not executable in `first`, executable in `second`: the executable one is taken.
+        std::fs::write(first.join("tool"), "#!/bin/sh\n").unwrap();
+        std::fs::write(second.join("tool"), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(second.join("tool"), PermissionsExt::from_mode(0o755)).unwrap();
+        let path = std::env::join_paths([&first, &second]).unwrap();
+        let found = resolve_program("tool", Some(&path), dir.path()).unwrap();
+        assert_eq!(found, second.join("tool"));
+        // A name with a slash is used as given, from the command's directory.
+        assert_eq!(
+            resolve_program("./tool", Some(&path), &second).unwrap(),
+            second.join("./tool")
+        );
+        // A relative PATH entry is taken from the command's directory.
+        let relative = std::ffi::OsString::from("second");
+        let found = resolve_program("tool", Some(&relative), dir.path()).unwrap();
+        assert_eq!(
+            std::fs::canonicalize(found).unwrap(),
+            std::fs::canonicalize(second.join("tool")).unwrap()
+        );
+        let missing = resolve_program("no-such-tool", Some(&path), dir.path()).unwrap_err();
+        assert!(
+            missing
+                .to_string()
+                .starts_with("no-such-tool: cannot run the command"),
+            "{missing}"
+        );
+        assert!(resolve_program("tool", None, dir.path()).is_err());
+    }
 }

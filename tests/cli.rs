@@ -249,6 +249,55 @@ fn run_shows_the_text_while_running_and_restores_after() {
 }
 
 #[test]
+fn run_finds_its_command_on_the_path_and_restores_when_there_is_none() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let bin = env.outside.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let tool = bin.join("pf-test-tool");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\ngrep -c 'on the path' AGENTS.md\nexit 5\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        env.outside.join("absent").display(),
+        bin.display()
+    );
+    let run = |program: &str| {
+        env.cmd()
+            .env("PATH", &path)
+            .args(["run", "--provider", "codex", "--workspace"])
+            .arg(&env.ws)
+            .args(["--prompt", "on the path", "--", program])
+            .output()
+            .unwrap()
+    };
+    let out = run("pf-test-tool");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    assert_eq!(env.agents().unwrap(), b"user\n");
+    let out = run("pf-no-such-tool");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: pf-no-such-tool: cannot run the command"),
+        "{stderr}"
+    );
+    assert_eq!(env.agents().unwrap(), b"user\n", "nothing left behind");
+    let status = env.json(&["status", "--workspace", env.ws.to_str().unwrap()]);
+    assert_eq!(status["leases"].as_array().unwrap().len(), 0);
+}
+
+#[test]
 fn run_forwards_sigterm_and_releases() {
     let env = Env::new();
     let ready = env.outside.join("ready");
