@@ -1,15 +1,19 @@
 //! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
 //! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
-//! exit code.
+//! exit code. The entry point is in `start.rs` (`#![no_main]`: see there why).
+#![cfg_attr(not(test), no_main)]
 
 mod cli;
 mod linked;
+mod parse;
 mod run;
+#[cfg(not(test))]
+mod start;
 mod verbose;
 
 use anyhow::Context as _;
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
@@ -23,8 +27,10 @@ use verbose::Verbose;
 /// Exit code for an operation that failed (usage errors exit 2, from clap).
 const EXIT_FAILURE: u8 = 1;
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// The command line's work, from parsing to the exit code.
+#[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
+fn cli_main() -> ExitCode {
+    let cli = parse::parse();
     let json = cli.global.json;
     match dispatch(cli) {
         Ok(code) => code,

@@ -298,6 +298,65 @@ fn run_finds_its_command_on_the_path_and_restores_when_there_is_none() {
 }
 
 #[test]
+fn closed_standard_descriptors_are_opened_on_dev_null() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let seen = env.outside.join("descriptors");
+    let script = format!(
+        "a=$(readlink /proc/$$/fd/0); b=$(readlink /proc/$$/fd/1); c=$(readlink /proc/$$/fd/2); \
+         printf '%s\\n' \"$a\" \"$b\" \"$c\" > '{}'",
+        seen.display()
+    );
+    let mut cmd = env.cmd();
+    cmd.args(["-v", "run", "--provider", "codex", "--json", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "closed fds", "--", "sh", "-c", &script]);
+    // SAFETY: close(2) is async-signal-safe; projectfile starts with 0, 1 and 2 closed, where a
+    // file it opened could take their numbers and receive what it prints.
+    unsafe {
+        cmd.pre_exec(|| {
+            for fd in 0..3 {
+                libc::close(fd);
+            }
+            Ok(())
+        });
+    }
+    assert_eq!(cmd.status().unwrap().code(), Some(0));
+    // What the command inherits is what projectfile had: /dev/null on each, as std's runtime
+    // would have opened them.
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "/dev/null\n/dev/null\n/dev/null\n"
+    );
+    for entry in walk(&env.base) {
+        let bytes = std::fs::read(&entry).unwrap();
+        for printed in ["projectfile.acquire.v1", "projectfile: ["] {
+            assert!(
+                !contains(&bytes, printed),
+                "{} holds {printed:?}",
+                entry.display()
+            );
+        }
+    }
+    assert_eq!(env.agents().unwrap(), b"user\n");
+}
+
+/// Every regular file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            files.extend(walk(&entry.path()));
+        } else if kind.is_file() {
+            files.push(entry.path());
+        }
+    }
+    files
+}
+
+#[test]
 fn run_forwards_sigterm_and_releases() {
     let env = Env::new();
     let ready = env.outside.join("ready");

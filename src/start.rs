@@ -1,0 +1,78 @@
+//! The process entry point. The binary is `#![no_main]`: std's runtime start-up would, before
+//! our first line, read all of `/proc/self/maps` (glibc's `pthread_getattr_np`, to place the
+//! main thread's stack guard) and set up an alternate signal stack, about a tenth of the
+//! instructions and twenty of the system calls of a whole `acquire`. What of it a command needs
+//! is done here instead:
+//!
+//! - standard input, output and error are open: a closed one is opened on `/dev/null`, so no file
+//!   we open later can take its number and receive what we print;
+//! - `SIGPIPE` is ignored, so writing to a closed pipe is an error we report, not a silent death
+//!   (children get the default back: std resets it before exec);
+//! - a panic exits with status 101 after its message;
+//! - at exit, standard output is flushed.
+//!
+//! Arguments still reach `std::env::args_os`: on glibc std reads them from `.init_array`.
+//! What is given up is std's message for a stack overflow on the main thread (it still stops
+//! the process, by SIGSEGV).
+
+use std::process::ExitCode;
+
+/// The C entry point: prepares the process, runs the command line, exits with its code.
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+    if let Err(e) = open_standard_fds() {
+        eprintln!("error: standard input, output or error: {e}");
+        return libc::EXIT_FAILURE;
+    }
+    // SAFETY: installs the SIG_IGN disposition for SIGPIPE before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    // A panic (std's `println!` on a closed pipe is one) ends the process as under std's own
+    // runtime: the message on stderr and status 101, never an unwind out of this function.
+    let code = std::panic::catch_unwind(crate::cli_main).map_or(PANIC_STATUS, status);
+    // What `print!` left in std's buffer (a failure to write it is not ours to report here).
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    std::process::exit(code)
+}
+
+/// The exit status of a process whose main thread panicked, as under std's runtime.
+const PANIC_STATUS: i32 = 101;
+
+/// The number an [`ExitCode`] stands for (std has no stable way to ask; every code we make comes
+/// from a `u8`).
+fn status(code: ExitCode) -> i32 {
+    (0..=u8::MAX)
+        .find(|n| ExitCode::from(*n) == code)
+        .map_or(libc::EXIT_FAILURE, i32::from)
+}
+
+/// Opens `/dev/null` on each of descriptors 0, 1 and 2 that is closed (what std's runtime does).
+fn open_standard_fds() -> std::io::Result<()> {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    loop {
+        // SAFETY: `fds` is a valid array of three pollfd; a zero timeout never blocks.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) };
+        if rc >= 0 {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    for pollfd in fds {
+        if pollfd.revents & libc::POLLNVAL != 0 {
+            // SAFETY: a NUL-terminated path; the lowest free descriptor is the closed one.
+            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+            if fd != pollfd.fd {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
