@@ -233,6 +233,10 @@ pub struct ResolveArgs {
     /// Answer what this provider's CLI would load, by its discovery profile.
     #[arg(long = "as", value_name = "PROVIDER")]
     pub as_provider: Option<String>,
+    /// With --as: the CLI's version, for a CLI whose discovery changed between versions
+    /// (claude reads AGENTS.md from 2.1.281) [default: its newest known behaviour].
+    #[arg(long, value_name = "VERSION", requires = "as_provider")]
+    pub cli_version: Option<String>,
     /// Print the single rendered guidance block.
     #[arg(long, conflicts_with = "fragments")]
     pub render: bool,

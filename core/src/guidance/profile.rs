@@ -94,4 +94,55 @@ pub struct DiscoveryProfile {
     /// `budget_truncated` notice, and everything after it is `budget_exhausted` (Codex reads up to
     /// its byte limit). Off: the seed's whole-source rule, first source always kept.
     pub truncate_at_budget: bool,
+    /// `exclusive_if_present` applies across the whole walk, not per directory: `a` found in any
+    /// walked directory (the subtree below the working directory and the home directory aside)
+    /// means `b` is read in none (Claude Code skips every `AGENTS.md` when a `CLAUDE.md` exists
+    /// in the working directory or any directory above it).
+    pub exclusive_across_walk: bool,
+    /// `extra_files` are looked up in the working directory instead of the root (Pi reads
+    /// `.pi/APPEND_SYSTEM.md` only where it is started).
+    pub extra_files_at_working_dir: bool,
+    /// Pairs `(extra, user)`: the user file (relative to the home directory) is read only when the
+    /// extra file (one of `extra_files`) is absent; otherwise it is `shadowed` by it (Pi reads the
+    /// project's `.pi/APPEND_SYSTEM.md` *instead of* `~/.pi/agent/APPEND_SYSTEM.md`). Read after
+    /// the extra files, scope `user`, never import-expanded.
+    pub user_fallbacks: Vec<(String, String)>,
+    /// The budget counts only project files: user files are kept whole and reported in
+    /// `unbudgeted_bytes` (Codex limits project docs, never the user's own instructions).
+    pub budget_excludes_user: bool,
+    /// The CLI sends each file as written: bodies are not trimmed and a session block is carried
+    /// with its marker lines, so byte counts are the file's own (Codex, Pi). Off: bodies are
+    /// trimmed and a session block is its text alone.
+    pub verbatim: bool,
+    /// Instruction files in directories below the working directory are read only when the task
+    /// touches a file there (Claude Code): they are listed as `on_demand`, never as sources.
+    /// Bounded like the subtree scan (`max_depth`, `max_dirs`, `skip_dirs`).
+    pub on_demand_subtree: bool,
+    /// An extra file whose front matter (between `---` lines at its top) has a `paths:` key is
+    /// read only when the task touches a matching path (Claude Code's `.claude/rules/`): listed as
+    /// `on_demand`.
+    pub on_demand_path_rules: bool,
+    /// The launch arguments that raise the budget, with `{bytes}` standing for the number of bytes
+    /// needed (Codex: `["-c", "project_doc_max_bytes={bytes}"]`). Empty: nothing can raise it.
+    /// See [`budget_launch_args`].
+    pub budget_launch_args: Vec<String>,
+}
+
+/// The placeholder of [`DiscoveryProfile::budget_launch_args`].
+pub const BUDGET_BYTES_PLACEHOLDER: &str = "{bytes}";
+
+/// The launch arguments that make `profile`'s CLI read `needed_bytes` of instruction files, or
+/// `None` when the profile declares none (nothing can raise its budget).
+pub fn budget_launch_args(profile: &DiscoveryProfile, needed_bytes: u64) -> Option<Vec<String>> {
+    if profile.budget_launch_args.is_empty() {
+        return None;
+    }
+    let bytes = needed_bytes.to_string();
+    Some(
+        profile
+            .budget_launch_args
+            .iter()
+            .map(|arg| arg.replace(BUDGET_BYTES_PLACEHOLDER, &bytes))
+            .collect(),
+    )
 }

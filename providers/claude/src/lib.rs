@@ -63,6 +63,9 @@ use std::path::Path;
 
 /// The first version this provider trusts to read `AGENTS.md` (seed 000; see the module docs).
 pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
+/// The first version measured to read `AGENTS.md` (2.1.280 does not, 2.1.281 does); the
+/// discovery profile follows it, while the block route keeps the stricter [`AGENTS_MD_SINCE`].
+pub const AGENTS_MD_READ_SINCE: semver::Version = semver::Version::new(2, 1, 281);
 /// The flag that carries the private file.
 pub const PROMPT_FLAG: &str = "--append-system-prompt-file";
 /// The private file's name (under the session's private directory in the state directory).
@@ -123,6 +126,35 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
     Ok(found)
 }
 
+/// Claude Code's discovery profile, for a binary that reads `AGENTS.md` or one that does not.
+fn profile(reads_agents_md: bool) -> DiscoveryProfile {
+    let agents: &[&str] = if reads_agents_md {
+        &["AGENTS.md", ".claude/AGENTS.md"]
+    } else {
+        &[]
+    };
+    let mut per_directory: Vec<String> = CLAUDE_FILES.iter().map(|s| s.to_string()).collect();
+    per_directory.extend(agents.iter().map(|s| s.to_string()));
+    DiscoveryProfile {
+        per_directory,
+        // A CLAUDE.md-like file anywhere on the walk hides every AGENTS.md (measured).
+        exclusive_if_present: CLAUDE_FILES
+            .iter()
+            .flat_map(|c| agents.iter().map(|a| (c.to_string(), a.to_string())))
+            .collect(),
+        exclusive_across_walk: true,
+        extra_files: vec![".claude/rules/*.md".into()],
+        on_demand_path_rules: true,
+        on_demand_subtree: true,
+        walk: Walk::CwdUpToFsRoot,
+        imports: true,
+        max_import_hops: Some(4),
+        strip_html_comments: true,
+        user_files: vec![USER_MEMORY.into()],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Claude {
     fn name(&self) -> &'static str {
         "claude"
@@ -138,28 +170,13 @@ impl Provider for Claude {
     }
 
     fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![
-                "CLAUDE.md".into(),
-                ".claude/CLAUDE.md".into(),
-                "CLAUDE.local.md".into(),
-                "AGENTS.md".into(),
-                ".claude/AGENTS.md".into(),
-            ],
-            // Per directory only: the resolver cannot express "anywhere above" (see module docs).
-            exclusive_if_present: CLAUDE_FILES
-                .iter()
-                .flat_map(|c| {
-                    ["AGENTS.md", ".claude/AGENTS.md"].map(|a| (c.to_string(), a.to_string()))
-                })
-                .collect(),
-            extra_files: vec![".claude/rules/*.md".into()],
-            walk: Walk::CwdUpToFsRoot,
-            imports: true,
-            max_import_hops: Some(4),
-            strip_html_comments: true,
-            user_files: vec![USER_MEMORY.into()],
-            ..DiscoveryProfile::default()
+        profile(true)
+    }
+
+    fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
+        match probes.cli_version.semver() {
+            Some(version) if version < AGENTS_MD_READ_SINCE => profile(false),
+            _ => profile(true),
         }
     }
 

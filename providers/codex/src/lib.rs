@@ -22,13 +22,15 @@
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
-use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
 /// The portable instruction file.
 pub const AGENTS_FILE: &str = patterns::AGENTS_MD;
+/// Codex's default budget for project docs (`project_doc_max_bytes`).
+pub const PROJECT_DOC_MAX_BYTES: u64 = 32 * 1024;
 /// Where Codex reads project skills (at the project root; it also reads deeper ones).
 pub const SKILLS_DIR: &str = ".agents/skills";
 
@@ -54,7 +56,18 @@ impl Provider for Codex {
             per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
             first_wins: true,
             root_markers: vec![".git".into()],
-            budget_bytes: Some(32 * 1024),
+            budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
+            truncate_at_budget: true,
+            verbatim: true,
+            user_files: vec![
+                format!(".codex/{OVERRIDE_FILE}"),
+                format!(".codex/{AGENTS_FILE}"),
+            ],
+            budget_excludes_user: true,
+            budget_launch_args: vec![
+                "-c".into(),
+                format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
+            ],
             ..DiscoveryProfile::default()
         }
     }

@@ -32,6 +32,11 @@ use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Resul
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
 /// The project file that replaces Pi's own prompt.
 pub const SYSTEM: &str = ".pi/SYSTEM.md";
+/// The user's own append file (relative to the home directory), read only where the project has
+/// no `.pi/APPEND_SYSTEM.md`.
+pub const USER_APPEND_SYSTEM: &str = ".pi/agent/APPEND_SYSTEM.md";
+/// The user's own system prompt file, read only where the project has no `.pi/SYSTEM.md`.
+pub const USER_SYSTEM: &str = ".pi/agent/SYSTEM.md";
 
 /// The Pi provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,15 +60,18 @@ impl Provider for Pi {
 
     fn discovery(&self) -> DiscoveryProfile {
         DiscoveryProfile {
-            per_directory: vec![
-                "AGENTS.override.md".into(),
-                patterns::AGENTS_MD.into(),
-                "CLAUDE.md".into(),
-            ],
+            // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
+            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
             first_wins: true,
             walk: Walk::CwdUpToFsRoot,
-            extra_files: vec![APPEND_SYSTEM.into()],
+            extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
+            extra_files_at_working_dir: true,
             user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
+            user_fallbacks: vec![
+                (SYSTEM.into(), USER_SYSTEM.into()),
+                (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
+            ],
+            verbatim: true,
             ..DiscoveryProfile::default()
         }
     }
