@@ -358,6 +358,14 @@ pub struct LinkedArgs {
     /// With --sandbox: the lowest Landlock ABI accepted.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub min_abi: u8,
+    /// With --sandbox: also let CMD read (and execute) PATH, e.g. where the CLI is installed
+    /// when that is outside the system folders (repeatable).
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_read: Vec<PathBuf>,
+    /// With --sandbox: also let CMD write PATH, e.g. the CLI's own home (repeatable). In run mode
+    /// it may not overlap the project.
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_write: Vec<PathBuf>,
 }
 
 /// Commands that take only a workspace.

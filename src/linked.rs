@@ -82,10 +82,12 @@ pub fn close(linked: &LinkedRuntime) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Builds the Landlock policy for the launch when `--sandbox` was given.
+/// Builds the Landlock policy for the launch when `--sandbox` was given; `private` are the
+/// session's private folders the CLI reads (its prompt file).
 pub fn sandbox(
     args: &LinkedArgs,
     linked: &LinkedRuntime,
+    private: &[std::path::PathBuf],
 ) -> anyhow::Result<Option<PreparedSandbox>> {
     if !args.sandbox {
         return Ok(None);
@@ -95,6 +97,12 @@ pub fn sandbox(
         .allow_unsandboxed(args.allow_unsandboxed);
     if let Some(output) = &linked.output {
         policy = policy.with_read_write(&output.target);
+    }
+    for path in args.sandbox_read.iter().chain(private) {
+        policy = policy.with_read(path);
+    }
+    for path in &args.sandbox_write {
+        policy = policy.with_read_write(path);
     }
     Ok(Some(policy.prepare()?))
 }

@@ -2,20 +2,26 @@
 //! root markers, budget), declared as data by each provider and evaluated by
 //! [`resolve_as`](super::resolve_as).
 //!
-//! Sketches of the profiles the issue describes (facts to be verified and cited by each provider;
-//! the golden tests in `core/tests/guidance_golden.rs` run exactly these):
+//! The providers' profiles, checked against the real CLIs by `cargo xtask qualify` (each provider's
+//! module docs hold the measurements; the golden tests in `core/tests/guidance_golden.rs` run
+//! copies of these):
 //!
 //! ```text
 //! Codex:  per_directory ["AGENTS.override.md", "AGENTS.md"], first_wins, root_markers [".git"],
-//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget,
-//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"]
-//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"],
-//!         exclusive_if_present [("CLAUDE.md", "AGENTS.md"), (".claude/CLAUDE.md", "AGENTS.md")],
-//!         walk CwdUpToFsRoot, imports, max_import_hops 5, strip_html_comments,
-//!         user_files [".claude/CLAUDE.md"]
-//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot,
-//!         extra_files [".pi/APPEND_SYSTEM.md"]
-//! Cursor: per_directory [], extra_files [".cursor/rules/*.mdc", "AGENTS.md"]
+//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget, verbatim,
+//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"], budget_excludes_user,
+//!         budget_launch_args ["-c", "project_doc_max_bytes={bytes}"]
+//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md",
+//!         ".claude/AGENTS.md"] (no AGENTS.md before 2.1.281), exclusive_if_present (each
+//!         CLAUDE-file, each AGENTS-file), exclusive_across_walk, walk CwdUpToFsRoot, imports,
+//!         max_import_hops 4, strip_html_comments, user_files [".claude/CLAUDE.md"],
+//!         extra_files [".claude/rules/*.md"], on_demand_path_rules, on_demand_subtree
+//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot, verbatim,
+//!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory,
+//!         user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
+//!         [(".pi/SYSTEM.md", ".pi/agent/SYSTEM.md"), (".pi/APPEND_SYSTEM.md",
+//!         ".pi/agent/APPEND_SYSTEM.md")]
+//! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
 //! ```
 
 use serde::{Deserialize, Serialize};

@@ -15,11 +15,29 @@
 //! | `--append-system-prompt` suppresses discovery of both files | `this.appendSystemPromptSource ?? this.discoverAppendSystemPromptFile()` | YES (code) |
 //! | A project `.pi/SYSTEM.md` replaces Pi's default prompt; appended text still follows it | `discoverSystemPromptFile()`; `docs/usage.md` | YES |
 //! | Context files: `AGENTS.md`, else `CLAUDE.md`, one per directory, from cwd up to the filesystem root, plus `~/.pi/agent/AGENTS.md` first | `loadContextFileFromDir()`, `loadProjectContextFiles()` | YES (code) |
-//! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | YES (docs), version-dependent |
+//! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | NO for 0.73.1 (measured, below) |
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
 //! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES (issue 4) |
 //! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
+//!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Pi 0.73.1 from the npm registry, run as
+//! `pi -p --no-session` with a private `HOME` whose `.pi/agent/models.json` points a provider at a
+//! loopback endpoint that records the request (`PI_OFFLINE=1`). The discovery profile follows
+//! these facts:
+//!
+//! - Per directory `AGENTS.md`, else `CLAUDE.md`, from the working directory up to the file-system
+//!   root; nothing below the working directory. **`AGENTS.override.md` is not read** by 0.73.1 (the
+//!   docs of later versions mention it).
+//! - `~/.pi/agent/AGENTS.md`, else `~/.pi/agent/CLAUDE.md`.
+//! - `.pi/SYSTEM.md` and `.pi/APPEND_SYSTEM.md` are read only in the working directory (started in
+//!   a subfolder, the root's are not read), and a project `.pi/APPEND_SYSTEM.md` hides the user's
+//!   `~/.pi/agent/APPEND_SYSTEM.md`: while a session holds, the user's global append text does not
+//!   reach the model (`resolve --as pi` lists it as `shadowed`).
+//! - No imports, no size limit (a 60 KB `AGENTS.md` arrives whole), no deduplication; our marker
+//!   lines and CRLF line ends reach the model as written.
 //!
 //! Consequences the receipt states as notes: Pi must be started in the workspace root (the file is
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
