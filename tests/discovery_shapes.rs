@@ -57,7 +57,24 @@ fn redacted(receipt: &Value, base: &Path) -> Value {
     if let Some(map) = value.as_object_mut() {
         map.remove("dirs_scanned");
     }
+    if let Some(sources) = value["sources"].as_array_mut() {
+        for source in sources {
+            let body = source["body"].as_str().unwrap_or("").to_string();
+            source["body"] = Value::String(shortened(&body));
+        }
+    }
     value
+}
+
+/// A long body as its first and last lines around a byte count (the filler between them is
+/// irrelevant, its size is in `bytes`).
+fn shortened(body: &str) -> String {
+    if body.len() <= 300 {
+        return body.to_string();
+    }
+    let first = body.lines().next().unwrap_or("");
+    let last = body.lines().last().unwrap_or("");
+    format!("{first}\n[… {} bytes …]\n{last}", body.len())
 }
 
 #[test]

@@ -332,14 +332,18 @@ fn row(
 ) -> RouteRow {
     let delivered = outcome.model_text().contains(marker);
     let reached = outcome.reached_model();
-    let mut note = note;
+    let mut parts = Vec::new();
     if !reached {
-        note = format!("no model request ({}) {note}", outcome.stderr_tail);
+        parts.push(format!("no model request ({})", outcome.stderr_tail));
     }
     let stray = outcome.stray();
     if !stray.is_empty() {
-        note = format!("refused on the way out: {}; {note}", stray.join(", "));
+        parts.push(format!("refused on the way out: {}", stray.join(", ")));
     }
+    if !note.is_empty() {
+        parts.push(note);
+    }
+    let note = parts.join("; ");
     RouteRow {
         provider: cli.cli.provider().into(),
         version: cli.version.clone(),
@@ -349,7 +353,7 @@ fn row(
         expected,
         control_clean,
         ok: reached && delivered == expected && control_clean,
-        note: note.trim().to_string(),
+        note,
     }
 }
 
