@@ -18,7 +18,11 @@ fn resolve(sb: &Sandbox, args: &[&str]) -> (Value, String) {
             cmd.arg("--json");
         }
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
     (serde_json::from_str(&run(true)).unwrap(), run(false))
@@ -48,7 +52,9 @@ fn codex_budget_figures_add_up_in_json_and_text() {
     assert!(omitted.iter().any(|o| o["reason"] == "budget_exhausted"
         && o["path"].as_str().unwrap().ends_with("AGENTS.md#session")));
     assert!(
-        text.contains(&format!("32768 of 32768 budget bytes used; {cut} bytes cut by the budget")),
+        text.contains(&format!(
+            "32768 of 32768 budget bytes used; {cut} bytes cut by the budget"
+        )),
         "{text}"
     );
 }
@@ -68,7 +74,10 @@ fn claude_lists_agents_md_as_shadowed_by_claude_md() {
             && o["shadowed_by"] == local.as_str()),
         "{json}"
     );
-    assert!(text.contains(&format!("{agents} (shadowed by {local})")), "{text}");
+    assert!(
+        text.contains(&format!("{agents} (shadowed by {local})")),
+        "{text}"
+    );
     assert!(text.contains("bytes used (no budget)"), "{text}");
 }
 
@@ -91,5 +100,11 @@ fn claude_files_below_the_working_directory_are_on_demand() {
     std::fs::write(sb.ws.join("sub/CLAUDE.md"), "sub rules\n").unwrap();
     let (json, _) = resolve(&sb, &["--as", "claude"]);
     assert_eq!(json["sources"].as_array().unwrap().len(), 0);
-    assert!(json["omitted"].as_array().unwrap().iter().any(|o| o["reason"] == "on_demand"));
+    assert!(
+        json["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["reason"] == "on_demand")
+    );
 }

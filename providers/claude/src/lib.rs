@@ -49,8 +49,9 @@
 //!
 //! # Measured with the real CLI
 //!
-//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Claude Code 2.1.233, 2.1.277, 2.1.280,
-//! 2.1.281, 2.1.284 and 2.1.332 from the npm registry, each run as `claude -p` with a private
+//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Claude Code 2.1.233, 2.1.280, 2.1.281,
+//! 2.1.284 and 2.1.332 from the npm registry (and 2.1.277 once, the same way, by hand), each run
+//! as `claude -p` with a private
 //! `HOME`, `ANTHROPIC_BASE_URL` on a loopback endpoint that records the request, and
 //! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`. A file counts as read when its marker text is in
 //! the first request. The discovery profile ([`Claude::discovery_for`]) follows these facts:
