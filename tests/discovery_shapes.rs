@@ -12,27 +12,12 @@ mod shape_format;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_projectfile");
 
 /// `projectfile resolve --json --as <provider> --cli-version <version>` on a materialised shape.
 fn resolve(base: &Path, cwd: &str, provider: &str, version: &str) -> Value {
-    let out = Command::new(BIN)
-        .args([
-            "resolve",
-            "--json",
-            "--as",
-            provider,
-            "--cli-version",
-            version,
-        ])
-        .arg("--workspace")
-        .arg(base.join("ws"))
-        .arg("--cwd")
-        .arg(base.join(cwd))
-        .arg("--home")
-        .arg(base.join("home"))
+    let out = shape_format::resolve_command(Path::new(BIN), base, cwd, provider, version)
         .output()
         .unwrap();
     assert!(

@@ -244,26 +244,28 @@ struct Session {
     env: Vec<(String, String)>,
 }
 
+/// The arguments every session command takes: state directory, provider, workspace, prompt.
+fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
+    vec![
+        "--state-dir".into(),
+        s.state.to_string_lossy().into_owned(),
+        "--provider".into(),
+        cli.cli.provider().into(),
+        "--workspace".into(),
+        s.ws.to_string_lossy().into_owned(),
+        "--prompt".into(),
+        prompt.into(),
+    ]
+}
+
 fn acquire(bench: &Bench<'_>, cli: &Installed, s: &Scratch, prompt: &str) -> Result<Session> {
     let env = launch::environment(cli, &s.home, bench.capture);
     let pid = std::process::id().to_string();
-    let receipt = bench.projectfile(
-        &[
-            "acquire",
-            "--json",
-            "--state-dir",
-            &s.state.to_string_lossy(),
-            "--provider",
-            cli.cli.provider(),
-            "--workspace",
-            &s.ws.to_string_lossy(),
-            "--prompt",
-            prompt,
-            "--holder-pid",
-            &pid,
-        ],
-        &env,
-    )?;
+    let mut args = vec!["acquire".to_string(), "--json".into()];
+    args.extend(session_args(cli, s, prompt));
+    args.extend(["--holder-pid".into(), pid]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let receipt = bench.projectfile(&args, &env)?;
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let carrier = &receipt["session_text"];
     let via = match carrier["via"].as_str() {
@@ -287,6 +289,14 @@ fn acquire(bench: &Bench<'_>, cli: &Installed, s: &Scratch, prompt: &str) -> Res
         launch_args,
         env: session_env,
     })
+}
+
+/// A fresh marker and a session carrying it.
+fn marked_session(bench: &Bench<'_>, cli: &Installed, s: &Scratch) -> Result<(String, Session)> {
+    let marker = bench.marker();
+    let prompt = format!("Session marker {marker}: answer briefly.");
+    let session = acquire(bench, cli, s, &prompt)?;
+    Ok((marker, session))
 }
 
 fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]) -> Result<()> {
@@ -365,13 +375,7 @@ fn plain_route(
 ) -> Result<RouteRow> {
     let s = bench.scratch(cli)?;
     shape(&s.ws, &s.home)?;
-    let marker = bench.marker();
-    let session = acquire(
-        bench,
-        cli,
-        &s,
-        &format!("Session marker {marker}: answer briefly."),
-    )?;
+    let (marker, session) = marked_session(bench, cli, &s)?;
     let outcome = launch_in_session(bench, cli, &s, &session, &[]);
     release(bench, &s, &session.token, &session.env)?;
     let control = bench.control(cli, shape, &marker)?;
@@ -395,13 +399,7 @@ fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     let attempt = || -> Result<Vec<RouteRow>> {
         let s = bench.scratch(cli)?;
         shape_codex_budget(&s.ws, &s.home)?;
-        let marker = bench.marker();
-        let session = acquire(
-            bench,
-            cli,
-            &s,
-            &format!("Session marker {marker}: answer briefly."),
-        )?;
+        let (marker, session) = marked_session(bench, cli, &s)?;
         let resolved = bench.projectfile(
             &[
                 "resolve",
@@ -508,31 +506,30 @@ fn runtime_route(
     let marker = bench.marker();
     let runtime_root = s.base.join("runtimes");
     let session_id = format!("code:project:q{}", bench.counter.get());
-    let mut argv: Vec<String> = [
-        bench.projectfile.to_string_lossy().as_ref(),
-        "run",
-        "--state-dir",
-        &s.state.to_string_lossy(),
-        "--provider",
-        cli.cli.provider(),
-        "--workspace",
-        &s.ws.to_string_lossy(),
-        "--prompt",
+    let mut argv = vec![
+        bench.projectfile.to_string_lossy().into_owned(),
+        "run".into(),
+    ];
+    argv.extend(session_args(
+        cli,
+        &s,
         &format!("Session marker {marker}: answer briefly."),
-        "--runtime-root",
-        &runtime_root.to_string_lossy(),
-        "--user",
-        "qualify",
-        "--project-id",
-        "p1",
-        "--session-id",
-        &session_id,
-        "--mode",
-        mode,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ));
+    argv.extend(
+        [
+            "--runtime-root",
+            &runtime_root.to_string_lossy(),
+            "--user",
+            "qualify",
+            "--project-id",
+            "p1",
+            "--session-id",
+            &session_id,
+            "--mode",
+            mode,
+        ]
+        .map(String::from),
+    );
     if sandbox {
         let cache = bench.root.join("target/qualify");
         argv.extend([

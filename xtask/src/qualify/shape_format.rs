@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -139,6 +140,35 @@ pub fn states(index: usize, shape: &ShapeSpec, text: &str) -> BTreeMap<String, S
             (path.clone(), state(text, &start, &end).to_string())
         })
         .collect()
+}
+
+/// `projectfile resolve --json --as <provider> --cli-version <version>` for the shape written at
+/// `base`, started in `base/<cwd>`, with `base/home` as the home directory.
+pub fn resolve_command(
+    bin: &Path,
+    base: &Path,
+    cwd: &str,
+    provider: &str,
+    version: &str,
+) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .args([
+            "resolve",
+            "--json",
+            "--as",
+            provider,
+            "--cli-version",
+            version,
+        ])
+        .arg("--workspace")
+        .arg(base.join("ws"))
+        .arg("--cwd")
+        .arg(base.join(cwd))
+        .arg("--home")
+        .arg(base.join("home"))
+        .stdin(Stdio::null());
+    command
 }
 
 /// The nearest of `start` and its ancestors holding [`SHAPES_FILE`] (for tests, which start from

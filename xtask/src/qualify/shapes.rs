@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Result, bail};
 use serde::Serialize;
@@ -22,7 +21,9 @@ use serde_json::Value;
 use super::capture::Capture;
 use super::install::Installed;
 use super::launch;
-pub use super::shape_format::{SHAPES_FILE, ShapesFile, load, materialise, states};
+pub use super::shape_format::{
+    SHAPES_FILE, ShapesFile, load, materialise, resolve_command, states,
+};
 
 /// One comparison.
 #[derive(Clone, Debug, Serialize)]
@@ -40,23 +41,7 @@ pub struct DiffRow {
 
 /// The text of every source `resolve --as` keeps for the shape at `base`.
 fn resolved_text(projectfile: &Path, cli: &Installed, base: &Path, cwd: &str) -> Result<String> {
-    let out = Command::new(projectfile)
-        .args([
-            "resolve",
-            "--json",
-            "--as",
-            cli.cli.provider(),
-            "--cli-version",
-            &cli.version,
-        ])
-        .arg("--workspace")
-        .arg(base.join("ws"))
-        .arg("--cwd")
-        .arg(base.join(cwd))
-        .arg("--home")
-        .arg(base.join("home"))
-        .stdin(Stdio::null())
-        .output()?;
+    let out = resolve_command(projectfile, base, cwd, cli.cli.provider(), &cli.version).output()?;
     if !out.status.success() {
         bail!(
             "resolve --as {}: {}",
