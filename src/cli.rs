@@ -318,6 +318,10 @@ pub struct ResolveArgs {
     /// Answer what this provider's CLI would load, by its discovery profile.
     #[arg(long = "as", value_name = "PROVIDER")]
     pub as_provider: Option<String>,
+    /// With --as: the CLI's version, for a CLI whose discovery changed between versions
+    /// (claude reads AGENTS.md from 2.1.281) [default: its newest known behaviour].
+    #[arg(long, value_name = "VERSION", requires = "as_provider")]
+    pub cli_version: Option<String>,
     /// Print the single rendered guidance block.
     #[arg(long, conflicts_with = "fragments")]
     pub render: bool,
@@ -460,6 +464,14 @@ pub struct LinkedArgs {
     /// With --sandbox: the lowest Landlock ABI accepted.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub min_abi: u8,
+    /// With --sandbox: also let CMD read (and execute) PATH, e.g. where the CLI is installed
+    /// when that is outside the system folders (repeatable).
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_read: Vec<PathBuf>,
+    /// With --sandbox: also let CMD write PATH, e.g. the CLI's own home (repeatable). In run mode
+    /// it may not overlap the project.
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_write: Vec<PathBuf>,
 }
 
 /// Commands that take only a workspace.

@@ -124,19 +124,27 @@ pub fn open(
     Ok(Some(LinkedRuntime { launch, cli_home }))
 }
 
-/// Builds the Landlock policy for the launch when `--sandbox` was given.
+/// Builds the Landlock policy for the launch when `--sandbox` was given; `private` are the
+/// session's private folders the CLI reads (its prompt file).
 pub fn sandbox(
     args: &LinkedArgs,
     linked: &LinkedRuntime,
+    private: &[std::path::PathBuf],
 ) -> anyhow::Result<Option<PreparedSandbox>> {
     if !args.sandbox {
         return Ok(None);
     }
-    let policy = linked
+    let mut policy = linked
         .launch
         .sandbox_policy()
         .min_abi(args.min_abi)
         .allow_unsandboxed(args.allow_unsandboxed);
+    for path in args.sandbox_read.iter().chain(private) {
+        policy = policy.with_read(path);
+    }
+    for path in &args.sandbox_write {
+        policy = policy.with_read_write(path);
+    }
     Ok(Some(policy.prepare()?))
 }
 

@@ -262,9 +262,20 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         Some(name) => {
             let provider = projectfile::provider(name)
                 .with_context(|| format!("{name}: no such provider in this build"))?;
-            let mut profile = provider.discovery();
+            let mut profile = match &args.cli_version {
+                Some(version) => provider.discovery_for(&projectfile::core::Probes {
+                    cli_version: projectfile::core::VersionProbe::Known {
+                        version: version.clone(),
+                        binary: None,
+                    },
+                }),
+                None => provider.discovery(),
+            };
             if args.max_bytes.is_some() {
                 profile.budget_bytes = args.max_bytes;
+            } else if profile.budget_bytes.is_none() {
+                // The CLI has no byte budget of its own: it loads everything it finds.
+                profile.budget_bytes = Some(u64::MAX);
             }
             guidance::resolve_as(&StdFs, &profile, &request)
         }
@@ -296,19 +307,50 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
             );
         }
         for o in &resolution.omitted {
+            let by = o
+                .shadowed_by
+                .as_deref()
+                .map(|by| format!(" by {by}"))
+                .unwrap_or_default();
             println!(
-                "omitted     {:>6} B  {} ({})",
-                o.bytes,
-                o.path,
-                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
+                "omitted     {:>6} B  {} ({}{by})",
+                o.bytes, o.path, o.reason
             );
         }
-        println!(
-            "{} of {} bytes used; {} directories scanned",
-            resolution.total_bytes, resolution.budget_bytes, resolution.dirs_scanned
-        );
+        println!("{}", budget_line(&resolution));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The closing line of `resolve`'s text output: what the budget let through and what it cut, the
+/// same figures as the JSON (`budget_used_bytes() + cut_bytes` is what the sources held).
+fn budget_line(resolution: &projectfile::core::guidance::GuidanceResolution) -> String {
+    let used = resolution.budget_used_bytes();
+    let mut line = if resolution.budget_bytes == u64::MAX {
+        format!("{used} bytes used (no budget)")
+    } else {
+        format!("{used} of {} budget bytes used", resolution.budget_bytes)
+    };
+    if used > resolution.budget_bytes {
+        line.push_str(" (over: the first source is always kept whole)");
+    }
+    if resolution.cut_bytes > 0 {
+        line.push_str(&format!(
+            "; {} bytes cut by the budget",
+            resolution.cut_bytes
+        ));
+    }
+    if resolution.unbudgeted_bytes > 0 {
+        line.push_str(&format!(
+            "; {} bytes of user files outside the budget",
+            resolution.unbudgeted_bytes
+        ));
+    }
+    line.push_str(&format!(
+        "; {} directories scanned",
+        resolution.dirs_scanned
+    ));
+    line
 }
 
 fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {

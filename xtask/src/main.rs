@@ -9,12 +9,15 @@
 //! - `bench [--quick]`: the benchmark suite (see `bench.rs`, BENCHMARKS.md).
 //! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger.
 //! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
+//! - `qualify [--provider P] [--quick] [--record]`: live qualification against the real CLIs
+//!   ([`qualify`], QUALIFICATION.md).
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
 
 mod bench;
 mod codegen;
 mod crash_points;
+mod qualify;
 mod scaffold;
 mod tidy;
 mod torture;
@@ -98,6 +101,7 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&root, &args[1..]),
         Some("torture") => torture::run(&root, &args[1..]),
         Some("crash-points") => crash_points::run(&root),
+        Some("qualify") => qualify::run(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -111,7 +115,9 @@ fn main() -> Result<()> {
                  bench [--quick]               benchmarks in release; table + target/bench.json\n  \
                  torture [--procs 64] [--seconds 30] [--seed S]\n                                \
                  the process torture test, bigger than CI's\n  \
-                 crash-points                  every crash-point enumeration, with the counts"
+                 crash-points                  every crash-point enumeration, with the counts\n  \
+                 qualify [--provider P] [--quick] [--record]\n                                \
+                 live qualification against the real CLIs (QUALIFICATION.md)"
             );
             bail!("unknown or missing command")
         }
