@@ -9,7 +9,7 @@
 //! Stability: a `v1` shape only grows (new fields, new string values where documented as open);
 //! renaming or removing a field, or changing its type, ships as `v2`. `docs/receipts.md`
 //! documents every field; `docs/schema/*.json` are JSON Schemas generated from these very types
-//! (with the `schema` feature: [`json_schemas`], written by `cargo xtask codegen`).
+//! (with the `schema` feature: `json_schemas`, written by `cargo xtask codegen`).
 
 use projectfile_core::Capabilities;
 use projectfile_core::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
