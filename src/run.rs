@@ -72,6 +72,7 @@ pub fn run(
     json: bool,
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
+    let session = crate::session_request(&args.session)?;
     install_forwarding()?;
     let holder = Holder::current_process()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
@@ -81,7 +82,7 @@ pub fn run(
         None => None,
     };
     let destination = linked.as_ref().map(|l| l.dir.as_path());
-    let mut receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
+    let mut receipt = crate::acquire(projector, &args.session, session, destination, holder, log)?;
     receipt.linked = linked.as_ref().map(|l| LinkedReceipt {
         runtime: l.dir.clone(),
         mode: l.mode,
