@@ -108,20 +108,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completions(args) => {
-            let mut script = Vec::new();
-            clap_complete::generate(args.shell, &mut Cli::command(), "projectfile", &mut script);
-            if global.json {
-                print_json(&CompletionsReceipt {
-                    schema: projectfile::receipts::schema::COMPLETIONS,
-                    shell: args.shell.to_string(),
-                    script: String::from_utf8_lossy(&script).into_owned(),
-                })?;
-            } else {
-                std::io::Write::write_all(&mut std::io::stdout(), &script)?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Completions(args) => completions(args.shell, global.json),
         Command::Acquire(args) => {
             let projector = projector(&global)?;
             let holder = match (args.holder_pid, &args.holder_lock) {
@@ -245,6 +232,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `projectfile completions SHELL`: the script, or with `--json` the receipt holding it.
+fn completions(shell: clap_complete::Shell, json: bool) -> anyhow::Result<ExitCode> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "projectfile", &mut script);
+    if json {
+        print_json(&CompletionsReceipt {
+            schema: projectfile::receipts::schema::COMPLETIONS,
+            shell: shell.to_string(),
+            script: String::from_utf8_lossy(&script).into_owned(),
+        })?;
+    } else {
+        std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `projectfile resolve`.
 fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<ExitCode> {
     use projectfile::core::guidance::{self, GuidanceRequest, StdFs};
@@ -317,35 +320,43 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
             resolution,
         })?;
     } else {
-        for s in &resolution.sources {
-            println!(
-                "{:<11} {:>6} B  {}",
-                serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
-                s.bytes,
-                s.path
-            );
-        }
-        for o in &resolution.omitted {
-            println!(
-                "omitted     {:>6} B  {} ({})",
-                o.bytes,
-                o.path,
-                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
-            );
-        }
-        let dirs = resolution.dirs_scanned;
-        println!(
-            "{} of {} bytes used; {dirs} {} scanned",
-            resolution.total_bytes,
-            resolution.budget_bytes,
-            if dirs == 1 {
-                "directory"
-            } else {
-                "directories"
-            }
-        );
+        print_resolution(&resolution)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `resolve`'s human summary: each source and omission, then the totals.
+fn print_resolution(
+    resolution: &projectfile::core::guidance::GuidanceResolution,
+) -> anyhow::Result<()> {
+    for s in &resolution.sources {
+        println!(
+            "{:<11} {:>6} B  {}",
+            serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
+            s.bytes,
+            s.path
+        );
+    }
+    for o in &resolution.omitted {
+        println!(
+            "omitted     {:>6} B  {} ({})",
+            o.bytes,
+            o.path,
+            serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
+        );
+    }
+    let dirs = resolution.dirs_scanned;
+    println!(
+        "{} of {} bytes used; {dirs} {} scanned",
+        resolution.total_bytes,
+        resolution.budget_bytes,
+        if dirs == 1 {
+            "directory"
+        } else {
+            "directories"
+        }
+    );
+    Ok(())
 }
 
 fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {
