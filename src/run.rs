@@ -71,12 +71,13 @@ pub fn run(
     json: bool,
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
+    let session = crate::session_request(&args.session)?;
     install_forwarding()?;
     let holder = Holder::current_process()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
     let destination = linked.as_ref().map(|l| l.dir());
-    let mut receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
+    let mut receipt = crate::acquire(projector, &args.session, session, destination, holder, log)?;
     // After acquire: the sandboxed CLI must read the session's private files (a prompt file
     // named in the launch arguments lives under the state directory, outside every grant).
     let sandbox = match &linked {

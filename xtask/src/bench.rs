@@ -1,6 +1,7 @@
-//! `cargo xtask bench [--quick] [--cycles N]`: the benchmark suite of DESIGN.md section 8, a
+//! `cargo xtask bench [--quick] [--cycles N] [--procs N]`: the benchmark suite (BENCHMARKS.md), a
 //! benchmark and never a timed test. It builds the `projectfile` binary and the `bench` example of
-//! projectfile-core in release, runs them, prints a table and writes `target/bench.json`.
+//! projectfile-core with the `profiling` profile (the release code, with symbols for a profiler),
+//! runs them, prints a table and writes `target/bench.json`.
 //!
 //! - (a) acquire+release of one AGENTS.md block, durable, as a ratio to the bare minimum I/O (read +
 //!   durable atomic rewrite, twice) measured in the same run (`core/examples/bench.rs acquire`);
@@ -103,38 +104,28 @@ fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-struct Options {
-    quick: bool,
-    cycles: u64,
-    procs: usize,
-}
-
-fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options {
-        quick: false,
-        cycles: 10,
-        procs: 64,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => o.quick = true,
-            "--cycles" => o.cycles = it.next().context("--cycles N")?.parse()?,
-            "--procs" => o.procs = it.next().context("--procs N")?.parse()?,
-            other => bail!("unknown bench option {other} (use --quick, --cycles N, --procs N)"),
-        }
-    }
-    Ok(o)
+/// `cargo xtask bench`'s options.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// A smoke run: fewer iterations and cycles.
+    #[arg(long)]
+    pub quick: bool,
+    /// Acquire/release cycles per process in (b).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub cycles: u64,
+    /// Concurrent processes in (b).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub procs: usize,
 }
 
 /// Runs the suite.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let opts = parse(args)?;
+pub fn run(root: &Path, opts: &Options) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     for build in [
         [
             "build",
-            "--release",
+            "--profile",
+            "profiling",
             "-p",
             "projectfile",
             "--bin",
@@ -142,7 +133,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         ],
         [
             "build",
-            "--release",
+            "--profile",
+            "profiling",
             "-p",
             "projectfile-core",
             "--example",
@@ -159,8 +151,8 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
         }
     }
     let target = target_dir(root);
-    let bin = target.join("release/projectfile");
-    let example = target.join("release/examples/bench");
+    let bin = target.join("profiling/projectfile");
+    let example = target.join("profiling/examples/bench");
     let scratch = root.join(".bench");
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch).context("clear .bench")?;

@@ -26,51 +26,29 @@ mod shapes;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Result, bail};
 
 use install::{Installed, Missing};
 use routes::RouteRow;
 use shapes::DiffRow;
 
 /// Options of `cargo xtask qualify`.
-#[derive(Debug, Default)]
-struct Options {
+#[derive(Debug, Default, clap::Args)]
+pub struct Options {
+    /// Only this provider's CLI: claude, codex or pi (cursor, muse and agy are not on the npm
+    /// registry).
+    #[arg(long, value_name = "NAME", value_parser = ["claude", "codex", "pi"])]
     provider: Option<String>,
+    /// Only the capture endpoint's self-test with a fake client (no CLI, no network).
+    #[arg(long)]
     quick: bool,
+    /// Write what each CLI loaded into tests/data/discovery_shapes.json.
+    #[arg(long)]
     record: bool,
 }
 
-fn options(args: &[String]) -> Result<Options> {
-    let mut options = Options::default();
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--quick" => options.quick = true,
-            "--record" => options.record = true,
-            "--provider" => {
-                options.provider = Some(args.next().context("--provider needs a name")?.clone())
-            }
-            other => match other.strip_prefix("--provider=") {
-                Some(name) => options.provider = Some(name.to_string()),
-                None => bail!(
-                    "{other}: usage: cargo xtask qualify [--provider claude|codex|pi] [--quick] [--record]"
-                ),
-            },
-        }
-    }
-    if let Some(name) = &options.provider
-        && !install::PINS.iter().any(|(cli, _)| cli.provider() == name)
-    {
-        bail!(
-            "{name}: qualify drives claude, codex and pi (cursor, muse and agy are not on the npm registry)"
-        );
-    }
-    Ok(options)
-}
-
 /// `cargo xtask qualify`.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let options = options(args)?;
+pub fn run(root: &Path, options: &Options) -> Result<()> {
     if options.quick {
         return quick();
     }
