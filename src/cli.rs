@@ -13,10 +13,18 @@ Examples:
   projectfile completions bash > ~/.local/share/bash-completion/completions/projectfile
 
 With --json every command prints one object whose \"schema\" field names its shape and version
-(projectfile.acquire.v1, …; see docs/receipts.md).
+(projectfile.acquire.v1, …; see docs/receipts.md), failures included.
 
-Exit codes: 0 success; 1 the operation failed (stderr: `error: <path>: <reason>`);
-2 bad usage; `run` exits with the command's own status (128+N when killed by signal N).";
+Exit codes: 0 success; 1 the operation failed (stderr: `error: <path>: <reason>`); 2 bad usage
+(an unknown command, flag or provider, a missing or refused value such as an empty prompt);
+`run` exits with the command's own status (128+N when killed by signal N).";
+
+/// The providers compiled into this build, as the accepted values of a provider argument: an
+/// unknown name is bad usage (exit 2), and completions offer the names.
+fn provider_names() -> clap::builder::PossibleValuesParser {
+    let names: Vec<&'static str> = projectfile::providers().iter().map(|p| p.name()).collect();
+    clap::builder::PossibleValuesParser::new(names)
+}
 
 /// Project per-session instructions, skills and configuration into the files each AI coding CLI
 /// reads, and take them out again without losing a byte of the project.
@@ -31,6 +39,7 @@ pub struct Cli {
 
 /// Options every command takes.
 #[derive(Args, Debug)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Where leases and ledgers live [default: $XDG_STATE_HOME/projectfile or ~/.local/state/projectfile].
     #[arg(long, global = true, env = "PROJECTFILE_STATE_DIR", value_name = "DIR")]
@@ -203,8 +212,8 @@ pub struct RuntimeKeyArgs {
     /// The session id (see `run --help`: UUIDs are compared without case).
     #[arg(long, value_name = "ID")]
     pub session_id: String,
-    /// The provider.
-    #[arg(long)]
+    /// The provider the runtime was made for.
+    #[arg(long, value_parser = provider_names())]
     pub provider: String,
     /// builder or run.
     #[arg(long, value_parser = ["builder", "run"])]
@@ -291,7 +300,7 @@ pub struct ResolveArgs {
     /// The workspace root.
     #[arg(long, value_name = "DIR")]
     pub workspace: PathBuf,
-    /// The working directory [default: the workspace].
+    /// The working directory, inside the workspace [default: the workspace].
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
     /// The home directory for user-scope files [default: $HOME].
@@ -316,9 +325,13 @@ pub struct ResolveArgs {
     #[arg(long)]
     pub no_subtree: bool,
     /// Answer what this provider's CLI would load, by its discovery profile.
-    #[arg(long = "as", value_name = "PROVIDER")]
+    #[arg(long = "as", value_name = "PROVIDER", value_parser = provider_names())]
     pub as_provider: Option<String>,
-    /// Print the single rendered guidance block.
+    /// With --as: the CLI's version, for a CLI whose discovery changed between versions
+    /// (claude reads AGENTS.md from 2.1.281) [default: its newest known behaviour].
+    #[arg(long, value_name = "VERSION", requires = "as_provider")]
+    pub cli_version: Option<String>,
+    /// Print the single rendered guidance block (with --json, as the render receipt).
     #[arg(long, conflicts_with = "fragments")]
     pub render: bool,
     /// Print the prompt fragments (one per source) as JSON.
@@ -330,12 +343,12 @@ pub struct ResolveArgs {
 #[derive(Args, Debug)]
 pub struct SessionArgs {
     /// The provider (CLI) to project for: see `projectfile providers`.
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", value_parser = provider_names())]
     pub provider: String,
     /// The project folder the CLI will run in.
     #[arg(long, value_name = "DIR")]
     pub workspace: PathBuf,
-    /// The session instructions.
+    /// The session instructions (not empty: an empty or blank prompt is refused, exit 2).
     #[arg(
         long,
         value_name = "TEXT",
@@ -343,7 +356,7 @@ pub struct SessionArgs {
         required_unless_present = "prompt_file"
     )]
     pub prompt: Option<String>,
-    /// Read the session instructions from a file (`-` for standard input).
+    /// Read the session instructions from a file (`-` for standard input); not empty.
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<PathBuf>,
     /// MCP servers, a JSON file `{"name": {...}}`.
@@ -460,6 +473,14 @@ pub struct LinkedArgs {
     /// With --sandbox: the lowest Landlock ABI accepted.
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub min_abi: u8,
+    /// With --sandbox: also let CMD read (and execute) PATH, e.g. where the CLI is installed
+    /// when that is outside the system folders (repeatable).
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_read: Vec<PathBuf>,
+    /// With --sandbox: also let CMD write PATH, e.g. the CLI's own home (repeatable). In run mode
+    /// it may not overlap the project.
+    #[arg(long, value_name = "PATH", requires = "sandbox")]
+    pub sandbox_write: Vec<PathBuf>,
 }
 
 /// Commands that take only a workspace.

@@ -13,7 +13,7 @@ use projectfile::core::runtime::{
 };
 use projectfile::core::sandbox::{PreparedSandbox, SandboxStatus};
 use projectfile::receipts::{
-    CanResumeReceipt, RemoveRuntimeReceipt, RuntimeIdentityReceipt, schema,
+    self, CanResumeReceipt, RemoveRuntimeReceipt, RuntimeIdentityReceipt, schema,
 };
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -124,19 +124,27 @@ pub fn open(
     Ok(Some(LinkedRuntime { launch, cli_home }))
 }
 
-/// Builds the Landlock policy for the launch when `--sandbox` was given.
+/// Builds the Landlock policy for the launch when `--sandbox` was given; `private` are the
+/// session's private folders the CLI reads (its prompt file).
 pub fn sandbox(
     args: &LinkedArgs,
     linked: &LinkedRuntime,
+    private: &[std::path::PathBuf],
 ) -> anyhow::Result<Option<PreparedSandbox>> {
     if !args.sandbox {
         return Ok(None);
     }
-    let policy = linked
+    let mut policy = linked
         .launch
         .sandbox_policy()
         .min_abi(args.min_abi)
         .allow_unsandboxed(args.allow_unsandboxed);
+    for path in args.sandbox_read.iter().chain(private) {
+        policy = policy.with_read(path);
+    }
+    for path in &args.sandbox_write {
+        policy = policy.with_read_write(path);
+    }
     Ok(Some(policy.prepare()?))
 }
 
@@ -240,16 +248,13 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
             let turn = reader::select_mode(request);
             let terminal = reader::terminal_allowed(request.access);
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "schema": "projectfile.reader_mode.v1",
-                        "mode": turn.mode,
-                        "read_only": turn.read_only,
-                        "notice": turn.notice,
-                        "terminal_allowed": terminal,
-                    })
-                );
+                crate::print_json(&receipts::ReaderModeReceipt {
+                    schema: schema::READER_MODE,
+                    mode: turn.mode,
+                    read_only: turn.read_only,
+                    notice: turn.notice,
+                    terminal_allowed: terminal,
+                })?;
             } else {
                 println!(
                     "{} ({}), terminal {}",
@@ -263,15 +268,46 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                 );
             }
         }
+        // wrap and strip are filters: without --json they print the text byte for byte, with no
+        // newline added, so `strip` gives back exactly what `wrap` was given.
         ReaderCommand::Wrap { kind, product } => {
-            print!(
-                "{}",
-                reader::wrap_message(notice(kind, product), &stdin_text()?)
-            );
+            let notice = notice(kind, product);
+            let text = reader::wrap_message(notice, &stdin_text()?);
+            if json {
+                crate::print_json(&receipts::ReaderWrapReceipt {
+                    schema: schema::READER_WRAP,
+                    notice,
+                    text,
+                })?;
+            } else {
+                print!("{text}");
+            }
         }
-        ReaderCommand::Strip => print!("{}", reader::strip_notice(&stdin_text()?)),
+        ReaderCommand::Strip => {
+            let input = stdin_text()?;
+            let text = reader::strip_notice(&input);
+            if json {
+                crate::print_json(&receipts::ReaderStripReceipt {
+                    schema: schema::READER_STRIP,
+                    stripped: reader::has_notice(&input),
+                    text,
+                })?;
+            } else {
+                print!("{text}");
+            }
+        }
         ReaderCommand::Hint { kind, product } => {
-            println!("{}", reader::refusal_hint(notice(kind, product)));
+            let notice = notice(kind, product);
+            let hint = reader::refusal_hint(notice);
+            if json {
+                crate::print_json(&receipts::ReaderHintReceipt {
+                    schema: schema::READER_HINT,
+                    notice,
+                    hint: hint.to_string(),
+                })?;
+            } else {
+                println!("{hint}");
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

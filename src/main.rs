@@ -5,6 +5,7 @@
 #![cfg_attr(not(test), no_main)]
 
 mod cli;
+mod failure;
 mod linked;
 mod parse;
 mod run;
@@ -17,39 +18,27 @@ use clap::CommandFactory as _;
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
-use projectfile::receipts::{ErrorReceipt, FragmentsReceipt, ProvidersReceipt, ResolveReceipt};
+use projectfile::receipts::{
+    CompletionsReceipt, FragmentsReceipt, ProvidersReceipt, RenderReceipt, ResolveReceipt,
+};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cli::{Cli, Command, SessionArgs};
+use failure::CliError;
 use verbose::Verbose;
-
-/// Exit code for an operation that failed (usage errors exit 2, from clap).
-const EXIT_FAILURE: u8 = 1;
 
 /// The command line's work, from parsing to the exit code.
 #[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
 fn cli_main() -> ExitCode {
-    let cli = parse::parse();
+    let cli = match parse::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return failure::report_clap(&error, failure::json_requested()),
+    };
     let json = cli.global.json;
     match dispatch(cli) {
         Ok(code) => code,
-        Err(error) => {
-            report_error(&error, json);
-            ExitCode::from(EXIT_FAILURE)
-        }
-    }
-}
-
-/// Prints `error: <path>: <reason>` on stderr, and the JSON error object on stdout with `--json`.
-fn report_error(error: &anyhow::Error, json: bool) {
-    let receipt = match error.downcast_ref::<Error>() {
-        Some(core) => ErrorReceipt::from_core(core),
-        None => ErrorReceipt::usage(format!("{error:#}")),
-    };
-    eprintln!("error: {}", receipt.error.message);
-    if json && let Ok(text) = serde_json::to_string(&receipt) {
-        println!("{text}");
+        Err(error) => failure::report(&error, json),
     }
 }
 
@@ -68,10 +57,36 @@ fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
     let namespace = Namespace::new(global.namespace.clone())?;
-    Ok(Projector::new(
-        state_dir(global.state_dir.clone())?,
-        namespace,
-    ))
+    let dir = state_dir(global.state_dir.clone())?;
+    usable_state_dir(global.state_dir.as_deref().unwrap_or(&dir))?;
+    Ok(Projector::new(dir, namespace))
+}
+
+/// Refuses a state directory that is, or lies under, something other than a directory, naming
+/// the path as the user gave it (not a directory derived from it).
+fn usable_state_dir(given: &std::path::Path) -> Result<(), CliError> {
+    let existing = given.ancestors().find_map(|p| {
+        let p = if p.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            p
+        };
+        std::fs::metadata(p).ok().map(|meta| (p, meta))
+    });
+    match existing {
+        Some((found, meta)) if !meta.is_dir() => Err(CliError::io(
+            given,
+            if found == given {
+                "not a directory: the state directory must be a directory, or not exist yet".into()
+            } else {
+                format!(
+                    "the state directory cannot be created: {} is not a directory",
+                    found.display()
+                )
+            },
+        )),
+        _ => Ok(()),
+    }
 }
 
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -99,15 +114,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Completions(args) => {
-            clap_complete::generate(
-                args.shell,
-                &mut Cli::command(),
-                "projectfile",
-                &mut std::io::stdout(),
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Completions(args) => completions(args.shell, global.json),
         Command::Acquire(args) => {
             let projector = projector(&global)?;
             let holder = match (args.holder_pid, &args.holder_lock) {
@@ -115,7 +122,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, Some(path)) => Holder::lock(absolute(path)?),
                 (None, None) => Holder::calling_process()?,
             };
-            let receipt = acquire(&projector, &args.session, None, holder, &log)?;
+            let session = session_request(&args.session)?;
+            let receipt = acquire(&projector, &args.session, session, None, holder, &log)?;
             if global.json {
                 print_json(&receipt)?;
             } else {
@@ -231,6 +239,22 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// `projectfile completions SHELL`: the script, or with `--json` the receipt holding it.
+fn completions(shell: clap_complete::Shell, json: bool) -> anyhow::Result<ExitCode> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "projectfile", &mut script);
+    if json {
+        print_json(&CompletionsReceipt {
+            schema: projectfile::receipts::schema::COMPLETIONS,
+            shell: shell.to_string(),
+            script: String::from_utf8_lossy(&script).into_owned(),
+        })?;
+    } else {
+        std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `projectfile resolve`.
 fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<ExitCode> {
     use projectfile::core::guidance::{self, GuidanceRequest, StdFs};
@@ -251,7 +275,7 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         .with_subtree(!args.no_subtree)
         .with_session_namespace(global.namespace.clone());
     if let Some(cwd) = &args.cwd {
-        request = request.with_working_dir(text(&absolute(cwd)?));
+        request = request.with_working_dir(text(&working_dir(&root, cwd)?));
     }
     let home = args
         .home
@@ -266,17 +290,38 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
     let resolution = match &args.as_provider {
         None => guidance::resolve(&StdFs, &request),
         Some(name) => {
-            let provider = projectfile::provider(name)
-                .with_context(|| format!("{name}: no such provider in this build"))?;
-            let mut profile = provider.discovery();
+            let provider = known_provider(name)?;
+            let mut profile = match &args.cli_version {
+                Some(version) => provider.discovery_for(&projectfile::core::Probes {
+                    cli_version: projectfile::core::VersionProbe::Known {
+                        version: version.clone(),
+                        binary: None,
+                    },
+                }),
+                None => provider.discovery(),
+            };
             if args.max_bytes.is_some() {
                 profile.budget_bytes = args.max_bytes;
+            } else if profile.budget_bytes.is_none() {
+                // The CLI has no byte budget of its own: it loads everything it finds.
+                profile.budget_bytes = Some(u64::MAX);
             }
             guidance::resolve_as(&StdFs, &profile, &request)
         }
     };
     if args.render {
-        print!("{}", guidance::render_block(&resolution));
+        let mut block = guidance::render_block(&resolution);
+        if !block.is_empty() && !block.ends_with('\n') {
+            block.push('\n');
+        }
+        if global.json {
+            print_json(&RenderReceipt {
+                schema: projectfile::receipts::schema::RENDER,
+                block,
+            })?;
+        } else {
+            print!("{block}");
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if args.fragments {
@@ -293,52 +338,123 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
             resolution,
         })?;
     } else {
-        for s in &resolution.sources {
-            println!(
-                "{:<11} {:>6} B  {}",
-                serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
-                s.bytes,
-                s.path
-            );
-        }
-        for o in &resolution.omitted {
-            println!(
-                "omitted     {:>6} B  {} ({})",
-                o.bytes,
-                o.path,
-                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
-            );
-        }
-        println!(
-            "{} of {} bytes used; {} directories scanned",
-            resolution.total_bytes, resolution.budget_bytes, resolution.dirs_scanned
-        );
+        print_resolution(&resolution)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `resolve`'s human summary: each source and omission, then the budget line.
+fn print_resolution(
+    resolution: &projectfile::core::guidance::GuidanceResolution,
+) -> anyhow::Result<()> {
+    for s in &resolution.sources {
+        println!(
+            "{:<11} {:>6} B  {}",
+            serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
+            s.bytes,
+            s.path
+        );
+    }
+    for o in &resolution.omitted {
+        let by = o
+            .shadowed_by
+            .as_deref()
+            .map(|by| format!(" by {by}"))
+            .unwrap_or_default();
+        println!(
+            "omitted     {:>6} B  {} ({}{by})",
+            o.bytes, o.path, o.reason
+        );
+    }
+    println!("{}", budget_line(resolution));
+    Ok(())
+}
+
+/// The closing line of `resolve`'s text output: what the budget let through and what it cut, the
+/// same figures as the JSON (`budget_used_bytes() + cut_bytes` is what the sources held).
+fn budget_line(resolution: &projectfile::core::guidance::GuidanceResolution) -> String {
+    let used = resolution.budget_used_bytes();
+    let mut line = if resolution.budget_bytes == u64::MAX {
+        format!("{used} bytes used (no budget)")
+    } else {
+        format!("{used} of {} budget bytes used", resolution.budget_bytes)
+    };
+    if used > resolution.budget_bytes {
+        line.push_str(" (over: the first source is always kept whole)");
+    }
+    if resolution.cut_bytes > 0 {
+        line.push_str(&format!(
+            "; {} bytes cut by the budget",
+            resolution.cut_bytes
+        ));
+    }
+    if resolution.unbudgeted_bytes > 0 {
+        line.push_str(&format!(
+            "; {} bytes of user files outside the budget",
+            resolution.unbudgeted_bytes
+        ));
+    }
+    let dirs = resolution.dirs_scanned;
+    let noun = if dirs == 1 {
+        "directory"
+    } else {
+        "directories"
+    };
+    line.push_str(&format!("; {dirs} {noun} scanned"));
+    line
 }
 
 fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {
     Ok(std::path::absolute(path)?)
 }
 
-/// Builds the session request from the command line and acquires.
+/// `resolve --cwd`: the working directory, which must lie inside the workspace `root` (after
+/// resolving symbolic links), written under `root` as the user named it.
+fn working_dir(root: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<PathBuf> {
+    let canonical = |p: &std::path::Path| {
+        std::fs::canonicalize(p).map_err(|e| CliError::io(p, format!("cannot resolve: {e}")))
+    };
+    let (real_root, real_cwd) = (canonical(root)?, canonical(cwd)?);
+    match real_cwd.strip_prefix(&real_root) {
+        Ok(inside) => Ok(root.join(inside)),
+        Err(_) => Err(CliError::usage_at(
+            cwd,
+            format!(
+                "--cwd is outside the workspace {}: the working directory must lie inside it",
+                root.display()
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The provider called `name`. The argument parser already refused names not in this build, so
+/// this only fails if a caller skipped it; the refusal is the same bad usage.
+fn known_provider(name: &str) -> Result<Box<dyn projectfile::core::Provider>, CliError> {
+    projectfile::provider(name).ok_or_else(|| {
+        let names: Vec<&str> = projectfile::providers().iter().map(|p| p.name()).collect();
+        CliError::usage(
+            name,
+            format!(
+                "no such provider in this build (available: {})",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// Acquires `session` as the command line asks ([`session_request`] builds it first, so a refused
+/// prompt or configuration stops the command before anything is created).
 /// `destination` replaces the workspace as the projection root (a linked runtime).
 pub(crate) fn acquire(
     projector: &Projector,
     args: &SessionArgs,
+    session: SessionRequest,
     destination: Option<&std::path::Path>,
     holder: Holder,
     log: &Verbose,
 ) -> anyhow::Result<AcquireReceipt> {
-    let provider = projectfile::provider(&args.provider).with_context(|| {
-        let names: Vec<&str> = projectfile::providers().iter().map(|p| p.name()).collect();
-        format!(
-            "{}: no such provider in this build (available: {})",
-            args.provider,
-            names.join(", ")
-        )
-    })?;
-    let session = session_request(args)?;
+    let provider = known_provider(&args.provider)?;
     let root = destination.unwrap_or(&args.workspace);
     let mut request = AcquireRequest::new(root, session, holder);
     if let Some(version) = &args.cli_version {
@@ -356,32 +472,52 @@ pub(crate) fn acquire(
     Ok(receipt)
 }
 
-fn read_text(path: &std::path::Path, what: &str) -> anyhow::Result<String> {
+fn read_text(path: &std::path::Path, what: &str) -> Result<String, CliError> {
     std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read the {what}", path.display()))
+        .map_err(|e| CliError::io(path, format!("cannot read the {what}: {e}")))
 }
 
-fn read_json(path: &std::path::Path, what: &str) -> anyhow::Result<serde_json::Value> {
+fn read_json(path: &std::path::Path, what: &str) -> Result<serde_json::Value, CliError> {
     let text = read_text(path, what)?;
     serde_json::from_str(&text)
-        .with_context(|| format!("{}: the {what} is not valid JSON", path.display()))
+        .map_err(|e| CliError::invalid(path, format!("the {what} is not valid JSON: {e}")))
 }
 
-fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
-    let prompt = match (&args.prompt, &args.prompt_file) {
-        (Some(text), _) => text.clone(),
+/// The session instructions, from `--prompt`, `--prompt-file` or standard input (`-`). An empty
+/// or blank prompt is refused (exit 2): it would project an empty block and tell the CLI nothing,
+/// which is never what a host meant.
+fn read_prompt(args: &SessionArgs) -> anyhow::Result<String> {
+    let (prompt, file) = match (&args.prompt, &args.prompt_file) {
+        (Some(text), _) => (text.clone(), None),
         (None, Some(path)) if path.as_os_str() == "-" => {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .context("-: cannot read the prompt from standard input")?;
-            text
+                .map_err(|e| CliError::io(path, format!("cannot read the prompt: {e}")))?;
+            (text, Some(path))
         }
-        (None, Some(path)) => read_text(path, "prompt file")?,
+        (None, Some(path)) => (read_text(path, "prompt file")?, Some(path)),
         (None, None) => {
-            anyhow::bail!("a prompt is required: pass --prompt TEXT or --prompt-file FILE")
+            return Err(CliError::usage(
+                "--prompt",
+                "a prompt is required: pass --prompt TEXT or --prompt-file FILE",
+            )
+            .into());
         }
     };
-    let mut session = SessionRequest::with_prompt(prompt);
+    if prompt.trim().is_empty() {
+        let reason = "the session instructions are empty: pass the text the session should project";
+        return Err(match file {
+            Some(path) => CliError::usage_at(path, reason),
+            None => CliError::usage("--prompt", reason),
+        }
+        .into());
+    }
+    Ok(prompt)
+}
+
+/// The session the command line describes: prompt, configuration files, skills.
+pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
+    let mut session = SessionRequest::with_prompt(read_prompt(args)?);
     if let Some(path) = &args.mcp_config {
         session.mcp_servers = Some(read_json(path, "MCP configuration")?);
     }
@@ -406,12 +542,16 @@ fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
             script,
         });
     } else if args.hook_script.is_some() {
-        anyhow::bail!("--hook-script needs --hooks-config: a script nothing runs would be dropped");
+        return Err(CliError::usage(
+            "--hook-script",
+            "needs --hooks-config: a script nothing runs would be dropped",
+        )
+        .into());
     }
     for skill in &args.skills {
         let (name, dir) = skill
             .split_once('=')
-            .with_context(|| format!("{skill}: a skill is NAME=DIR"))?;
+            .ok_or_else(|| CliError::usage(skill, "a skill is NAME=DIR"))?;
         session.skills.push(projectfile::core::SkillInput {
             name: name.to_string(),
             source: absolute(std::path::Path::new(dir))?,

@@ -14,12 +14,12 @@ use crate::cli::{AcquireArgs, Cli, GlobalArgs, ReleaseArgs, RunArgs, WorkspaceAr
 /// Global options that take a value: the token after them is that value, not a subcommand.
 const GLOBAL_VALUE_OPTIONS: [&str; 2] = ["--state-dir", "--namespace"];
 
-/// The command line of this process, parsed: see the module docs.
-pub fn parse() -> Cli {
+/// The command line of this process, parsed (see the module docs), or clap's error for it.
+pub fn try_parse() -> Result<Cli, clap::Error> {
     let args: Vec<OsString> = std::env::args_os().collect();
     match lean(&args) {
-        Some(cli) => cli,
-        None => Cli::parse_from(args),
+        Some(cli) => Ok(cli),
+        None => Cli::try_parse_from(args),
     }
 }
 

@@ -4,16 +4,19 @@
 //! and version (`projectfile.acquire.v1`, …). The shapes of `acquire`, `release`, `status` and
 //! `strip-stale` are core's own receipt types ([`projectfile_core::projector`]); this module adds
 //! the facade's: [`ProvidersReceipt`], [`ResolveReceipt`], [`FragmentsReceipt`],
-//! [`ErrorReceipt`], and the runtime commands' [`RemoveRuntimeReceipt`],
-//! [`RuntimeIdentityReceipt`] and [`CanResumeReceipt`]. `run --json` prints an acquire receipt before the command starts.
+//! [`RenderReceipt`], [`ReaderModeReceipt`], [`ReaderWrapReceipt`], [`ReaderStripReceipt`],
+//! [`ReaderHintReceipt`], [`CompletionsReceipt`], [`ErrorReceipt`], and the runtime commands'
+//! [`RemoveRuntimeReceipt`], [`RuntimeIdentityReceipt`] and [`CanResumeReceipt`].
+//! `run --json` prints an acquire receipt before the command starts.
 //!
 //! Stability: a `v1` shape only grows (new fields, new string values where documented as open);
 //! renaming or removing a field, or changing its type, ships as `v2`. `docs/receipts.md`
 //! documents every field; `docs/schema/*.json` are JSON Schemas generated from these very types
-//! (with the `schema` feature: [`json_schemas`], written by `cargo xtask codegen`).
+//! (with the `schema` feature: `json_schemas`, written by `cargo xtask codegen`).
 
 use projectfile_core::Capabilities;
 use projectfile_core::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
+use projectfile_core::reader::{Mode, Notice};
 use projectfile_core::runtime::{ResumeCheck, RuntimeIdentity};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -28,17 +31,29 @@ pub mod schema {
     pub const RESOLVE: &str = "projectfile.resolve.v1";
     /// [`super::FragmentsReceipt`].
     pub const FRAGMENTS: &str = "projectfile.fragments.v1";
-    /// [`super::ErrorReceipt`].
-    pub const ERROR: &str = "projectfile.error.v1";
+    /// [`super::RenderReceipt`].
+    pub const RENDER: &str = "projectfile.render.v1";
+    /// [`super::ReaderModeReceipt`].
+    pub const READER_MODE: &str = "projectfile.reader_mode.v1";
+    /// [`super::ReaderWrapReceipt`].
+    pub const READER_WRAP: &str = "projectfile.reader_wrap.v1";
+    /// [`super::ReaderStripReceipt`].
+    pub const READER_STRIP: &str = "projectfile.reader_strip.v1";
+    /// [`super::ReaderHintReceipt`].
+    pub const READER_HINT: &str = "projectfile.reader_hint.v1";
     /// [`super::RemoveRuntimeReceipt`].
     pub const REMOVE_RUNTIME: &str = "projectfile.remove_runtime.v1";
+    /// [`super::CompletionsReceipt`].
+    pub const COMPLETIONS: &str = "projectfile.completions.v1";
+    /// [`super::ErrorReceipt`].
+    pub const ERROR: &str = "projectfile.error.v1";
     /// [`super::RuntimeIdentityReceipt`].
     pub const RUNTIME_IDENTITY: &str = "projectfile.runtime_identity.v1";
     /// [`super::CanResumeReceipt`].
     pub const CAN_RESUME: &str = "projectfile.can_resume.v1";
 
     /// Every schema name, in the order `docs/receipts.md` documents them.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 17] = [
         ACQUIRE,
         RELEASE,
         STATUS,
@@ -46,10 +61,16 @@ pub mod schema {
         PROVIDERS,
         RESOLVE,
         FRAGMENTS,
-        ERROR,
+        RENDER,
+        READER_MODE,
+        READER_WRAP,
+        READER_STRIP,
+        READER_HINT,
         REMOVE_RUNTIME,
         RUNTIME_IDENTITY,
         CAN_RESUME,
+        COMPLETIONS,
+        ERROR,
     ];
 }
 
@@ -121,16 +142,91 @@ pub struct FragmentsReceipt {
     pub fragments: Vec<PromptFragment>,
 }
 
+/// `projectfile resolve --render --json`: the rendered guidance block.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct RenderReceipt {
+    /// [`schema::RENDER`].
+    pub schema: &'static str,
+    /// The block exactly as `resolve --render` prints it: empty when no guidance is active,
+    /// otherwise ending with a newline.
+    pub block: String,
+}
+
+/// `projectfile reader mode --json`: a turn's session mode.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReaderModeReceipt {
+    /// [`schema::READER_MODE`].
+    pub schema: &'static str,
+    /// The session mode: `builder` or `run`.
+    pub mode: Mode,
+    /// Whether the turn is read-only (write grants dropped, the notice added).
+    pub read_only: bool,
+    /// The notice to put in front of the message; `null` for a read-write turn.
+    pub notice: Option<Notice>,
+    /// Whether the caller's access level may open a terminal.
+    pub terminal_allowed: bool,
+}
+
+/// `projectfile reader wrap --json`: the message behind the reader notice.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReaderWrapReceipt {
+    /// [`schema::READER_WRAP`].
+    pub schema: &'static str,
+    /// The notice used.
+    pub notice: Notice,
+    /// The notice followed by the message read on stdin, byte for byte.
+    pub text: String,
+}
+
+/// `projectfile reader strip --json`: the message without its reader notice.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReaderStripReceipt {
+    /// [`schema::READER_STRIP`].
+    pub schema: &'static str,
+    /// Whether the text started with a notice, which was removed.
+    pub stripped: bool,
+    /// The text read on stdin without its leading notice (unchanged when there was none).
+    pub text: String,
+}
+
+/// `projectfile reader hint --json`: the refusal hint of a read-only session.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ReaderHintReceipt {
+    /// [`schema::READER_HINT`].
+    pub schema: &'static str,
+    /// The notice whose wording the hint uses.
+    pub notice: Notice,
+    /// The sentence the session repeats when it refuses a write.
+    pub hint: String,
+}
+
 /// `projectfile remove-runtime --json`.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RemoveRuntimeReceipt {
     /// [`schema::REMOVE_RUNTIME`].
     pub schema: &'static str,
-    /// The runtime directory.
+    /// The runtime directory (absolute).
     pub runtime: PathBuf,
-    /// Whether it existed and was removed (false: there was nothing to remove).
+    /// Whether it existed and was removed (`false`: there was nothing to remove).
     pub removed: bool,
+}
+
+/// `projectfile completions SHELL --json`.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CompletionsReceipt {
+    /// [`schema::COMPLETIONS`].
+    pub schema: &'static str,
+    /// The shell: `bash`, `zsh`, `fish`, `elvish` or `powershell`.
+    pub shell: String,
+    /// The completion script, as `completions SHELL` prints it.
+    pub script: String,
 }
 
 /// `projectfile runtime identity --json`: the identity a launch records.
@@ -165,8 +261,9 @@ pub struct CanResumeReceipt {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
     /// A stable machine-readable kind: `io`, `symlink`, `unsafe_target`, `malformed_block`,
-    /// `ledger`, `invalid`, `provider` (core's errors), or `usage` (anything the command line
-    /// itself refused: an unknown provider, an unreadable prompt file, …).
+    /// `ledger`, `invalid`, `provider` (core's errors, and files the command line reads), or
+    /// `usage` (exit code 2: the arguments were refused before anything was done: an unknown
+    /// provider, an empty prompt, `resolve --cwd` outside the workspace, a flag clap refused).
     pub kind: &'static str,
     /// The path the error is about, when it is about one.
     pub path: Option<String>,
@@ -174,7 +271,7 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-/// Any command's `--json` output when it fails (exit code 1).
+/// Any command's `--json` output when it fails (exit code 1, or 2 for kind `usage`).
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorReceipt {
@@ -198,15 +295,20 @@ impl ErrorReceipt {
     }
 
     /// The receipt for an error the command line raised itself.
-    pub fn usage(message: impl Into<String>) -> ErrorReceipt {
+    pub fn new(kind: &'static str, path: Option<String>, message: String) -> ErrorReceipt {
         ErrorReceipt {
             schema: schema::ERROR,
             error: ErrorDetail {
-                kind: "usage",
-                path: None,
-                message: message.into(),
+                kind,
+                path,
+                message,
             },
         }
+    }
+
+    /// The receipt for bad usage (kind `usage`, exit code 2).
+    pub fn usage(message: impl Into<String>) -> ErrorReceipt {
+        ErrorReceipt::new("usage", None, message.into())
     }
 }
 
@@ -245,13 +347,22 @@ pub fn json_schemas() -> Vec<(&'static str, serde_json::Value)> {
         one::<ProvidersReceipt>(schema::PROVIDERS, "the providers of this build"),
         one::<ResolveReceipt>(schema::RESOLVE, "which guidance files are active"),
         one::<FragmentsReceipt>(schema::FRAGMENTS, "one prompt fragment per source"),
-        one::<ErrorReceipt>(schema::ERROR, "why a command failed"),
+        one::<RenderReceipt>(schema::RENDER, "the rendered guidance block"),
+        one::<ReaderModeReceipt>(schema::READER_MODE, "a turn's session mode"),
+        one::<ReaderWrapReceipt>(schema::READER_WRAP, "a message behind the reader notice"),
+        one::<ReaderStripReceipt>(schema::READER_STRIP, "a message without its reader notice"),
+        one::<ReaderHintReceipt>(
+            schema::READER_HINT,
+            "the refusal hint of a read-only session",
+        ),
         one::<RemoveRuntimeReceipt>(schema::REMOVE_RUNTIME, "what `remove-runtime` did"),
         one::<RuntimeIdentityReceipt>(
             schema::RUNTIME_IDENTITY,
             "the identity a linked launch records",
         ),
         one::<CanResumeReceipt>(schema::CAN_RESUME, "whether a native session may resume"),
+        one::<CompletionsReceipt>(schema::COMPLETIONS, "a shell completion script"),
+        one::<ErrorReceipt>(schema::ERROR, "why a command failed"),
     ]
 }
 

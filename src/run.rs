@@ -71,16 +71,28 @@ pub fn run(
     json: bool,
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
+    let session = crate::session_request(&args.session)?;
     install_forwarding()?;
     let holder = Holder::current_process()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
+    let destination = linked.as_ref().map(|l| l.dir());
+    let mut receipt = crate::acquire(projector, &args.session, session, destination, holder, log)?;
+    // After acquire: the sandboxed CLI must read the session's private files (a prompt file
+    // named in the launch arguments lives under the state directory, outside every grant).
     let sandbox = match &linked {
-        Some(linked) => crate::linked::sandbox(&args.linked, linked)?,
+        Some(l) => {
+            match crate::linked::sandbox(&args.linked, l, &private_dirs(projector, &receipt)) {
+                Ok(sandbox) => sandbox,
+                Err(e) => {
+                    // Nothing ran: undo the session before reporting.
+                    let _ = projector.release(&receipt.token);
+                    return Err(e);
+                }
+            }
+        }
         None => None,
     };
-    let destination = linked.as_ref().map(|l| l.dir());
-    let mut receipt = crate::acquire(projector, &args.session, destination, holder, log)?;
     let tmp = match &linked {
         Some(l) => {
             let status = sandbox.as_ref().map(|s| s.status());
@@ -116,6 +128,24 @@ pub fn run(
         }
     }
     Ok(status)
+}
+
+/// The folders holding the session's private files: the launch arguments that name a file under
+/// the state directory.
+fn private_dirs(
+    projector: &Projector,
+    receipt: &projectfile::core::projector::AcquireReceipt,
+) -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = receipt
+        .launch_args
+        .iter()
+        .map(std::path::Path::new)
+        .filter(|path| path.is_absolute() && path.starts_with(projector.state_dir()))
+        .filter_map(|path| path.parent().map(std::path::Path::to_path_buf))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 fn spawn_and_wait(

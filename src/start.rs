@@ -20,8 +20,8 @@ use std::process::ExitCode;
 /// The C entry point: prepares the process, runs the command line, exits with its code.
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    if let Err(e) = open_standard_fds() {
-        eprintln!("error: standard input, output or error: {e}");
+    if let Err(e) = projectfile::core::fsio::open_standard_descriptors() {
+        eprintln!("error: {e}");
         return libc::EXIT_FAILURE;
     }
     // SAFETY: installs the SIG_IGN disposition for SIGPIPE before any thread exists.
@@ -45,34 +45,4 @@ fn status(code: ExitCode) -> i32 {
     (0..=u8::MAX)
         .find(|n| ExitCode::from(*n) == code)
         .map_or(libc::EXIT_FAILURE, i32::from)
-}
-
-/// Opens `/dev/null` on each of descriptors 0, 1 and 2 that is closed (what std's runtime does).
-fn open_standard_fds() -> std::io::Result<()> {
-    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
-        fd,
-        events: 0,
-        revents: 0,
-    });
-    loop {
-        // SAFETY: `fds` is a valid array of three pollfd; a zero timeout never blocks.
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) };
-        if rc >= 0 {
-            break;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(error);
-        }
-    }
-    for pollfd in fds {
-        if pollfd.revents & libc::POLLNVAL != 0 {
-            // SAFETY: a NUL-terminated path; the lowest free descriptor is the closed one.
-            let fd = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
-            if fd != pollfd.fd {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
 }

@@ -12,6 +12,7 @@ fn the_rust_host_example_runs() {
     host_example::main().unwrap();
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn the_shell_host_example_runs() {
     let scratch = tempfile::tempdir().unwrap();

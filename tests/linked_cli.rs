@@ -1005,3 +1005,73 @@ fn can_resume_refuses_what_is_not_an_identity() {
         assert!(text(&out.stderr).starts_with("error: "), "{bad}");
     }
 }
+
+/// `run --sandbox` for claude below the AGENTS.md gate: the session text is a private file under
+/// the state directory, named on the command line; the sandboxed CLI must be able to read it.
+fn run_claude_sandboxed(env: &Env, extra: &[&str], script: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_projectfile"))
+        .env("PROJECTFILE_STATE_DIR", &env.state)
+        .args(["run", "--provider", "claude", "--cli-version", "2.1.233"])
+        .arg("--workspace")
+        .arg(&env.project)
+        .args(["--prompt", "private session text", "--runtime-root"])
+        .arg(&env.rt)
+        .args(["--user", "u1", "--project-id", "p1"])
+        .args([
+            "--session-id",
+            "work:project:43",
+            "--mode",
+            "run",
+            "--sandbox",
+        ])
+        .args(extra)
+        .args(["--", "sh", "-c", script, "sh"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_sandboxed_cli_reads_its_private_prompt_file() {
+    if !landlock_available() {
+        eprintln!("skipped: this kernel has no Landlock ABI >= 3");
+        return;
+    }
+    let env = Env::new();
+    // The launch arguments follow: $1 is --append-system-prompt-file, $2 the private file.
+    let out = run_claude_sandboxed(
+        &env,
+        &[],
+        "test \"$1\" = --append-system-prompt-file && cat \"$2\"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("private session text"));
+}
+
+#[test]
+fn sandbox_read_and_write_grant_extra_paths() {
+    if !landlock_available() {
+        eprintln!("skipped: this kernel has no Landlock ABI >= 3");
+        return;
+    }
+    let env = Env::new();
+    std::fs::write(env.other.join("tool.txt"), b"installed tool\n").unwrap();
+    let script = format!(
+        "cat '{0}/tool.txt'; echo home > '{0}/written.txt' && echo WROTE",
+        env.other.display()
+    );
+    let denied = run_claude_sandboxed(&env, &[], &script);
+    assert!(!text(&denied.stdout).contains("installed tool"));
+    assert!(!env.other.join("written.txt").exists());
+    let other = env.other.to_string_lossy().into_owned();
+    let granted = run_claude_sandboxed(&env, &["--sandbox-write", &other], &script);
+    assert!(
+        text(&granted.stdout).contains("installed tool"),
+        "{}",
+        text(&granted.stderr)
+    );
+    assert!(text(&granted.stdout).contains("WROTE"));
+    std::fs::remove_file(env.other.join("written.txt")).unwrap();
+    let read_only = run_claude_sandboxed(&env, &["--sandbox-read", &other], &script);
+    assert!(text(&read_only.stdout).contains("installed tool"));
+    assert!(!env.other.join("written.txt").exists());
+}

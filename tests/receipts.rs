@@ -1,6 +1,7 @@
 //! The JSON receipts are a contract: every command's `--json` output validates against the
 //! committed JSON Schema named by its `"schema"` field (strictly: a field the schema does not
-//! document fails), and the committed schemas are the ones the Rust types generate.
+//! document fails), every schema is checked against a real output, and the committed schemas are
+//! the ones the Rust types generate.
 //!
 //! The validator below covers the JSON Schema keywords our generated schemas use (`$ref` into
 //! `$defs`, `type`, `const`, `enum`, `properties`, `required`, `additionalProperties`, `items`,
@@ -17,8 +18,10 @@
 mod support;
 
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use support::Sandbox;
 
 fn schema_dir() -> PathBuf {
@@ -214,38 +217,65 @@ fn assert_receipt(output: &[u8], expected: &str) -> Value {
     value
 }
 
-/// Every command run with `HOME` in the sandbox too.
-struct Env(Sandbox);
+/// Every command run with `HOME` in the sandbox too; the schemas of the receipts checked so far.
+struct Env {
+    sandbox: Sandbox,
+    seen: RefCell<BTreeSet<String>>,
+}
 
 impl std::ops::Deref for Env {
     type Target = Sandbox;
     fn deref(&self) -> &Sandbox {
-        &self.0
+        &self.sandbox
     }
 }
 
 impl Env {
     fn new() -> Env {
-        Env(Sandbox::new())
+        Env {
+            sandbox: Sandbox::new(),
+            seen: RefCell::default(),
+        }
     }
 
-    fn run(&self, args: &[&str]) -> std::process::Output {
-        self.cmd()
-            .env("HOME", &self.base)
-            .arg("--json") // before the command: `run` passes what follows `--` on
-            .args(args)
-            .output()
-            .unwrap()
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_with_stdin(args, "")
+    }
+
+    fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
+        let mut command = self.cmd();
+        command.env("HOME", &self.base);
+        command.arg("--json"); // before the command: `run` passes what follows `--` on
+        command.args(args);
+        support::output_with_stdin(command, input)
+    }
+
+    /// Asserts `output` is a valid receipt of `schema`, and records that it was checked.
+    fn check(&self, output: &[u8], schema: &str) -> Value {
+        let value = assert_receipt(output, schema);
+        self.seen.borrow_mut().insert(schema.to_string());
+        value
     }
 
     fn ok(&self, args: &[&str], schema: &str) -> Value {
-        let out = self.run(args);
+        self.ok_with_stdin(args, "", schema)
+    }
+
+    fn ok_with_stdin(&self, args: &[&str], input: &str, schema: &str) -> Value {
+        let out = self.run_with_stdin(args, input);
         assert!(
             out.status.success(),
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert_receipt(&out.stdout, schema)
+        self.check(&out.stdout, schema)
+    }
+
+    /// Runs a command that must fail with `code`, and checks its error receipt.
+    fn fails(&self, args: &[&str], code: i32) -> Value {
+        let out = self.run(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        self.check(&out.stdout, projectfile::receipts::schema::ERROR)
     }
 
     fn ws(&self) -> &str {
@@ -253,10 +283,9 @@ impl Env {
     }
 }
 
-#[test]
-fn every_command_prints_its_documented_receipt() {
+/// acquire, release, status, strip-stale, providers, resolve and its fragments, `run --json`.
+fn session_commands(env: &Env) {
     use projectfile::receipts::schema;
-    let env = Env::new();
     let ws = env.ws();
     let pid = std::process::id().to_string();
     std::fs::write(env.ws.join("AGENTS.md"), "# Rules\n\nUse tabs.\n").unwrap();
@@ -297,12 +326,12 @@ fn every_command_prints_its_documented_receipt() {
     let status = env.ok(&["status", "--workspace", ws], schema::STATUS);
     assert!(!status["leases"].as_array().unwrap().is_empty());
     if stale.status.success() {
-        assert_receipt(&stale.stdout, schema::ACQUIRE);
+        env.check(&stale.stdout, schema::ACQUIRE);
         let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
         assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
     } else {
         // The child was reaped before acquire could name it: an error receipt instead.
-        assert_receipt(&stale.stdout, schema::ERROR);
+        env.check(&stale.stdout, schema::ERROR);
         env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
     }
 
@@ -342,16 +371,14 @@ fn every_command_prints_its_documented_receipt() {
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let (first, rest) = stdout.split_once('\n').unwrap();
-    assert_receipt(first.as_bytes(), schema::ACQUIRE);
+    env.check(first.as_bytes(), schema::ACQUIRE);
     assert!(rest.contains("from run"), "{rest}");
 }
 
 /// The linked-runtime commands: `run --runtime-root --json` (with `linked`: attached folders,
 /// identity, sandbox), `runtime identity`, `runtime can-resume`, `remove-runtime`.
-#[test]
-fn runtime_commands_print_their_documented_receipts() {
+fn runtime_commands(env: &Env) {
     use projectfile::receipts::schema;
-    let env = Env::new();
     let ws = env.ws();
     let rt = env.base.join("rt");
     let docs = env.base.join("docs");
@@ -397,7 +424,7 @@ fn runtime_commands_print_their_documented_receipts() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let receipt = assert_receipt(&out.stdout, schema::ACQUIRE);
+    let receipt = env.check(&out.stdout, schema::ACQUIRE);
     assert_eq!(receipt["linked"]["attached"][0]["grant"], "read");
     let identity = [
         &["runtime", "identity"][..],
@@ -427,41 +454,103 @@ fn runtime_commands_print_their_documented_receipts() {
     assert_eq!(env.ok(&remove, schema::REMOVE_RUNTIME)["removed"], false);
 }
 
-#[test]
-fn failures_print_the_documented_error_receipt() {
+/// `resolve --render`, the reader role, `remove-runtime`, `completions`.
+fn other_commands(env: &Env) {
     use projectfile::receipts::schema;
-    let env = Env::new();
     let ws = env.ws();
-    // A command-line refusal (kind `usage`).
-    let out = env.run(&[
-        "acquire",
-        "--provider",
-        "no-such-cli",
-        "--workspace",
-        ws,
-        "--prompt",
-        "x",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let error = assert_receipt(&out.stdout, schema::ERROR);
+    std::fs::write(env.ws.join("AGENTS.md"), "# Rules\n\nUse tabs.").unwrap();
+    let render = env.ok(&["resolve", "--workspace", ws, "--render"], schema::RENDER);
+    assert!(render["block"].as_str().unwrap().ends_with("Use tabs.\n"));
+
+    let mode = env.ok(
+        &[
+            "reader",
+            "mode",
+            "--access",
+            "reader",
+            "--product",
+            "workflow",
+        ],
+        schema::READER_MODE,
+    );
+    assert_eq!(mode["mode"], "run");
+    assert_eq!(mode["notice"]["product"], "workflow");
+    let owner = env.ok(
+        &["reader", "mode", "--access", "owner"],
+        schema::READER_MODE,
+    );
+    assert_eq!(owner["notice"], Value::Null);
+    let wrapped = env.ok_with_stdin(&["reader", "wrap"], "hello", schema::READER_WRAP);
+    let text = wrapped["text"].as_str().unwrap();
+    let stripped = env.ok_with_stdin(&["reader", "strip"], text, schema::READER_STRIP);
+    assert_eq!(stripped["text"], "hello");
+    env.ok(&["reader", "hint"], schema::READER_HINT);
+
+    let rt = env.base.join("rt");
+    let runtime = [
+        &["--runtime-root", rt.to_str().unwrap()][..],
+        &support::RUNTIME_ID,
+    ]
+    .concat();
+    let session = ["--provider", "codex", "--workspace", ws, "--prompt", "x"];
+    let out = env.run(&[&["run"][..], &session, &runtime, &["--", "true"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mode = ["--provider", "codex", "--mode", "builder"];
+    let remove = [&["remove-runtime"][..], &runtime, &mode].concat();
+    let removed = env.ok(&remove, schema::REMOVE_RUNTIME);
+    assert_eq!(removed["removed"], true);
+    assert_eq!(env.ok(&remove, schema::REMOVE_RUNTIME)["removed"], false);
+
+    let completions = env.ok(&["completions", "zsh"], schema::COMPLETIONS);
+    assert!(
+        completions["script"]
+            .as_str()
+            .unwrap()
+            .contains("#compdef projectfile")
+    );
+}
+
+/// Failures: bad usage (exit 2) and a core refusal (exit 1).
+fn failures(env: &Env) {
+    let ws = env.ws();
+    // A command-line refusal (kind `usage`, exit 2): an unknown provider, a bad flag.
+    let error = env.fails(
+        &[
+            "acquire",
+            "--provider",
+            "no-such-cli",
+            "--workspace",
+            ws,
+            "--prompt",
+            "x",
+        ],
+        2,
+    );
     assert_eq!(error["error"]["kind"], "usage");
-    // A core refusal with a path (kind `malformed_block`).
+    let error = env.fails(&["status", "--no-such-flag"], 2);
+    assert_eq!(error["error"]["kind"], "usage");
+    // A core refusal with a path (kind `malformed_block`, exit 1).
     std::fs::write(
         env.ws.join("AGENTS.md"),
         "<!-- BEGIN agentworks-session-instructions created=false -->\nunterminated\n",
     )
     .unwrap();
-    let out = env.run(&[
-        "acquire",
-        "--provider",
-        "codex",
-        "--workspace",
-        ws,
-        "--prompt",
-        "x",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let error = assert_receipt(&out.stdout, schema::ERROR);
+    let error = env.fails(
+        &[
+            "acquire",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            "x",
+        ],
+        1,
+    );
     assert_eq!(error["error"]["kind"], "malformed_block");
     assert!(
         error["error"]["path"]
@@ -469,6 +558,59 @@ fn failures_print_the_documented_error_receipt() {
             .unwrap()
             .ends_with("AGENTS.md")
     );
+}
+
+#[test]
+fn every_command_prints_its_documented_receipt() {
+    session_commands(&Env::new());
+}
+
+#[test]
+fn the_other_commands_print_their_documented_receipts() {
+    other_commands(&Env::new());
+}
+
+#[test]
+fn failures_print_the_documented_error_receipt() {
+    failures(&Env::new());
+}
+
+#[test]
+fn runtime_commands_print_their_documented_receipts() {
+    runtime_commands(&Env::new());
+}
+
+#[test]
+fn every_schema_is_checked_against_a_real_output() {
+    let groups: [fn(&Env); 4] = [session_commands, other_commands, runtime_commands, failures];
+    let mut seen = BTreeSet::new();
+    for group in groups {
+        let env = Env::new();
+        group(&env);
+        seen.extend(env.seen.take());
+    }
+    let all: BTreeSet<String> = projectfile::receipts::schema::ALL
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(seen, all, "a schema no real output was checked against");
+}
+
+#[test]
+fn every_schema_is_documented_with_its_file() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/receipts.md"))
+            .unwrap();
+    for name in projectfile::receipts::schema::ALL {
+        assert!(
+            doc.contains(&format!("\n## `{name}`\n")),
+            "docs/receipts.md has no section for {name}"
+        );
+        assert!(
+            doc.contains(&format!("(schema/{name}.json)")),
+            "docs/receipts.md does not link schema/{name}.json"
+        );
+    }
 }
 
 #[test]

@@ -283,19 +283,14 @@ pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Every entry under `dir` that is not a directory (files, symlinks, …), never following a link.
 fn walk_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => out.extend(walk_files(&path)),
-                Ok(_) => out.push(path),
-                Err(_) => {}
-            }
-        }
-    }
-    out
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|entry| !entry.file_type().is_dir())
+        .map(walkdir::DirEntry::into_path)
+        .collect()
 }
 
 /// A child process that lives until killed, to hold leases.

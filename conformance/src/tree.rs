@@ -26,7 +26,17 @@ impl Tree {
     /// Captures `root` recursively without following symlinks.
     pub fn capture(root: &Path) -> Tree {
         let mut map = BTreeMap::new();
-        capture_into(root, root, &mut map);
+        let entries = walkdir::WalkDir::new(root).min_depth(1).into_iter();
+        for entry in entries.filter_map(Result::ok) {
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(node) = node(&entry) {
+                map.insert(rel, node);
+            }
+        }
         Tree(map)
     }
 
@@ -36,35 +46,24 @@ impl Tree {
     }
 }
 
-fn capture_into(root: &Path, dir: &Path, map: &mut BTreeMap<String, Node>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let mode = meta.permissions().mode() & 0o7777;
-        let node = if meta.file_type().is_symlink() {
-            Node::Symlink {
-                target: std::fs::read_link(&path).unwrap_or_default(),
-            }
-        } else if meta.is_dir() {
-            capture_into(root, &path, map);
-            Node::Dir { mode }
-        } else if meta.is_file() {
-            Node::File {
-                bytes: std::fs::read(&path).unwrap_or_default(),
-                mode,
-            }
-        } else {
-            Node::Other
-        };
-        map.insert(rel, node);
-    }
+/// One entry as found (walkdir reports a symlink itself, never its target); `None` when it
+/// vanished while the walk went on.
+fn node(entry: &walkdir::DirEntry) -> Option<Node> {
+    let meta = entry.metadata().ok()?;
+    let mode = meta.permissions().mode() & 0o7777;
+    let kind = entry.file_type();
+    Some(if kind.is_symlink() {
+        Node::Symlink {
+            target: std::fs::read_link(entry.path()).unwrap_or_default(),
+        }
+    } else if kind.is_dir() {
+        Node::Dir { mode }
+    } else if kind.is_file() {
+        Node::File {
+            bytes: std::fs::read(entry.path()).unwrap_or_default(),
+            mode,
+        }
+    } else {
+        Node::Other
+    })
 }

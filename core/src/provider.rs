@@ -281,8 +281,16 @@ pub trait Provider: Send + Sync {
     /// What this provider supports.
     fn capabilities(&self) -> Capabilities;
 
-    /// How this provider's CLI discovers instruction files.
+    /// How this provider's CLI discovers instruction files (its newest known behaviour).
     fn discovery(&self) -> DiscoveryProfile;
+
+    /// How the CLI core probed discovers instruction files, for a CLI whose discovery changed
+    /// between versions (Claude Code reads `AGENTS.md` only from some version on). Default:
+    /// [`Provider::discovery`].
+    fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
+        let _ = probes;
+        self.discovery()
+    }
 
     /// The binary to probe for its version before planning, if the plan depends on it.
     fn binary(&self) -> Option<BinarySpec> {

@@ -104,6 +104,7 @@ pub enum Route {
 /// What the session belongs to; decides which suggestion tool the wording names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Product {
     /// A Crew chat: suggestions go through `submit_crew_suggestion`.
     Crew,
@@ -124,6 +125,7 @@ impl Product {
 /// Which wording the notice and the refusal hint use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum NoticeKind {
     /// A reader, a guest call or a pinned Run request.
     Reader,
@@ -133,6 +135,7 @@ pub enum NoticeKind {
 
 /// The reader notice for one turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Notice {
     /// Which wording.
     pub kind: NoticeKind,

@@ -65,3 +65,29 @@ impl Sandbox {
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
+
+/// Runs `command` to its end with `input` on its standard input.
+pub fn output_with_stdin(mut command: Command, input: &str) -> std::process::Output {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// `--user`, `--project-id` and `--session-id` of the private runtime the tests link.
+pub const RUNTIME_ID: [&str; 6] = [
+    "--user",
+    "u1",
+    "--project-id",
+    "p1",
+    "--session-id",
+    "work:project:42",
+];

@@ -1,8 +1,9 @@
 //! `cargo xtask bench [--quick] [--dir DIR] [--only LIST]`: the benchmark suite, a benchmark and
 //! never a timed test. It builds the release `projectfile` binary (what users run), the `bench`
-//! example of projectfile-core, and the minimal C program `xtask/bench/minimal.c` (with `$CC`,
-//! default `gcc`, into the target directory); runs them; prints a table with each target; and
-//! writes every figure, with the machine, its load and the commit, to `target/bench.json`.
+//! example of projectfile-core (profile `profiling`: the release code with symbols), and the
+//! minimal C program `xtask/bench/minimal.c` (with `$CC`, default `gcc`, into the target
+//! directory); runs them; prints a table with each target; and writes every figure, with the
+//! machine, its load and the commit, to `target/bench.json`.
 //!
 //! Process-level, as a user sees it (one process per command, interleaved iteration by iteration
 //! against the minimal program doing the same durable I/O; see [`versus`]):
@@ -45,46 +46,25 @@ const PARTS: [&str; 6] = [
     "cycling",
 ];
 
-struct Options {
-    quick: bool,
-    dir: Option<PathBuf>,
-    only: Vec<String>,
-    procs: usize,
-    cycles: usize,
-}
-
-fn parse(args: &[String]) -> Result<Options> {
-    let mut o = Options {
-        quick: false,
-        dir: None,
-        only: PARTS.iter().map(|p| p.to_string()).collect(),
-        procs: 64,
-        cycles: 5,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().with_context(|| format!("{name} needs a value"));
-        match a.as_str() {
-            "--quick" => o.quick = true,
-            "--dir" => o.dir = Some(PathBuf::from(value("--dir DIR")?)),
-            "--only" => {
-                o.only = value("--only LIST")?
-                    .split(',')
-                    .map(str::to_string)
-                    .collect();
-                if let Some(bad) = o.only.iter().find(|p| !PARTS.contains(&p.as_str())) {
-                    bail!("--only: {bad} is not a part (parts: {})", PARTS.join(","));
-                }
-            }
-            "--procs" => o.procs = value("--procs N")?.parse()?,
-            "--cycles" => o.cycles = value("--cycles N")?.parse()?,
-            other => bail!(
-                "unknown bench option {other} (use --quick, --dir DIR, --only {}, --procs N, --cycles N)",
-                PARTS.join(",")
-            ),
-        }
-    }
-    Ok(o)
+/// `cargo xtask bench`'s options.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// A smoke run: fewer iterations and cycles.
+    #[arg(long)]
+    pub quick: bool,
+    /// Scratch space (recreated) [default: .bench/ at the repository root]; put it on the file
+    /// system to measure, e.g. a tmpfs.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Run only these parts.
+    #[arg(long, value_delimiter = ',', value_name = "PARTS", value_parser = PARTS, default_values_t = PARTS.map(String::from))]
+    pub only: Vec<String>,
+    /// Concurrent processes in the cycling part.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub procs: usize,
+    /// Acquire/release cycles per process and round in the cycling part.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub cycles: usize,
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -184,10 +164,9 @@ fn machine(root: &Path, scratch: &Path) -> Value {
 }
 
 /// Runs the suite.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let opts = parse(args)?;
+pub fn run(root: &Path, opts: &Options) -> Result<()> {
     let target = target_dir(root);
-    let programs = Arc::new(build(root, &target, &opts)?);
+    let programs = Arc::new(build(root, &target, opts)?);
     let scratch = opts.dir.clone().unwrap_or_else(|| root.join(".bench"));
     if scratch.exists() {
         std::fs::remove_dir_all(&scratch)
@@ -254,7 +233,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
 
 /// (a) and (c): the in-process benchmarks of `core/examples/bench.rs`.
 fn in_process(target: &Path, scratch: &Path, quick: bool) -> Result<Value> {
-    let example = target.join("release/examples/bench");
+    let example = target.join("profiling/examples/bench");
     let mut out = serde_json::Map::new();
     for (part, iterations) in [
         ("acquire", if quick { "40" } else { "200" }),

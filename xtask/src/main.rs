@@ -1,39 +1,36 @@
-//! xtask: project automation, run as `cargo xtask <command>`.
+//! xtask: project automation, run as `cargo xtask <command>` (clap; `cargo xtask --help`).
 //!
-//! - `ci`: everything CI checks (fmt, clippy, each provider feature alone, the tests, the
-//!   crash-point counts, the receipts' schemas).
+//! - `ci`: everything CI checks (fmt, tidy, clippy, the docs with warnings denied, each provider
+//!   feature alone, the tests, the crash-point counts, the receipts' schemas).
 //! - `conformance --provider NAME`: the shared conformance suite for one provider.
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
-//! - `tidy`: the house rules over the source tree ([`tidy`]; also a test).
+//! - `tidy`: the house rules over the source tree and the manifests ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
-//! - `bench [--quick]`: the benchmark suite (see `bench.rs`, BENCHMARKS.md).
-//! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger.
+//! - `bench [--quick] [--cycles N] [--procs N]`: the benchmark suite ([`mod@bench`], BENCHMARKS.md).
+//! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger ([`torture`]).
 //! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
+//! - `qualify [--provider P] [--quick] [--record]`: live qualification against the real CLIs
+//!   ([`qualify`], QUALIFICATION.md).
 //!
 //! xtask depends on nothing of ours at build time: it drives cargo.
 
 mod bench;
 mod codegen;
 mod crash_points;
+mod manifests;
+mod qualify;
 mod scaffold;
 mod tidy;
 mod torture;
 
 use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
-/// Every provider crate under `providers/`, by directory name.
+/// Every provider crate under `providers/`, by directory name, sorted.
 fn provider_names(root: &Path) -> Result<Vec<String>> {
-    let mut names = Vec::new();
-    for entry in std::fs::read_dir(root.join("providers")).context("read providers/")? {
-        let entry = entry?;
-        if entry.path().join("Cargo.toml").is_file() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
-        }
-    }
-    names.sort();
-    Ok(names)
+    tidy::provider_dirs(root)
 }
 
 fn workspace_root() -> PathBuf {
@@ -44,9 +41,15 @@ fn workspace_root() -> PathBuf {
 }
 
 fn cargo(root: &Path, args: &[&str]) -> Result<()> {
-    eprintln!("$ cargo {}", args.join(" "));
+    cargo_with_env(root, args, &[])
+}
+
+fn cargo_with_env(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<()> {
+    let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v:?} ")).collect();
+    eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(root)
         .status()
         .with_context(|| format!("run cargo {}", args.join(" ")))?;
@@ -56,24 +59,71 @@ fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let root = workspace_root();
-    match args.first().map(String::as_str) {
-        Some("ci") => ci(&root),
-        Some("conformance") => {
-            let provider = match args.get(1).map(String::as_str) {
-                Some("--provider") => args.get(2).cloned(),
-                Some(other) => other.strip_prefix("--provider=").map(str::to_string),
-                None => None,
-            }
-            .context("usage: cargo xtask conformance --provider NAME")?;
-            let known = provider_names(&root)?;
+/// Project automation for projectfile. Run from anywhere in the repository.
+#[derive(Parser, Debug)]
+#[command(name = "xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+/// The tasks.
+#[derive(Subcommand, Debug)]
+enum Task {
+    /// Everything CI checks, failing fast: fmt, tidy, clippy, the docs (warnings denied), each
+    /// provider feature alone, all tests, the crash-point counts, the receipts' schemas.
+    Ci,
+    /// The shared conformance suite for one provider.
+    Conformance {
+        /// The provider: a directory under providers/.
+        #[arg(long, value_name = "NAME")]
+        provider: String,
+    },
+    /// Scaffold providers/NAME and register it (docs/adding-a-provider.md).
+    NewProvider {
+        /// The CLI's name: lowercase letters, digits and single '-' (e.g. `qwen-code`).
+        name: String,
+    },
+    /// Check the house rules: registration, metadata, dependencies, docs, the I/O chokepoint.
+    Tidy,
+    /// Write the receipts' JSON Schemas in docs/schema (or, with --check, fail if they differ).
+    Codegen {
+        /// Write nothing; fail, naming each file, when the committed schemas are out of date.
+        #[arg(long)]
+        check: bool,
+    },
+    /// The benchmark suite (profile `profiling`): a table, and target/bench.json.
+    Bench(bench::Options),
+    /// The process torture test (tests/torture.rs), in release, bigger than CI's.
+    Torture(torture::Options),
+    /// Every crash-point enumeration, with the counts.
+    CrashPoints,
+    /// Live qualification against the real CLIs from the npm registry (QUALIFICATION.md).
+    Qualify(qualify::Options),
+}
+
+fn main() -> ExitCode {
+    // Help and usage errors exit here (0 and 2), from clap, without a backtrace.
+    let cli = Cli::parse();
+    match run(cli.task, &workspace_root()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(task: Task, root: &Path) -> Result<()> {
+    match task {
+        Task::Ci => ci(root),
+        Task::Conformance { provider } => {
+            let known = provider_names(root)?;
             if !known.contains(&provider) {
                 bail!("{provider}: no such provider (known: {})", known.join(", "));
             }
             cargo(
-                &root,
+                root,
                 &[
                     "test",
                     "-p",
@@ -83,38 +133,13 @@ fn main() -> Result<()> {
                 ],
             )
         }
-        Some("new-provider") => {
-            let name = args
-                .get(1)
-                .context("usage: cargo xtask new-provider NAME")?;
-            scaffold::run(&root, name)
-        }
-        Some("tidy") => tidy::run(&root),
-        Some("codegen") => match args.get(1).map(String::as_str) {
-            None => codegen::run(&root, false),
-            Some("--check") => codegen::run(&root, true),
-            Some(other) => bail!("{other}: usage: cargo xtask codegen [--check]"),
-        },
-        Some("bench") => bench::run(&root, &args[1..]),
-        Some("torture") => torture::run(&root, &args[1..]),
-        Some("crash-points") => crash_points::run(&root),
-        _ => {
-            eprintln!(
-                "usage: cargo xtask <command>\n\n\
-                 commands:\n  \
-                 ci                            fmt, clippy, each provider feature alone, all tests,\n                                \
-                 the crash-point counts, the schemas\n  \
-                 conformance --provider NAME   the shared conformance suite for one provider\n  \
-                 new-provider NAME             scaffold providers/NAME and register it\n  \
-                 tidy                          check the house rules (registration, docs, I/O chokepoint)\n  \
-                 codegen [--check]             write (or check) the receipts' JSON Schemas in docs/schema\n  \
-                 bench [--quick]               benchmarks in release; table + target/bench.json\n  \
-                 torture [--procs 64] [--seconds 30] [--seed S]\n                                \
-                 the process torture test, bigger than CI's\n  \
-                 crash-points                  every crash-point enumeration, with the counts"
-            );
-            bail!("unknown or missing command")
-        }
+        Task::NewProvider { name } => scaffold::run(root, &name),
+        Task::Tidy => tidy::run(root),
+        Task::Codegen { check } => codegen::run(root, check),
+        Task::Bench(options) => bench::run(root, &options),
+        Task::Torture(options) => torture::run(root, &options),
+        Task::CrashPoints => crash_points::run(root),
+        Task::Qualify(options) => qualify::run(root, &options),
     }
 }
 
@@ -134,18 +159,21 @@ fn ci(root: &Path) -> Result<()> {
             "warnings",
         ],
     )?;
-    for provider in provider_names(root)? {
-        cargo(
-            root,
-            &[
-                "check",
-                "-p",
-                "projectfile",
-                "--no-default-features",
-                "--features",
-                &provider,
-            ],
-        )?;
+    // Warnings in the docs (a broken intra-doc link, …) fail like any other.
+    cargo_with_env(
+        root,
+        &["doc", "--workspace", "--all-features", "--no-deps"],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    // The binary with each provider alone, then the library alone as a host depends on it.
+    let mut feature_sets: Vec<String> = provider_names(root)?
+        .iter()
+        .map(|provider| format!("cli,{provider}"))
+        .collect();
+    feature_sets.push("codex".into());
+    for features in &feature_sets {
+        let check = ["check", "-p", "projectfile", "--no-default-features"];
+        cargo(root, &[&check[..], &["--features", features]].concat())?;
     }
     // Every test but the crash-point enumerations, which run next with their counts shown.
     let mut test = vec!["test", "--workspace", "--all-features", "--"];

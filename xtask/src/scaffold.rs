@@ -10,8 +10,10 @@
 
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
+use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
-use crate::tidy::{crate_ident, provider_dirs, toml_section};
+use crate::manifests::{LICENSE_FILES, Manifest};
+use crate::tidy::{crate_ident, provider_dirs};
 
 /// Names that would collide with a crate or feature of ours.
 const RESERVED: &[&str] = &[
@@ -49,11 +51,12 @@ pub fn validate_name(root: &Path, name: &str) -> Result<()> {
     if root.join("providers").join(name).exists() {
         bail!("{name}: providers/{name} already exists");
     }
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).context("read Cargo.toml")?;
-    let feature_taken = toml_section(&manifest, "features")
-        .iter()
-        .any(|(_, l)| l.trim_start().starts_with(&format!("{name} =")));
-    if feature_taken || manifest.contains(&format!("projectfile-{name} =")) {
+    let manifest = Manifest::load(root, "")?;
+    let package = format!("projectfile-{name}");
+    let taken = manifest.get("features", name).is_some()
+        || manifest.get("workspace.dependencies", &package).is_some()
+        || manifest.get("dependencies", &package).is_some();
+    if taken {
         bail!(
             "{name}: Cargo.toml already names a feature or crate {name}; remove it first or pick another name"
         );
@@ -78,11 +81,18 @@ fn cargo_toml(name: &str) -> String {
     format!(
         r#"[package]
 name = "projectfile-{name}"
-description = "projectfile provider for the {name} CLI"
+description = "The projectfile provider for the {name} CLI: where it reads session instructions, skills and configuration"
 version.workspace = true
 edition.workspace = true
 rust-version.workspace = true
 license.workspace = true
+authors.workspace = true
+repository.workspace = true
+homepage.workspace = true
+documentation = "https://docs.rs/projectfile-{name}"
+readme.workspace = true
+keywords.workspace = true
+categories.workspace = true
 
 [dependencies]
 projectfile-core.workspace = true
@@ -178,85 +188,105 @@ fn facts_are_recorded() {{
     )
 }
 
-/// Inserts `line` after the last line of TOML section `section` for which `after` holds.
-fn insert_in_section(
-    text: &str,
-    section: &str,
-    after: impl Fn(&str) -> bool,
-    line: &str,
-) -> Result<String> {
-    let anchor = toml_section(text, section)
-        .into_iter()
-        .filter(|(_, l)| after(l))
-        .map(|(n, _)| n)
-        .last()
-        .with_context(|| {
-            format!("Cargo.toml: no provider entry in [{section}] to add `{line}` after")
-        })?;
-    Ok(insert_after_line(text, anchor, line))
-}
-
-fn insert_after_line(text: &str, line_no: usize, line: &str) -> String {
-    let mut out = String::with_capacity(text.len() + line.len() + 1);
-    for (i, l) in text.split_inclusive('\n').enumerate() {
-        out.push_str(l);
-        if i + 1 == line_no {
-            if !l.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(line);
-            out.push('\n');
-        }
+/// The table at a dotted path (`workspace.dependencies`) of the root manifest.
+fn table_mut<'a>(doc: &'a mut DocumentMut, dotted: &str) -> Result<&'a mut Table> {
+    let mut table = doc.as_table_mut();
+    for part in dotted.split('.') {
+        table = table
+            .get_mut(part)
+            .and_then(Item::as_table_mut)
+            .with_context(|| format!("Cargo.toml: no [{dotted}]"))?;
     }
-    out
+    Ok(table)
 }
 
-/// The root manifest with `name` registered: workspace dependency, feature, default feature,
-/// optional facade dependency.
+/// Inserts `key = item` into `table` right after the last entry for which `after` holds, so a
+/// new provider's line sits with the others; the entries after it keep their text and comments.
+fn insert_after_last(
+    table: &mut Table,
+    section: &str,
+    after: impl Fn(&str, &Item) -> bool,
+    key: &str,
+    item: Item,
+) -> Result<()> {
+    let keys: Vec<String> = table.iter().map(|(k, _)| k.to_string()).collect();
+    let anchor = keys
+        .iter()
+        .rposition(|k| table.get(k).is_some_and(|i| after(k, i)))
+        .with_context(|| {
+            format!("Cargo.toml: no provider entry in [{section}] to add `{key}` after")
+        })?;
+    let moved: Vec<(toml_edit::Key, Item)> = keys[anchor + 1..]
+        .iter()
+        .filter_map(|k| table.remove_entry(k))
+        .collect();
+    table.insert(key, item);
+    for (k, v) in moved {
+        table.insert_formatted(&k, v);
+    }
+    Ok(())
+}
+
+/// `{ a = b, … }` as a TOML item.
+fn inline(fields: &[(&str, Value)]) -> Item {
+    let mut table = InlineTable::new();
+    for (k, v) in fields {
+        table.insert(*k, v.clone());
+    }
+    Item::Value(Value::InlineTable(table))
+}
+
+/// The root manifest with `name` registered: workspace dependency (at the workspace version),
+/// feature, default feature, optional facade dependency. Everything else is kept as written.
 pub fn register_in_manifest(manifest: &str, name: &str) -> Result<String> {
+    let mut doc: DocumentMut = manifest.parse().context("Cargo.toml: not valid TOML")?;
     let package = format!("projectfile-{name}");
-    let is_provider_dep =
-        |l: &str| l.trim_start().starts_with("projectfile-") && l.contains("\"providers/");
-    let text = insert_in_section(
-        manifest,
+    let version = doc
+        .get("workspace")
+        .and_then(|w| w.get("package"))
+        .and_then(|p| p.get("version"))
+        .and_then(Item::as_str)
+        .context("Cargo.toml: no `version` in [workspace.package]")?
+        .to_string();
+    let is_provider = |k: &str, i: &Item| {
+        let path = i.get("path").and_then(Item::as_str);
+        k.starts_with("projectfile-") && path.is_some_and(|p| p.starts_with("providers/"))
+    };
+    insert_after_last(
+        table_mut(&mut doc, "workspace.dependencies")?,
         "workspace.dependencies",
-        is_provider_dep,
-        &format!("{package} = {{ path = \"providers/{name}\", version = \"0.1.0\" }}"),
+        is_provider,
+        &package,
+        inline(&[
+            ("path", format!("providers/{name}").into()),
+            ("version", version.into()),
+        ]),
     )?;
-    let text = insert_in_section(
-        &text,
-        "features",
-        |l| l.contains("[\"dep:projectfile-"),
-        &format!("{name} = [\"dep:{package}\"]"),
-    )?;
-    let text = insert_in_section(
-        &text,
+    let is_provider_feature = |_: &str, i: &Item| {
+        let values = i.as_array().into_iter().flatten();
+        values
+            .filter_map(Value::as_str)
+            .any(|v| v.starts_with("dep:projectfile-"))
+    };
+    let features = table_mut(&mut doc, "features")?;
+    let enabled = Item::Value(Value::Array(Array::from_iter([format!("dep:{package}")])));
+    insert_after_last(features, "features", is_provider_feature, name, enabled)?;
+    features
+        .get_mut("default")
+        .and_then(Item::as_array_mut)
+        .context("Cargo.toml: no `default = [...]` in [features]")?
+        .push(name);
+    let is_optional_provider = |k: &str, i: &Item| {
+        k.starts_with("projectfile-") && i.get("optional").and_then(Item::as_bool) == Some(true)
+    };
+    insert_after_last(
+        table_mut(&mut doc, "dependencies")?,
         "dependencies",
-        |l| l.trim_start().starts_with("projectfile-") && l.contains("optional = true"),
-        &format!("{package} = {{ workspace = true, optional = true }}"),
+        is_optional_provider,
+        &package,
+        inline(&[("workspace", true.into()), ("optional", true.into())]),
     )?;
-    // The default feature list, on one line.
-    let (n, line) = toml_section(&text, "features")
-        .into_iter()
-        .find(|(_, l)| l.trim_start().starts_with("default = ["))
-        .context("Cargo.toml: no `default = [...]` in [features]")?;
-    let close = line
-        .rfind(']')
-        .context("Cargo.toml: `default = [...]` must be on one line")?;
-    let inner = line[line.find('[').unwrap_or(0) + 1..close].trim();
-    let separator = if inner.is_empty() { "" } else { ", " };
-    let new_line = format!("{}{separator}\"{name}\"{}", &line[..close], &line[close..]);
-    Ok(text
-        .split_inclusive('\n')
-        .enumerate()
-        .map(|(i, l)| {
-            if i + 1 == n {
-                format!("{new_line}\n")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect())
+    Ok(doc.to_string())
 }
 
 /// The facade's `src/lib.rs` with `name` pushed onto the registry in `providers()`.
@@ -308,7 +338,15 @@ pub fn new_provider(root: &Path, name: &str) -> Result<Vec<PathBuf>> {
         }
         std::fs::write(&path, text).with_context(|| format!("write {}", rel.display()))?;
     }
-    Ok(files.into_iter().map(|(rel, _)| rel).collect())
+    let mut written: Vec<PathBuf> = files.into_iter().map(|(rel, _)| rel).collect();
+    // The licence files, linked to the root's (`cargo package` packs their content).
+    for file in LICENSE_FILES {
+        let rel = dir.join(file);
+        std::os::unix::fs::symlink(Path::new("../..").join(file), root.join(&rel))
+            .with_context(|| format!("link {}", rel.display()))?;
+        written.push(rel);
+    }
+    Ok(written)
 }
 
 /// `cargo xtask new-provider NAME`.
@@ -404,7 +442,7 @@ mod tests {
         let copy = scratch.path();
         crate::tidy::copy_workspace(&root, copy).unwrap();
         let written = new_provider(copy, "acme-cli").unwrap();
-        assert_eq!(written.len(), 5);
+        assert_eq!(written.len(), 7);
         assert!(validate_name(copy, "acme-cli").is_err(), "exists now");
 
         // The generated code is formatted as `cargo fmt --check` wants it.
@@ -484,7 +522,7 @@ mod tests {
             "projectfile",
             "--no-default-features",
             "--features",
-            "acme-cli",
+            "acme-cli,cli",
             "--",
             "providers",
         ]);

@@ -1,6 +1,8 @@
 //! `cargo xtask tidy`: the project's house rules, checked over the source tree (and run as a
 //! test, as rust-analyzer does, so `cargo test` enforces them too).
 //!
+//! - the manifests ([`manifests`]): every published crate has the full metadata and both licence
+//!   files; every declared dependency is used, and every workspace dependency by some crate;
 //! - every crate under `providers/` is registered: workspace dependency, facade feature (in
 //!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
 //!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
@@ -15,8 +17,11 @@ use anyhow::{Context, Result};
 use std::fmt;
 use std::path::Path;
 
-/// The facts-table rules, shared with the conformance suite's `facts_are_recorded` check (the
-/// same source file, so both say the same thing; xtask still depends on none of our crates).
+use crate::manifests::{self, Manifest};
+
+// The facts-table rules, shared with the conformance suite's `facts_are_recorded` check (the
+// same source file, so both say the same thing; xtask still depends on none of our crates). A
+// plain comment: an outer doc here would make rustdoc resolve the module's own links from tidy.
 #[path = "../../conformance/src/facts.rs"]
 #[allow(dead_code)]
 mod facts;
@@ -46,7 +51,11 @@ impl fmt::Display for Problem {
     }
 }
 
-fn problem(path: impl Into<String>, line: Option<usize>, message: impl Into<String>) -> Problem {
+pub(crate) fn problem(
+    path: impl Into<String>,
+    line: Option<usize>,
+    message: impl Into<String>,
+) -> Problem {
     Problem {
         path: path.into(),
         line,
@@ -62,6 +71,9 @@ fn read(root: &Path, rel: &str) -> Result<String> {
 pub fn check(root: &Path) -> Result<Vec<Problem>> {
     let mut problems = Vec::new();
     providers_are_registered(root, &mut problems)?;
+    let manifests = manifests::workspace(root)?;
+    manifests::metadata_is_complete(root, &manifests, &mut problems)?;
+    manifests::dependencies_are_used(root, &manifests, &mut problems)?;
     let files = rust_files(root)?;
     modules_have_docs(root, &files, &mut problems)?;
     writes_go_through_fsio(root, &files, &mut problems)?;
@@ -85,28 +97,24 @@ pub fn run(root: &Path) -> Result<()> {
 /// Every `.rs` file of the workspace, relative to `root`, sorted; `target/` and hidden
 /// directories (`.git`, …) are skipped.
 pub fn rust_files(root: &Path) -> Result<Vec<String>> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
-        let entries =
-            std::fs::read_dir(dir).with_context(|| format!("{}: cannot list", dir.display()))?;
-        for entry in entries {
-            let entry = entry?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = entry.path();
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                if name == "target" || name.starts_with('.') {
-                    continue;
-                }
-                walk(root, &path, out)?;
-            } else if kind.is_file() && name.ends_with(".rs") {
-                let rel = path.strip_prefix(root).unwrap_or(&path);
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-        Ok(())
-    }
+    let skipped = |entry: &walkdir::DirEntry| {
+        let name = entry.file_name().to_string_lossy();
+        entry.depth() > 0
+            && entry.file_type().is_dir()
+            && (name == "target" || name.starts_with('.'))
+    };
     let mut out = Vec::new();
-    walk(root, root, &mut out)?;
+    for entry in walkdir::WalkDir::new(root)
+        .into_iter()
+        .filter_entry(|e| !skipped(e))
+    {
+        let entry = entry.with_context(|| format!("{}: cannot list", root.display()))?;
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && name.ends_with(".rs") {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
     out.sort();
     Ok(out)
 }
@@ -127,36 +135,33 @@ pub fn provider_dirs(root: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
-/// The lines of a TOML section (`[name]`), numbered from 1, up to the next section header.
-pub fn toml_section<'a>(text: &'a str, name: &str) -> Vec<(usize, &'a str)> {
-    let header = format!("[{name}]");
-    let mut out = Vec::new();
-    let mut inside = false;
-    for (i, line) in text.lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.starts_with('[') {
-            inside = trimmed == header;
-            continue;
-        }
-        if inside {
-            out.push((i + 1, line));
-        }
-    }
-    out
-}
-
 /// `my-cli` → `projectfile_my_cli`.
 pub fn crate_ident(name: &str) -> String {
     format!("projectfile_{}", name.replace('-', "_"))
 }
 
+/// Whether the array at `key` of the table at `dotted` holds the string `value`.
+fn array_has(manifest: &Manifest, dotted: &str, key: &str, value: &str) -> bool {
+    manifest
+        .get(dotted, key)
+        .and_then(toml_edit::Item::as_array)
+        .is_some_and(|a| a.iter().any(|v| v.as_str() == Some(value)))
+}
+
+/// The `field` of the dependency `key` of the table at `dotted` (`path`, `optional`, …).
+fn dependency_field<'a>(
+    manifest: &'a Manifest,
+    dotted: &str,
+    key: &str,
+    field: &str,
+) -> Option<&'a toml_edit::Item> {
+    manifest.get(dotted, key)?.as_table_like()?.get(field)
+}
+
 /// Registration, conformance, docs page and dependency direction of every provider.
 pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Result<()> {
-    let manifest = read(root, "Cargo.toml")?;
+    let manifest = Manifest::load(root, "")?;
     let registry = read(root, "src/lib.rs")?;
-    let ws_deps = toml_section(&manifest, "workspace.dependencies");
-    let features = toml_section(&manifest, "features");
-    let deps = toml_section(&manifest, "dependencies");
     let providers = provider_dirs(root)?;
 
     for name in &providers {
@@ -167,33 +172,22 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
             continue;
         }
         let package = format!("projectfile-{name}");
-        let has = |section: &[(usize, &str)], start: &str, needle: &str| {
-            section
-                .iter()
-                .any(|(_, l)| l.trim_start().starts_with(start) && l.contains(needle))
-        };
-        if !has(&ws_deps, &format!("{package} ="), &format!("\"{dir}\"")) {
+        let path = dependency_field(&manifest, "workspace.dependencies", &package, "path");
+        if path.and_then(toml_edit::Item::as_str) != Some(dir.as_str()) {
             problems.push(problem(
                 "Cargo.toml",
                 None,
                 format!("{dir} is not registered: add `{package} = {{ path = \"{dir}\", version = \"0.1.0\" }}` to [workspace.dependencies] (or run `cargo xtask new-provider` for new providers)"),
             ));
         }
-        if !has(
-            &features,
-            &format!("{name} = ["),
-            &format!("\"dep:{package}\""),
-        ) {
+        if !array_has(&manifest, "features", name, &format!("dep:{package}")) {
             problems.push(problem(
                 "Cargo.toml",
                 None,
                 format!("{dir} has no feature: add `{name} = [\"dep:{package}\"]` to [features]"),
             ));
         }
-        let in_default = features.iter().any(|(_, l)| {
-            l.trim_start().starts_with("default =") && l.contains(&format!("\"{name}\""))
-        });
-        if !in_default {
+        if !array_has(&manifest, "features", "default", name) {
             problems.push(problem(
                 "Cargo.toml",
                 None,
@@ -202,7 +196,8 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
                 ),
             ));
         }
-        if !has(&deps, &format!("{package} ="), "optional = true") {
+        let optional = dependency_field(&manifest, "dependencies", &package, "optional");
+        if optional.and_then(toml_edit::Item::as_bool) != Some(true) {
             problems.push(problem(
                 "Cargo.toml",
                 None,
@@ -224,20 +219,22 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
                 format!("{dir} is not registered in the provider registry: add `{cfg}` and `out.push(Box::new({}::…));` to providers()", crate_ident(name)),
             ));
         }
-        let own_manifest = read(root, &format!("{dir}/Cargo.toml"))?;
-        if !own_manifest.contains(&format!("name = \"{package}\"")) {
+        let own = Manifest::load(root, &dir)?;
+        if own.package_name() != Some(package.as_str()) {
             problems.push(problem(
-                format!("{dir}/Cargo.toml"),
-                None,
+                &own.rel,
+                own.line("package", "name"),
                 format!("the package must be named `{package}`"),
             ));
         }
-        for (n, line) in toml_section(&own_manifest, "dependencies") {
-            let dep = line.split(['=', '.']).next().unwrap_or("").trim();
-            if dep.starts_with("projectfile-") && dep != "projectfile-core" {
+        for (section, dep) in own.dependencies() {
+            if section == "dependencies"
+                && dep.starts_with("projectfile-")
+                && dep != "projectfile-core"
+            {
                 problems.push(problem(
-                    format!("{dir}/Cargo.toml"),
-                    Some(n),
+                    &own.rel,
+                    own.line(&section, &dep),
                     format!("a provider depends on projectfile-core only, not on {dep}: move shared logic to projectfile_core::patterns"),
                 ));
             }
@@ -258,16 +255,19 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
     }
 
     // The other way round: nothing registered for a provider that does not exist.
-    for (n, line) in &features {
-        if let Some(at) = line.find("\"dep:projectfile-") {
-            let rest = &line[at + "\"dep:projectfile-".len()..];
-            let name = rest.split('"').next().unwrap_or("");
-            if !providers.iter().any(|p| p == name) {
-                problems.push(problem(
-                    "Cargo.toml",
-                    Some(*n),
-                    format!("feature for projectfile-{name}, but providers/{name} does not exist"),
-                ));
+    if let Some(features) = manifest.table("features") {
+        for (feature, item) in features.iter() {
+            let enabled = item.as_array().into_iter().flatten();
+            for name in enabled.filter_map(|v| v.as_str()?.strip_prefix("dep:projectfile-")) {
+                if !providers.iter().any(|p| p == name) {
+                    problems.push(problem(
+                        "Cargo.toml",
+                        manifest.line("features", feature),
+                        format!(
+                            "feature for projectfile-{name}, but providers/{name} does not exist"
+                        ),
+                    ));
+                }
             }
         }
     }

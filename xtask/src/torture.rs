@@ -6,36 +6,29 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::process::Command;
 
-/// Runs the torture test with the given flags.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
-    let mut procs = "64".to_string();
-    let mut seconds = "30".to_string();
-    let mut seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(7)
-        .to_string();
-    let mut it = args.iter();
-    while let Some(flag) = it.next() {
-        let value = it
-            .next()
-            .with_context(|| format!("{flag} needs a value"))?
-            .clone();
-        match flag.as_str() {
-            "--procs" => procs = value,
-            "--seconds" => seconds = value,
-            "--seed" => seed = value,
-            other => bail!("unknown torture option {other} (use --procs N, --seconds N, --seed S)"),
-        }
-    }
-    for (name, v) in [
-        ("--procs", &procs),
-        ("--seconds", &seconds),
-        ("--seed", &seed),
-    ] {
-        v.parse::<f64>()
-            .with_context(|| format!("{name} {v}: not a number"))?;
-    }
+/// `cargo xtask torture`'s options.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// Concurrent worker processes.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub procs: u32,
+    /// How long the workers run, in seconds.
+    #[arg(long, value_name = "N", default_value_t = 30.0)]
+    pub seconds: f64,
+    /// The random seed [default: drawn from the clock, and printed].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+}
+
+/// Runs the torture test with the given options.
+pub fn run(root: &Path, options: &Options) -> Result<()> {
+    let seed = options.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(7)
+    });
+    let (procs, seconds) = (options.procs, options.seconds);
     eprintln!("torture: {procs} workers, {seconds} s, seed {seed}");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
@@ -48,9 +41,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
             "torture",
         ])
         .args(["--", "--nocapture"])
-        .env("PROJECTFILE_TORTURE_PROCS", &procs)
-        .env("PROJECTFILE_TORTURE_SECONDS", &seconds)
-        .env("PROJECTFILE_TORTURE_SEED", &seed)
+        .env("PROJECTFILE_TORTURE_PROCS", procs.to_string())
+        .env("PROJECTFILE_TORTURE_SECONDS", seconds.to_string())
+        .env("PROJECTFILE_TORTURE_SEED", seed.to_string())
         .current_dir(root)
         .status()
         .context("run cargo test")?;

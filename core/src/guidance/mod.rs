@@ -13,11 +13,14 @@
 //! - [`prompt_fragments`] and [`render_block`]: projections for prompts.
 //! - [`session_block_ranges`]: finds our own projected session blocks, which are reported apart
 //!   from the user's guidance (scope `session`).
+//! - [`delivery_verdict`]: whether the session text, where a plan put it, reaches the model by
+//!   the CLI's profile; [`budget_launch_args`]: the arguments that raise a CLI's budget.
 //!
 //! Precedence runs broadest to most specific, so the most specific text comes last: user,
 //! ancestor, workspace (root down to the working directory), scoped (the subtree below it,
 //! breadth-first), then root-only editor packs.
 
+mod delivery;
 mod fs;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -29,6 +32,7 @@ mod resolve;
 mod session;
 mod text;
 
+pub use delivery::{DeliveryQuery, DeliveryVerdict, Undelivered, delivery_verdict};
 pub use fs::{CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, MemoryFs, StdFs};
 pub use model::{
     DEFAULT_EDITOR_PACKS, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS,
@@ -36,7 +40,7 @@ pub use model::{
     DIRECTORY_INSTRUCTION_FILES, GuidanceOmission, GuidanceRequest, GuidanceResolution,
     GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
 };
-pub use profile::{DiscoveryProfile, Walk};
+pub use profile::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args};
 pub use render::{FRAGMENT_SOURCE, PromptFragment, prompt_fragments, render_block};
 pub use resolve::{resolve, resolve_as};
 pub use session::{

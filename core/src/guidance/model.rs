@@ -123,6 +123,14 @@ pub enum OmissionReason {
     /// The file holds a malformed or unterminated session block; its text is kept as user guidance
     /// unchanged (nothing was cut); `bytes` is 0.
     MalformedSessionBlock,
+    /// Only for discovery profiles: the CLI does not read this file because another one it found
+    /// takes its place (`shadowed_by` names it): an override read instead, a `CLAUDE.md` that
+    /// makes Claude Code skip `AGENTS.md`, a project file read instead of the user's. `bytes` is
+    /// the file's size.
+    Shadowed,
+    /// Only for discovery profiles: the CLI reads this file later, only when the task touches
+    /// its folder or its paths, so it is not in the first request. `bytes` is the file's size.
+    OnDemand,
 }
 
 impl OmissionReason {
@@ -136,6 +144,8 @@ impl OmissionReason {
             OmissionReason::Unreadable => "unreadable",
             OmissionReason::NotUtf8 => "not_utf8",
             OmissionReason::MalformedSessionBlock => "malformed_session_block",
+            OmissionReason::Shadowed => "shadowed",
+            OmissionReason::OnDemand => "on_demand",
         }
     }
 }
@@ -179,6 +189,9 @@ pub struct GuidanceOmission {
     pub reason: OmissionReason,
     /// A byte count whose meaning depends on the reason (see [`OmissionReason`]).
     pub bytes: u64,
+    /// For `shadowed`: the file read instead, or whose presence makes the CLI skip this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadowed_by: Option<String>,
 }
 
 /// The complete resolution: what loaded, in order, and what did not.
@@ -191,12 +204,33 @@ pub struct GuidanceResolution {
     pub omitted: Vec<GuidanceOmission>,
     /// Sum of the kept sources' `bytes`.
     pub total_bytes: u64,
-    /// The budget that was applied.
+    /// The budget that was applied. What counted against it is `total_bytes -
+    /// unbudgeted_bytes`; it exceeds the budget only under the seed's rule that the first source
+    /// is always kept whole.
     pub budget_bytes: u64,
+    /// Bytes the budget took away: the sum of the `budget_truncated` and `budget_exhausted`
+    /// omissions' `bytes`. Omitted when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_bytes: u64,
+    /// Bytes of kept sources the budget does not count (a profile with `budget_excludes_user`:
+    /// Codex never cuts the user's own instructions). Omitted when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unbudgeted_bytes: u64,
     /// Candidate directories considered (seed semantics): one per user-scope file (in
     /// [`resolve_as`](super::resolve_as), one for all the profile's user files), one per ancestor
     /// and workspace directory, plus every directory the subtree scan found.
     pub dirs_scanned: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
+}
+
+impl GuidanceResolution {
+    /// The bytes that counted against the budget: `total_bytes - unbudgeted_bytes`.
+    pub fn budget_used_bytes(&self) -> u64 {
+        self.total_bytes.saturating_sub(self.unbudgeted_bytes)
+    }
 }
 
 fn default_max_bytes() -> u64 {

@@ -2,20 +2,26 @@
 //! root markers, budget), declared as data by each provider and evaluated by
 //! [`resolve_as`](super::resolve_as).
 //!
-//! Sketches of the profiles the issue describes (facts to be verified and cited by each provider;
-//! the golden tests in `core/tests/guidance_golden.rs` run exactly these):
+//! The providers' profiles, checked against the real CLIs by `cargo xtask qualify` (each provider's
+//! module docs hold the measurements; the golden tests in `core/tests/guidance_golden.rs` run
+//! copies of these):
 //!
 //! ```text
 //! Codex:  per_directory ["AGENTS.override.md", "AGENTS.md"], first_wins, root_markers [".git"],
-//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget,
-//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"]
-//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md"],
-//!         exclusive_if_present [("CLAUDE.md", "AGENTS.md"), (".claude/CLAUDE.md", "AGENTS.md")],
-//!         walk CwdUpToFsRoot, imports, max_import_hops 5, strip_html_comments,
-//!         user_files [".claude/CLAUDE.md"]
-//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot,
-//!         extra_files [".pi/APPEND_SYSTEM.md"]
-//! Cursor: per_directory [], extra_files [".cursor/rules/*.mdc", "AGENTS.md"]
+//!         walk RootToCwd, budget_bytes 32768, truncate_at_budget, verbatim,
+//!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"], budget_excludes_user,
+//!         budget_launch_args ["-c", "project_doc_max_bytes={bytes}"]
+//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md",
+//!         ".claude/AGENTS.md"] (no AGENTS.md before 2.1.281), exclusive_if_present (each
+//!         CLAUDE-file, each AGENTS-file), exclusive_across_walk, walk CwdUpToFsRoot, imports,
+//!         max_import_hops 4, strip_html_comments, user_files [".claude/CLAUDE.md"],
+//!         extra_files [".claude/rules/*.md"], on_demand_path_rules, on_demand_subtree
+//! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot, verbatim,
+//!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory,
+//!         user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
+//!         [(".pi/SYSTEM.md", ".pi/agent/SYSTEM.md"), (".pi/APPEND_SYSTEM.md",
+//!         ".pi/agent/APPEND_SYSTEM.md")]
+//! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -94,4 +100,55 @@ pub struct DiscoveryProfile {
     /// `budget_truncated` notice, and everything after it is `budget_exhausted` (Codex reads up to
     /// its byte limit). Off: the seed's whole-source rule, first source always kept.
     pub truncate_at_budget: bool,
+    /// `exclusive_if_present` applies across the whole walk, not per directory: `a` found in any
+    /// walked directory (the subtree below the working directory and the home directory aside)
+    /// means `b` is read in none (Claude Code skips every `AGENTS.md` when a `CLAUDE.md` exists
+    /// in the working directory or any directory above it).
+    pub exclusive_across_walk: bool,
+    /// `extra_files` are looked up in the working directory instead of the root (Pi reads
+    /// `.pi/APPEND_SYSTEM.md` only where it is started).
+    pub extra_files_at_working_dir: bool,
+    /// Pairs `(extra, user)`: the user file (relative to the home directory) is read only when the
+    /// extra file (one of `extra_files`) is absent; otherwise it is `shadowed` by it (Pi reads the
+    /// project's `.pi/APPEND_SYSTEM.md` *instead of* `~/.pi/agent/APPEND_SYSTEM.md`). Read after
+    /// the extra files, scope `user`, never import-expanded.
+    pub user_fallbacks: Vec<(String, String)>,
+    /// The budget counts only project files: user files are kept whole and reported in
+    /// `unbudgeted_bytes` (Codex limits project docs, never the user's own instructions).
+    pub budget_excludes_user: bool,
+    /// The CLI sends each file as written: bodies are not trimmed and a session block is carried
+    /// with its marker lines, so byte counts are the file's own (Codex, Pi). Off: bodies are
+    /// trimmed and a session block is its text alone.
+    pub verbatim: bool,
+    /// Instruction files in directories below the working directory are read only when the task
+    /// touches a file there (Claude Code): they are listed as `on_demand`, never as sources.
+    /// Bounded like the subtree scan (`max_depth`, `max_dirs`, `skip_dirs`).
+    pub on_demand_subtree: bool,
+    /// An extra file whose front matter (between `---` lines at its top) has a `paths:` key is
+    /// read only when the task touches a matching path (Claude Code's `.claude/rules/`): listed as
+    /// `on_demand`.
+    pub on_demand_path_rules: bool,
+    /// The launch arguments that raise the budget, with `{bytes}` standing for the number of bytes
+    /// needed (Codex: `["-c", "project_doc_max_bytes={bytes}"]`). Empty: nothing can raise it.
+    /// See [`budget_launch_args`].
+    pub budget_launch_args: Vec<String>,
+}
+
+/// The placeholder of [`DiscoveryProfile::budget_launch_args`].
+pub const BUDGET_BYTES_PLACEHOLDER: &str = "{bytes}";
+
+/// The launch arguments that make `profile`'s CLI read `needed_bytes` of instruction files, or
+/// `None` when the profile declares none (nothing can raise its budget).
+pub fn budget_launch_args(profile: &DiscoveryProfile, needed_bytes: u64) -> Option<Vec<String>> {
+    if profile.budget_launch_args.is_empty() {
+        return None;
+    }
+    let bytes = needed_bytes.to_string();
+    Some(
+        profile
+            .budget_launch_args
+            .iter()
+            .map(|arg| arg.replace(BUDGET_BYTES_PLACEHOLDER, &bytes))
+            .collect(),
+    )
 }

@@ -148,6 +148,26 @@ struct Plan {
     budget: u64,
     truncate: bool,
     namespace: String,
+    /// Profile extensions (all off for the seed's rules); see [`ProfileRules`].
+    rules: ProfileRules,
+}
+
+/// What a discovery profile adds to the seed's engine, decided before the first read.
+#[derive(Clone, Debug, Default)]
+struct ProfileRules {
+    /// `(name, by)`: `name` is shadowed in every walked directory by the file `by`
+    /// (`exclusive_across_walk`).
+    walk_shadows: Vec<(String, String)>,
+    /// `(extra, user)` as full paths: the user file is read only when the extra one is absent.
+    user_fallbacks: Vec<(String, String)>,
+    /// The subtree scan lists files as `on_demand` instead of reading them.
+    subtree_on_demand: bool,
+    /// Extra files with a `paths:` front-matter key are `on_demand`.
+    path_rules_on_demand: bool,
+    /// Bodies untrimmed, session blocks with their markers.
+    verbatim: bool,
+    /// User-scope sources are not charged to the budget.
+    budget_excludes_user: bool,
 }
 
 impl Plan {
@@ -209,6 +229,7 @@ impl Plan {
             budget: request.max_bytes,
             truncate: false,
             namespace: request.namespace().to_string(),
+            rules: ProfileRules::default(),
         }
     }
 
@@ -264,7 +285,29 @@ impl Plan {
                 names: None,
             });
         }
-        let subtree = profile.include_subtree.then(|| Subtree {
+        let home_dir = (!home.is_empty()).then(|| norm(home).to_string());
+        let pack_root = if profile.extra_files_at_working_dir {
+            working_dir.clone()
+        } else {
+            root
+        };
+        let rules = ProfileRules {
+            walk_shadows: walk_shadows(fs, profile, &groups),
+            user_fallbacks: match &home_dir {
+                Some(home) if request.include_user_scope => profile
+                    .user_fallbacks
+                    .iter()
+                    .map(|(extra, user)| (join(&pack_root, extra), join(home, user)))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            subtree_on_demand: profile.on_demand_subtree && !profile.include_subtree,
+            path_rules_on_demand: profile.on_demand_path_rules,
+            verbatim: profile.verbatim,
+            budget_excludes_user: profile.budget_excludes_user,
+        };
+        let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
+        let subtree = scan_subtree.then(|| Subtree {
             start: working_dir.clone(),
             max_depth: request.max_depth,
             max_dirs: request.max_dirs,
@@ -284,17 +327,43 @@ impl Plan {
             },
             subtree,
             packs: profile.extra_files.clone(),
-            pack_root: root,
+            pack_root,
             report_pack_duplicates: true,
-            home: (!home.is_empty()).then(|| norm(home).to_string()),
+            home: home_dir,
             hops,
             strip_comments: profile.strip_html_comments,
             dedupe: profile.dedupe_bodies,
             budget: profile.budget_bytes.unwrap_or(request.max_bytes),
             truncate: profile.truncate_at_budget,
             namespace: request.namespace().to_string(),
+            rules,
         }
     }
+}
+
+/// For `exclusive_across_walk`: each skipped name with the first file (in walk order) whose
+/// presence shadows it. Only the walked directories count, never the home directory.
+fn walk_shadows(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    groups: &[Group],
+) -> Vec<(String, String)> {
+    let mut shadows: Vec<(String, String)> = Vec::new();
+    if !profile.exclusive_across_walk {
+        return shadows;
+    }
+    for group in groups.iter().filter(|g| g.scope != GuidanceScope::User) {
+        for (present, skipped) in &profile.exclusive_if_present {
+            if shadows.iter().any(|(name, _)| name == skipped) {
+                continue;
+            }
+            let path = join(&group.dir, present);
+            if load(fs, &path).is_present() {
+                shadows.push((skipped.clone(), path));
+            }
+        }
+    }
+    shadows
 }
 
 /// The nearest of `working_dir` and its ancestors (the file-system root excluded, as everywhere in
@@ -330,6 +399,15 @@ enum Loaded {
 impl Loaded {
     fn is_present(&self) -> bool {
         !matches!(self, Loaded::Absent)
+    }
+
+    /// The file's size as far as the read told it (0 when it could not be read).
+    fn size(&self) -> u64 {
+        match self {
+            Loaded::Absent | Loaded::Unreadable => 0,
+            Loaded::Text(text) => text.len() as u64,
+            Loaded::TooLarge(len) | Loaded::NotUtf8(len) => *len,
+        }
     }
 }
 
@@ -434,6 +512,13 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let loaded = load(self.fs, &full);
+            if self.plan.rules.path_rules_on_demand
+                && let Loaded::Text(text) = &loaded
+                && has_paths_front_matter(text)
+            {
+                self.note(&full, OmissionReason::OnDemand, loaded.size());
+                continue;
+            }
             let base = parent(&full).unwrap_or(&self.plan.pack_root).to_string();
             self.accept(
                 &full,
@@ -444,7 +529,28 @@ impl<'a> Engine<'a> {
                 Kind::Pack,
             );
         }
+        self.user_fallbacks();
         self.finish(dirs_scanned)
+    }
+
+    /// Each `(extra, user)` fallback: the user file is read when the extra file is absent, and is
+    /// reported `shadowed` by it otherwise.
+    fn user_fallbacks(&mut self) {
+        for (extra, user) in std::mem::take(&mut self.plan.rules.user_fallbacks) {
+            if !self.seen_paths.insert(user.clone()) {
+                continue;
+            }
+            let loaded = load(self.fs, &user);
+            if !loaded.is_present() {
+                continue;
+            }
+            if load(self.fs, &extra).is_present() {
+                self.shadow(&user, &extra, loaded.size());
+                continue;
+            }
+            let base = parent(&user).unwrap_or(&user).to_string();
+            self.accept(&user, loaded, &base, GuidanceScope::User, -1, Kind::Pack);
+        }
     }
 
     /// The breadth-first subtree scan below `subtree.start`, reading each directory's guidance as
@@ -524,40 +630,44 @@ impl<'a> Engine<'a> {
             }
             slot.as_ref().is_some_and(Loaded::is_present)
         };
-        let mut chosen: Vec<usize> = if rule.first_wins {
-            let mut first = Vec::new();
-            for (index, name) in names.iter().enumerate() {
-                if fetch(&mut memo[index], name) {
-                    first.push(index);
-                    break;
+        // For each name, the file that takes its place, if any.
+        let mut shadowed_by: Vec<Option<String>> = vec![None; names.len()];
+        if rule.first_wins
+            && let Some(first) = (0..names.len()).find(|i| fetch(&mut memo[*i], &names[*i]))
+        {
+            let winner = join(dir, &names[first]);
+            for (index, slot) in shadowed_by.iter_mut().enumerate() {
+                if index != first {
+                    *slot = Some(winner.clone());
                 }
             }
-            first
-        } else {
-            (0..names.len()).collect()
-        };
-        if !rule.exclusive.is_empty() {
-            let mut excluded = vec![false; names.len()];
-            for (present, skipped) in &rule.exclusive {
-                let is_present = match names.iter().position(|n| n == present) {
-                    Some(index) => fetch(&mut memo[index], present),
-                    None => {
-                        maybe_present(present, listing)
-                            && load(fs, &join(dir, present)).is_present()
-                    }
-                };
-                if is_present {
-                    for (index, name) in names.iter().enumerate() {
-                        if name == skipped {
-                            excluded[index] = true;
-                        }
-                    }
-                }
-            }
-            chosen.retain(|index| !excluded[*index]);
         }
-        for index in chosen {
-            let name = &names[index];
+        for (present, skipped) in &rule.exclusive {
+            let is_present = match names.iter().position(|n| n == present) {
+                Some(index) => fetch(&mut memo[index], present),
+                None => {
+                    maybe_present(present, listing) && load(fs, &join(dir, present)).is_present()
+                }
+            };
+            if is_present {
+                for (index, name) in names.iter().enumerate() {
+                    if name == skipped && shadowed_by[index].is_none() {
+                        shadowed_by[index] = Some(join(dir, present));
+                    }
+                }
+            }
+        }
+        if matches!(scope, GuidanceScope::Workspace | GuidanceScope::Ancestor) {
+            for (skipped, by) in &self.plan.rules.walk_shadows {
+                for (index, name) in names.iter().enumerate() {
+                    if name == skipped && shadowed_by[index].is_none() {
+                        shadowed_by[index] = Some(by.clone());
+                    }
+                }
+            }
+        }
+        let on_demand = scope == GuidanceScope::Scoped && self.plan.rules.subtree_on_demand;
+        for (index, name) in names.iter().enumerate() {
             if memo[index].is_none() && !maybe_present(name, listing) {
                 continue;
             }
@@ -566,7 +676,31 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let loaded = memo[index].take().unwrap_or_else(|| load(fs, &full));
-            self.accept(&full, loaded, dir, scope, depth, Kind::Directory);
+            if !loaded.is_present() {
+                continue;
+            }
+            if let Some(by) = shadowed_by[index].take() {
+                self.shadow(&full, &by, loaded.size());
+            } else if on_demand {
+                self.note(&full, OmissionReason::OnDemand, loaded.size());
+            } else {
+                self.accept(&full, loaded, dir, scope, depth, Kind::Directory);
+            }
+        }
+    }
+
+    /// Records that `path` is not read because `by` takes its place.
+    fn shadow(&mut self, path: &str, by: &str, bytes: u64) {
+        if self
+            .notices
+            .insert((path.to_string(), OmissionReason::Shadowed))
+        {
+            self.omitted.push(GuidanceOmission {
+                path: path.to_string(),
+                reason: OmissionReason::Shadowed,
+                bytes,
+                shadowed_by: Some(by.to_string()),
+            });
         }
     }
 
@@ -577,6 +711,7 @@ impl<'a> Engine<'a> {
                 path: path.to_string(),
                 reason,
                 bytes,
+                shadowed_by: None,
             });
         }
     }
@@ -611,6 +746,11 @@ impl<'a> Engine<'a> {
             if body.is_empty() {
                 continue;
             }
+            let body = if self.plan.rules.verbatim {
+                text.get(block.range.clone()).unwrap_or(body)
+            } else {
+                body
+            };
             let path = if index == 0 {
                 format!("{path}#session")
             } else {
@@ -659,7 +799,11 @@ impl<'a> Engine<'a> {
         } else {
             stripped
         };
-        let body = expanded.trim();
+        let body = if self.plan.rules.verbatim && !expanded.trim().is_empty() {
+            &*expanded
+        } else {
+            expanded.trim()
+        };
         if !body.is_empty() {
             let hash = body_hash(body);
             if self.plan.dedupe && self.has_body(&self.bodies, hash, body) {
@@ -668,6 +812,7 @@ impl<'a> Engine<'a> {
                         path: full.to_string(),
                         reason: OmissionReason::DuplicateBody,
                         bytes: body.len() as u64,
+                        shadowed_by: None,
                     });
                 }
             } else {
@@ -695,6 +840,7 @@ impl<'a> Engine<'a> {
                     path: piece.path,
                     reason: OmissionReason::DuplicateBody,
                     bytes: piece.body.len() as u64,
+                    shadowed_by: None,
                 });
                 continue;
             }
@@ -825,34 +971,39 @@ impl<'a> Engine<'a> {
         let mut omitted = self.omitted;
         let mut kept: Vec<GuidanceSource> = Vec::with_capacity(self.sources.len());
         let mut used = 0u64;
+        let mut unbudgeted = 0u64;
+        let mut cut_total = 0u64;
         for mut source in self.sources {
-            if self.plan.truncate {
-                let remaining = budget.saturating_sub(used);
-                if source.bytes > remaining {
-                    let cut = floor_boundary(&source.body, remaining);
-                    if cut == 0 {
-                        omitted.push(GuidanceOmission {
-                            path: source.path,
-                            reason: OmissionReason::BudgetExhausted,
-                            bytes: source.bytes,
-                        });
-                        continue;
-                    }
-                    omitted.push(GuidanceOmission {
-                        path: source.path.clone(),
-                        reason: OmissionReason::BudgetTruncated,
-                        bytes: source.bytes - cut as u64,
-                    });
-                    source.body.truncate(cut);
-                    source.bytes = cut as u64;
-                }
-            } else if used.saturating_add(source.bytes) > budget && !kept.is_empty() {
-                omitted.push(GuidanceOmission {
-                    path: source.path,
-                    reason: OmissionReason::BudgetExhausted,
-                    bytes: source.bytes,
-                });
+            if self.plan.rules.budget_excludes_user && source.scope == GuidanceScope::User {
+                unbudgeted = unbudgeted.saturating_add(source.bytes);
+                kept.push(source);
                 continue;
+            }
+            let remaining = budget.saturating_sub(used);
+            let over = source.bytes > remaining;
+            if over && (self.plan.truncate || !kept.is_empty()) {
+                let cut = if self.plan.truncate {
+                    floor_boundary(&source.body, remaining)
+                } else {
+                    0
+                };
+                let (reason, cut_bytes) = if cut == 0 {
+                    (OmissionReason::BudgetExhausted, source.bytes)
+                } else {
+                    (OmissionReason::BudgetTruncated, source.bytes - cut as u64)
+                };
+                cut_total = cut_total.saturating_add(cut_bytes);
+                omitted.push(GuidanceOmission {
+                    path: source.path.clone(),
+                    reason,
+                    bytes: cut_bytes,
+                    shadowed_by: None,
+                });
+                if cut == 0 {
+                    continue;
+                }
+                source.body.truncate(cut);
+                source.bytes = cut as u64;
             }
             used = used.saturating_add(source.bytes);
             kept.push(source);
@@ -860,11 +1011,31 @@ impl<'a> Engine<'a> {
         GuidanceResolution {
             sources: kept,
             omitted,
-            total_bytes: used,
+            total_bytes: used.saturating_add(unbudgeted),
             budget_bytes: budget,
+            cut_bytes: cut_total,
+            unbudgeted_bytes: unbudgeted,
             dirs_scanned,
         }
     }
+}
+
+/// Whether `text` opens with front matter (a `---` line, then lines up to the next `---`) holding
+/// a `paths:` key.
+fn has_paths_front_matter(text: &str) -> bool {
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return false;
+    }
+    for line in lines {
+        if line.trim_end() == "---" {
+            return false;
+        }
+        if line.starts_with("paths:") {
+            return true;
+        }
+    }
+    false
 }
 
 /// The largest char boundary of `text` at or below `limit`.

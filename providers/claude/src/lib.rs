@@ -43,11 +43,45 @@
 //! | `--append-system-prompt-file` appends a file to the default prompt, keeping built-in behaviour | headless docs as quoted in stored notes; lidge-jun/opencodex PR #5315 quoting the docs ("Appends file contents to the default prompt") | YES (exists) |
 //! | `--append-system-prompt-file` exists from 2.0.34; interactive use arrived later (before 2026-03) | alex-feel/claude-code-toolbox PR #168 ("only exists in Claude Code v2.0.34+"); iloom-ai/iloom-cli PR #833 ("now supports … on interactive mode") | PARTLY (third parties) |
 //! | `claude --version` prints `2.1.277 (Claude Code)` | i9wa4/dotfiles issue #394 | YES (one observed output) |
-//! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES for CLAUDE.md; NOT confirmed for AGENTS.md |
-//! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES |
+//! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES; measured for AGENTS.md too (below) |
+//! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES; four measured on 2.1.332 |
 //! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES (issue 4 projects them) |
 //! | `CLAUDE_CONFIG_DIR` moves Claude Code's configuration folder (default `~/.claude`): settings, `.claude.json`, `projects/` (native sessions) and, on Linux and Windows, the login `.credentials.json`; on macOS the login is a Keychain entry whose name is derived from the folder | code.claude.com/docs/en/authentication "Credential management" as quoted in Rul1an/assay issue #2194; anthropics/claude-code issues #47661 and #88601 (measured with 2.1.238) | PARTLY (docs as quoted, and reports; the source is not public) |
 //! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
+//!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Claude Code 2.1.233, 2.1.280, 2.1.281,
+//! 2.1.284 and 2.1.332 from the npm registry (and 2.1.277 once, the same way, by hand), each run
+//! as `claude -p` with a private
+//! `HOME`, `ANTHROPIC_BASE_URL` on a loopback endpoint that records the request, and
+//! `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`. A file counts as read when its marker text is in
+//! the first request. The discovery profile ([`Claude::discovery_for`]) follows these facts:
+//!
+//! - **AGENTS.md by version**: 2.1.233, 2.1.277 and 2.1.280 do not read it; 2.1.281, 2.1.284 and
+//!   2.1.332 do, and `.claude/AGENTS.md` too ([`AGENTS_MD_READ_SINCE`]). The block route keeps the
+//!   stricter [`AGENTS_MD_SINCE`]; 2.1.281–2.1.283 take the private file, which delivers as well.
+//! - **Shadowing**: a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` in the working
+//!   directory or any directory above it makes Claude skip *every* `AGENTS.md` (a `CLAUDE.md` in
+//!   the working directory hides an `AGENTS.md` above it too). `~/.claude/CLAUDE.md` does not,
+//!   nor does a `CLAUDE.md` below the working directory. `resolve --as claude` lists such an
+//!   `AGENTS.md` as `shadowed` by the file.
+//! - **Never read**: `AGENTS.override.md`, `AGENTS.local.md`, `~/.claude/AGENTS.md`,
+//!   `~/.agents/AGENTS.md`.
+//! - **On demand**: instruction files below the working directory are not in the first request
+//!   (the docs: read when Claude reads a file there); `.claude/rules/*.md` are read at start unless
+//!   their front matter has `paths:`. Both are `on_demand` in `resolve --as claude`.
+//! - **Imports**: `@docs/x.md` in `AGENTS.md` is inlined, four levels deep (the fifth stays
+//!   literal); `@~/notes.md`, outside the project, is not loaded in `-p` mode (such imports wait
+//!   for an approval). No size limit (a 500 KB `AGENTS.md` arrives whole), no deduplication (the
+//!   same text in two files arrives twice).
+//! - **Markers and line ends**: block-level HTML comments are removed, so our marker lines never
+//!   reach the model; in a file holding a comment (every file with our block), CRLF becomes LF,
+//!   while a file without comments keeps its CRLF.
+//! - **Prompt-file flags**: `--append-system-prompt-file` and `--system-prompt-file` both deliver
+//!   the text on 2.1.233, 2.1.284 and 2.1.332; `--system-prompt-file` *replaces* Claude Code's own
+//!   system prompt (159 characters of system prompt sent instead of 5.8k–9.6k), so the append
+//!   flag stays the route.
 //!
 //! # Known gaps
 //!
@@ -65,6 +99,9 @@ use std::path::Path;
 
 /// The first version this provider trusts to read `AGENTS.md` (seed 000; see the module docs).
 pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
+/// The first version measured to read `AGENTS.md` (2.1.280 does not, 2.1.281 does); the
+/// discovery profile follows it, while the block route keeps the stricter [`AGENTS_MD_SINCE`].
+pub const AGENTS_MD_READ_SINCE: semver::Version = semver::Version::new(2, 1, 281);
 /// The flag that carries the private file.
 pub const PROMPT_FLAG: &str = "--append-system-prompt-file";
 /// The private file's name (under the session's private directory in the state directory).
@@ -125,6 +162,35 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
     Ok(found)
 }
 
+/// Claude Code's discovery profile, for a binary that reads `AGENTS.md` or one that does not.
+fn profile(reads_agents_md: bool) -> DiscoveryProfile {
+    let agents: &[&str] = if reads_agents_md {
+        &["AGENTS.md", ".claude/AGENTS.md"]
+    } else {
+        &[]
+    };
+    let mut per_directory: Vec<String> = CLAUDE_FILES.iter().map(|s| s.to_string()).collect();
+    per_directory.extend(agents.iter().map(|s| s.to_string()));
+    DiscoveryProfile {
+        per_directory,
+        // A CLAUDE.md-like file anywhere on the walk hides every AGENTS.md (measured).
+        exclusive_if_present: CLAUDE_FILES
+            .iter()
+            .flat_map(|c| agents.iter().map(|a| (c.to_string(), a.to_string())))
+            .collect(),
+        exclusive_across_walk: true,
+        extra_files: vec![".claude/rules/*.md".into()],
+        on_demand_path_rules: true,
+        on_demand_subtree: true,
+        walk: Walk::CwdUpToFsRoot,
+        imports: true,
+        max_import_hops: Some(4),
+        strip_html_comments: true,
+        user_files: vec![USER_MEMORY.into()],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Claude {
     fn name(&self) -> &'static str {
         "claude"
@@ -140,28 +206,13 @@ impl Provider for Claude {
     }
 
     fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![
-                "CLAUDE.md".into(),
-                ".claude/CLAUDE.md".into(),
-                "CLAUDE.local.md".into(),
-                "AGENTS.md".into(),
-                ".claude/AGENTS.md".into(),
-            ],
-            // Per directory only: the resolver cannot express "anywhere above" (see module docs).
-            exclusive_if_present: CLAUDE_FILES
-                .iter()
-                .flat_map(|c| {
-                    ["AGENTS.md", ".claude/AGENTS.md"].map(|a| (c.to_string(), a.to_string()))
-                })
-                .collect(),
-            extra_files: vec![".claude/rules/*.md".into()],
-            walk: Walk::CwdUpToFsRoot,
-            imports: true,
-            max_import_hops: Some(4),
-            strip_html_comments: true,
-            user_files: vec![USER_MEMORY.into()],
-            ..DiscoveryProfile::default()
+        profile(true)
+    }
+
+    fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
+        match probes.cli_version.semver() {
+            Some(version) if version < AGENTS_MD_READ_SINCE => profile(false),
+            _ => profile(true),
         }
     }
 

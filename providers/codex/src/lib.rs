@@ -12,25 +12,50 @@
 //! | `AGENTS.md` is collected from the project root down to the working directory, joined root first | `agents_md.rs` module doc: "Collect every `AGENTS.md` found from the project root down to the current working directory (inclusive)" | yes (code) |
 //! | In each directory `AGENTS.override.md` is read *instead of* `AGENTS.md`: at most one file per directory, the first found wins | `agents_md.rs` `candidate_filenames()`; developers.openai.com/codex/guides/agents-md: "Codex includes at most one file per directory" | yes (code + docs) |
 //! | The root is the nearest ancestor holding a `project_root_markers` entry (default `.git`, file or directory); with none, only the working directory is read; a project's own `.codex/config.toml` cannot change the markers | `agents_md.rs` doc and `agents_md_paths()` | yes (code) |
-//! | Project docs share one 32 KiB budget (`project_doc_max_bytes`); the file crossing it is truncated, later ones dropped | `agents_md.rs` `read_agents_md()`; official guide | yes |
+//! | Project docs share one 32 KiB budget (`project_doc_max_bytes`); the file crossing it is truncated, later ones dropped | `agents_md.rs` `read_agents_md()`; official guide | yes (and measured, below) |
 //! | HTML comments are not stripped, so our marker lines reach the model verbatim and are worded to read sensibly | no stripping in `read_agents_md()` (an absence) | yes (code reading) |
 //! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
 //! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
 //! | `CODEX_HOME` moves the whole Codex home (default `~/.codex`): `config.toml`, the login `auth.json`, `sessions/`; when set it must already exist and be a directory (it is canonicalised) | `find_codex_home()` in openai/codex (`codex-rs/core`, copied in `codex-rs/rmcp-client/src/find_codex_home.rs`) | yes (code) |
 //! | `codex exec` also takes `CODEX_API_KEY` (or `OPENAI_API_KEY`) from the environment instead of `auth.json` | codex-rs `core::auth` (`CODEX_API_KEY` overrides the stored credentials) | partly (code summaries) |
 //!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Codex 0.171.0 from the npm registry, run
+//! as `codex exec` with `CODEX_HOME` in a private home and a custom model provider
+//! (`-c model_providers.qualify={base_url=…, wire_api="responses"}`) on a loopback endpoint that
+//! records the request. The discovery profile follows these facts:
+//!
+//! - In each directory `AGENTS.override.md` is read instead of `AGENTS.md`, even when it is empty
+//!   (`resolve --as codex` lists the `AGENTS.md` as `shadowed`).
+//! - The root is the nearest directory holding `.git` (a directory or a worktree's `.git` file);
+//!   files are read from there down to the working directory, none above the root, none below the
+//!   working directory. Without a `.git` only the working directory is read.
+//! - `CLAUDE.md` is not read; `@path` lines are not expanded.
+//! - **The budget**: project docs share 32768 bytes, counted as written (markers, whitespace).
+//!   With a 40 KiB project `AGENTS.md` the block after the user's text never reaches the model;
+//!   with `-c project_doc_max_bytes=<the file's size>` it does. The profile declares that
+//!   argument ([`DiscoveryProfile::budget_launch_args`]) so core can add it.
+//! - User files: `$CODEX_HOME/AGENTS.override.md`, else `$CODEX_HOME/AGENTS.md`; they are never cut
+//!   (a 40 KB user file arrives whole next to the project docs); `~/.agents/AGENTS.md` is not read.
+//! - Our marker lines and CRLF line ends reach the model as written.
+//! - Even pointed at a custom provider, Codex tries to reach other hosts at start; the
+//!   qualification refuses them (see QUALIFICATION.md).
+//!
 //! Consequence for projection: the block goes in the workspace root's `AGENTS.override.md` when
 //! that file exists (any kind: a symlink there is refused rather than bypassed), else in
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
-use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
 use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
 /// The portable instruction file.
 pub const AGENTS_FILE: &str = patterns::AGENTS_MD;
+/// Codex's default budget for project docs (`project_doc_max_bytes`).
+pub const PROJECT_DOC_MAX_BYTES: u64 = 32 * 1024;
 /// Where Codex reads project skills (at the project root; it also reads deeper ones).
 pub const SKILLS_DIR: &str = ".agents/skills";
 
@@ -56,7 +81,18 @@ impl Provider for Codex {
             per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
             first_wins: true,
             root_markers: vec![".git".into()],
-            budget_bytes: Some(32 * 1024),
+            budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
+            truncate_at_budget: true,
+            verbatim: true,
+            user_files: vec![
+                format!(".codex/{OVERRIDE_FILE}"),
+                format!(".codex/{AGENTS_FILE}"),
+            ],
+            budget_excludes_user: true,
+            budget_launch_args: vec![
+                "-c".into(),
+                format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
+            ],
             ..DiscoveryProfile::default()
         }
     }

@@ -15,12 +15,30 @@
 //! | `--append-system-prompt` suppresses discovery of both files | `this.appendSystemPromptSource ?? this.discoverAppendSystemPromptFile()` | YES (code) |
 //! | A project `.pi/SYSTEM.md` replaces Pi's default prompt; appended text still follows it | `discoverSystemPromptFile()`; `docs/usage.md` | YES |
 //! | Context files: `AGENTS.md`, else `CLAUDE.md`, one per directory, from cwd up to the filesystem root, plus `~/.pi/agent/AGENTS.md` first | `loadContextFileFromDir()`, `loadProjectContextFiles()` | YES (code) |
-//! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | YES (docs), version-dependent |
+//! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | NO for 0.73.1 (measured, below) |
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
 //! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES (issue 4) |
 //! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
 //! | `PI_CODING_AGENT_DIR` moves the agent folder (default `~/.pi/agent`): `settings.json`, `auth.json` (the login), `models.json`, `sessions/`, the global `APPEND_SYSTEM.md` | `src/config.ts` `ENV_AGENT_DIR = ${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`, `getAgentDir()`; the docs' "Pi Process Configuration" table | YES (code) |
+//!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify` (QUALIFICATION.md), 2026-11-30: Pi 0.73.1 from the npm registry, run as
+//! `pi -p --no-session` with a private `HOME` whose `.pi/agent/models.json` points a provider at a
+//! loopback endpoint that records the request (`PI_OFFLINE=1`). The discovery profile follows
+//! these facts:
+//!
+//! - Per directory `AGENTS.md`, else `CLAUDE.md`, from the working directory up to the file-system
+//!   root; nothing below the working directory. **`AGENTS.override.md` is not read** by 0.73.1 (the
+//!   docs of later versions mention it).
+//! - `~/.pi/agent/AGENTS.md`, else `~/.pi/agent/CLAUDE.md`.
+//! - `.pi/SYSTEM.md` and `.pi/APPEND_SYSTEM.md` are read only in the working directory (started in
+//!   a subfolder, the root's are not read), and a project `.pi/APPEND_SYSTEM.md` hides the user's
+//!   `~/.pi/agent/APPEND_SYSTEM.md`: while a session holds, the user's global append text does not
+//!   reach the model (`resolve --as pi` lists it as `shadowed`).
+//! - No imports, no size limit (a 60 KB `AGENTS.md` arrives whole), no deduplication; our marker
+//!   lines and CRLF line ends reach the model as written.
 //!
 //! Consequences the receipt states as notes: Pi must be started in the workspace root (the file is
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
@@ -33,6 +51,11 @@ use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Resul
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
 /// The project file that replaces Pi's own prompt.
 pub const SYSTEM: &str = ".pi/SYSTEM.md";
+/// The user's own append file (relative to the home directory), read only where the project has
+/// no `.pi/APPEND_SYSTEM.md`.
+pub const USER_APPEND_SYSTEM: &str = ".pi/agent/APPEND_SYSTEM.md";
+/// The user's own system prompt file, read only where the project has no `.pi/SYSTEM.md`.
+pub const USER_SYSTEM: &str = ".pi/agent/SYSTEM.md";
 
 /// The Pi provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,15 +79,18 @@ impl Provider for Pi {
 
     fn discovery(&self) -> DiscoveryProfile {
         DiscoveryProfile {
-            per_directory: vec![
-                "AGENTS.override.md".into(),
-                patterns::AGENTS_MD.into(),
-                "CLAUDE.md".into(),
-            ],
+            // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
+            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
             first_wins: true,
             walk: Walk::CwdUpToFsRoot,
-            extra_files: vec![APPEND_SYSTEM.into()],
+            extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
+            extra_files_at_working_dir: true,
             user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
+            user_fallbacks: vec![
+                (SYSTEM.into(), USER_SYSTEM.into()),
+                (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
+            ],
+            verbatim: true,
             ..DiscoveryProfile::default()
         }
     }

@@ -1,0 +1,276 @@
+//! The delivery verdict: given where a plan put the session text ([`SessionTextCarrier`]) and the
+//! destination as it stands after projection, does the CLI show that text to the model? Answered
+//! by the provider's own [`DiscoveryProfile`] through [`resolve_as`], the same code as
+//! `projectfile resolve --as`, so a verdict never disagrees with what `resolve` reports.
+//!
+//! - A file carrier (a block, an owned file) is **delivered** when the resolution keeps the whole
+//!   session text. Otherwise the verdict says why: cut by the CLI's byte budget (with the budget
+//!   that would be needed, and the launch arguments that raise it when the profile declares
+//!   them), shadowed by another file (named), loaded only on demand, dropped for another reason
+//!   (too large, unreadable, not UTF-8), the block not found in its file, or the file not read at
+//!   all by this CLI (this version, from this working directory).
+//! - A launch argument is delivered: the CLI reads the private file named on its command line.
+//! - Not projected is not delivered, with the provider's reason.
+//!
+//! Pure over a [`GuidanceFs`]: nothing is written, nothing outside the trait is read.
+
+use serde::{Deserialize, Serialize};
+
+use super::fs::GuidanceFs;
+use super::model::{GuidanceRequest, GuidanceResolution, GuidanceScope, OmissionReason};
+use super::paths::join;
+use super::profile::{DiscoveryProfile, budget_launch_args};
+use super::resolve::resolve_as;
+use crate::plan::SessionTextCarrier;
+
+/// Where the CLI runs and where the session text went.
+#[derive(Clone, Copy, Debug)]
+pub struct DeliveryQuery<'a> {
+    /// The destination root after projection (the workspace, or a private runtime), the root
+    /// the carrier's relative path is joined to.
+    pub root: &'a str,
+    /// The directory the CLI is started in (usually `root`).
+    pub working_dir: &'a str,
+    /// The home directory the CLI sees, for user-scope files; `None`: no user scope.
+    pub home_dir: Option<&'a str>,
+    /// The namespace of our session blocks.
+    pub namespace: &'a str,
+    /// Where the plan put the session text.
+    pub carrier: &'a SessionTextCarrier,
+}
+
+/// Why a route does not deliver the session text.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case", tag = "reason")]
+pub enum Undelivered {
+    /// The CLI's byte budget cuts the text (whole or in part). `needed_bytes` is the budget under
+    /// which all of it would be read.
+    BudgetTruncated {
+        /// The budget in force.
+        budget_bytes: u64,
+        /// The smallest budget that delivers the whole text.
+        needed_bytes: u64,
+    },
+    /// The file is not read because another takes its place.
+    Shadowed {
+        /// The file read instead, or whose presence makes the CLI skip this one.
+        by: String,
+    },
+    /// The file is read only when the task touches its folder or paths: not at start.
+    OnDemand,
+    /// The file was found but dropped (`file_too_large`, `unreadable`, `not_utf8`,
+    /// `malformed_session_block`).
+    Dropped {
+        /// The resolver's reason.
+        omission: OmissionReason,
+    },
+    /// The file is read, but holds no well-formed session block.
+    BlockMissing,
+    /// This CLI (this version, from this working directory) does not read the file at all.
+    NotRead,
+    /// The provider did not project the text; the host must deliver it another way.
+    NotProjected {
+        /// The provider's reason.
+        why: String,
+    },
+}
+
+/// The answer for one route.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DeliveryVerdict {
+    /// The route: `block`, `owned_file`, `launch_argument` or `not_projected` (the carrier's
+    /// `via`).
+    pub via: String,
+    /// The file carrying the text (joined to the root), or the private file; absent when not
+    /// projected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The whole session text reaches the model at start.
+    pub delivered: bool,
+    /// Why not, when not delivered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undelivered: Option<Undelivered>,
+    /// Launch arguments that would make the route deliver (the profile's
+    /// `budget_launch_args` for the bytes needed); empty when none can.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remedy_args: Vec<String>,
+}
+
+impl DeliveryVerdict {
+    fn delivered(via: &str, path: Option<String>) -> Self {
+        DeliveryVerdict {
+            via: via.to_string(),
+            path,
+            delivered: true,
+            undelivered: None,
+            remedy_args: Vec::new(),
+        }
+    }
+
+    fn undelivered(via: &str, path: Option<String>, why: Undelivered) -> Self {
+        DeliveryVerdict {
+            via: via.to_string(),
+            path,
+            delivered: false,
+            undelivered: Some(why),
+            remedy_args: Vec::new(),
+        }
+    }
+}
+
+/// Answers whether the session text reaches the model through `query.carrier`, by `profile`.
+///
+/// Never fails: what could not be read shows up as a reason.
+pub fn delivery_verdict(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    query: &DeliveryQuery<'_>,
+) -> DeliveryVerdict {
+    match query.carrier {
+        SessionTextCarrier::Block { path } => file_verdict(
+            fs,
+            profile,
+            query,
+            "block",
+            &join(query.root, path.as_str()),
+            true,
+        ),
+        SessionTextCarrier::OwnedFile { path } => file_verdict(
+            fs,
+            profile,
+            query,
+            "owned_file",
+            &join(query.root, path.as_str()),
+            false,
+        ),
+        SessionTextCarrier::LaunchArgument { private_file } => {
+            DeliveryVerdict::delivered("launch_argument", Some(private_file.clone()))
+        }
+        SessionTextCarrier::NotProjected { reason } => DeliveryVerdict::undelivered(
+            "not_projected",
+            None,
+            Undelivered::NotProjected {
+                why: reason.clone(),
+            },
+        ),
+    }
+}
+
+fn request_for(query: &DeliveryQuery<'_>) -> GuidanceRequest {
+    // A profile without a budget of its own belongs to a CLI that loads everything it finds.
+    let request = GuidanceRequest::new(query.root)
+        .with_max_bytes(u64::MAX)
+        .with_working_dir(query.working_dir)
+        .with_session_namespace(query.namespace);
+    match query.home_dir {
+        Some(home) => request.with_home_dir(home),
+        None => request.with_user_scope(false),
+    }
+}
+
+/// Whether `source_path` is the text carried by `file` (its session block, or the file itself).
+fn is_target(source_path: &str, file: &str, block: bool) -> bool {
+    if !block {
+        return source_path == file;
+    }
+    source_path
+        .strip_prefix(file)
+        .is_some_and(|rest| rest == "#session" || rest.starts_with("#session-"))
+}
+
+fn file_verdict(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    query: &DeliveryQuery<'_>,
+    via: &str,
+    file: &str,
+    block: bool,
+) -> DeliveryVerdict {
+    let request = request_for(query);
+    let resolution = resolve_as(fs, profile, &request);
+    let path = Some(file.to_string());
+    let cut = resolution.omitted.iter().find(|o| {
+        is_target(&o.path, file, block)
+            && matches!(
+                o.reason,
+                OmissionReason::BudgetTruncated | OmissionReason::BudgetExhausted
+            )
+    });
+    if cut.is_some() {
+        let needed = needed_bytes(fs, profile, &request, file, block);
+        let mut verdict = DeliveryVerdict::undelivered(
+            via,
+            path,
+            Undelivered::BudgetTruncated {
+                budget_bytes: resolution.budget_bytes,
+                needed_bytes: needed,
+            },
+        );
+        verdict.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
+        return verdict;
+    }
+    let kept = resolution
+        .sources
+        .iter()
+        .any(|s| is_target(&s.path, file, block));
+    let duplicate = resolution
+        .omitted
+        .iter()
+        .any(|o| is_target(&o.path, file, block) && o.reason == OmissionReason::DuplicateBody);
+    if kept || duplicate {
+        return DeliveryVerdict::delivered(via, path);
+    }
+    DeliveryVerdict::undelivered(via, path, why_absent(&resolution, file))
+}
+
+/// Why a file's text is not among the sources, from what the resolution says about the file.
+fn why_absent(resolution: &GuidanceResolution, file: &str) -> Undelivered {
+    for omission in resolution.omitted.iter().filter(|o| o.path == file) {
+        match omission.reason {
+            OmissionReason::Shadowed => {
+                return Undelivered::Shadowed {
+                    by: omission.shadowed_by.clone().unwrap_or_default(),
+                };
+            }
+            OmissionReason::OnDemand => return Undelivered::OnDemand,
+            OmissionReason::BudgetTruncated
+            | OmissionReason::BudgetExhausted
+            | OmissionReason::DuplicateBody => {}
+            other => return Undelivered::Dropped { omission: other },
+        }
+    }
+    let file_read = resolution.sources.iter().any(|s| s.path == file)
+        || resolution.omitted.iter().any(|o| o.path == file);
+    if file_read {
+        Undelivered::BlockMissing
+    } else {
+        Undelivered::NotRead
+    }
+}
+
+/// The smallest budget under which the whole target is read: the profile's budgeted bytes, in
+/// reading order, up to and including the target, with no budget in force.
+fn needed_bytes(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    request: &GuidanceRequest,
+    file: &str,
+    block: bool,
+) -> u64 {
+    let mut unlimited = profile.clone();
+    unlimited.budget_bytes = Some(u64::MAX);
+    let resolution = resolve_as(fs, &unlimited, request);
+    let mut running = 0u64;
+    let mut needed = 0u64;
+    for source in &resolution.sources {
+        if !(profile.budget_excludes_user && source.scope == GuidanceScope::User) {
+            running = running.saturating_add(source.bytes);
+        }
+        if is_target(&source.path, file, block) {
+            needed = running;
+        }
+    }
+    needed
+}

@@ -1,0 +1,248 @@
+//! The CLI cache: pinned versions of the real CLIs from the npm registry, installed with `npm`
+//! into `target/qualify/npm/<package>@<version>/` (outside git) and reused when present.
+//!
+//! Installs run with `--ignore-scripts`: no package's install script runs. Claude Code's script
+//! only copies its platform binary over a placeholder, so the binary is taken from the platform
+//! package directly; Codex's and Pi's entry points are Node scripts run with the system `node`.
+//! Without the registry, a version already in the cache is used and a missing one is reported
+//! "not installed" with npm's reason, never guessed.
+
+#![allow(clippy::disallowed_methods)] // xtask writes its own cache under target/
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context as _, Result, bail};
+
+/// A CLI the qualification knows how to drive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cli {
+    Claude,
+    Codex,
+    Pi,
+}
+
+impl Cli {
+    /// The projectfile provider name.
+    pub fn provider(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude",
+            Cli::Codex => "codex",
+            Cli::Pi => "pi",
+        }
+    }
+
+    /// The npm package.
+    pub fn package(self) -> &'static str {
+        match self {
+            Cli::Claude => "@anthropic-ai/claude-code",
+            Cli::Codex => "@openai/codex",
+            Cli::Pi => "@mariozechner/pi-coding-agent",
+        }
+    }
+
+    /// The command name on PATH.
+    pub fn command(self) -> &'static str {
+        self.provider()
+    }
+}
+
+/// Which version to install.
+#[derive(Clone, Copy, Debug)]
+pub enum Pin {
+    /// Exactly this one.
+    Exact(&'static str),
+    /// The newest release whose version starts with this prefix (`2.1.`), as the registry lists.
+    NewestOf(&'static str),
+}
+
+/// The versions qualified, in table order: Claude Code below the AGENTS.md gate (2.1.233), on
+/// either side of the measured gate (2.1.280, 2.1.281), at the route gate (2.1.284) and the
+/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1.
+pub const PINS: &[(Cli, Pin)] = &[
+    (Cli::Claude, Pin::Exact("2.1.233")),
+    (Cli::Claude, Pin::Exact("2.1.280")),
+    (Cli::Claude, Pin::Exact("2.1.281")),
+    (Cli::Claude, Pin::Exact("2.1.284")),
+    (Cli::Claude, Pin::NewestOf("2.1.")),
+    (Cli::Codex, Pin::Exact("0.171.0")),
+    (Cli::Pi, Pin::Exact("0.73.1")),
+];
+
+/// A CLI ready to run.
+#[derive(Clone, Debug)]
+pub struct Installed {
+    pub cli: Cli,
+    pub version: String,
+    /// The program and the arguments that start it (`node <script>` for Node entry points).
+    pub argv: Vec<String>,
+    /// A directory holding a `<command>` launcher, put first on PATH so `projectfile` probes
+    /// this exact binary.
+    pub bin_dir: PathBuf,
+}
+
+/// A pinned CLI that could not be installed, and why.
+#[derive(Clone, Debug)]
+pub struct Missing {
+    pub cli: Cli,
+    pub version: String,
+    pub reason: String,
+}
+
+fn cache_dir(root: &Path, package: &str, version: &str) -> PathBuf {
+    root.join("target/qualify/npm")
+        .join(format!("{}@{version}", package.replace('/', "+")))
+}
+
+/// The version a pin names, asking the registry for `NewestOf` (or, offline, the newest cached).
+fn resolve_pin(root: &Path, cli: Cli, pin: Pin) -> Result<String> {
+    let prefix = match pin {
+        Pin::Exact(version) => return Ok(version.to_string()),
+        Pin::NewestOf(prefix) => prefix,
+    };
+    let newest = |versions: Vec<String>| {
+        versions
+            .into_iter()
+            .filter(|v| {
+                v.starts_with(prefix) && v[prefix.len()..].bytes().all(|b| b.is_ascii_digit())
+            })
+            .max_by_key(|v| v[prefix.len()..].parse::<u64>().unwrap_or(0))
+    };
+    let listed = Command::new("npm")
+        .args(["view", cli.package(), "versions", "--json"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    if let Ok(out) = listed
+        && out.status.success()
+        && let Ok(versions) = serde_json::from_slice::<Vec<String>>(&out.stdout)
+        && let Some(version) = newest(versions)
+    {
+        return Ok(version);
+    }
+    let cached = std::fs::read_dir(root.join("target/qualify/npm"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix(&format!("{}@", cli.package().replace('/', "+")))
+                .map(str::to_string)
+        })
+        .collect();
+    newest(cached).with_context(|| {
+        format!(
+            "{}: the registry did not list its versions and none is cached",
+            cli.package()
+        )
+    })
+}
+
+/// Where the runnable entry point of an installed package is.
+fn entry_point(cli: Cli, dir: &Path) -> Result<Vec<String>> {
+    let modules = dir.join("node_modules");
+    let text = |p: PathBuf| p.to_string_lossy().into_owned();
+    let found = match cli {
+        Cli::Claude => {
+            let arch = match std::env::consts::ARCH {
+                "x86_64" => "x64",
+                "aarch64" => "arm64",
+                other => bail!("claude: no platform package for {other}"),
+            };
+            let binary = modules.join(format!("@anthropic-ai/claude-code-linux-{arch}/claude"));
+            binary.is_file().then(|| vec![text(binary)])
+        }
+        Cli::Codex => {
+            let script = modules.join("@openai/codex/bin/codex.js");
+            script.is_file().then(|| vec!["node".into(), text(script)])
+        }
+        Cli::Pi => {
+            let script = modules.join("@mariozechner/pi-coding-agent/dist/cli.js");
+            script.is_file().then(|| vec!["node".into(), text(script)])
+        }
+    };
+    found.with_context(|| {
+        format!(
+            "{}: the installed package has no entry point",
+            dir.display()
+        )
+    })
+}
+
+fn npm_install(dir: &Path, package: &str, version: &str) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    std::fs::write(dir.join("package.json"), "{\"private\": true}\n")?;
+    eprintln!("qualify: npm install {package}@{version}");
+    let out = Command::new("npm")
+        .args([
+            "install",
+            "--ignore-scripts",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--loglevel=error",
+            &format!("{package}@{version}"),
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .context("npm: cannot run (is Node.js installed?)")?;
+    if !out.status.success() {
+        let reason = String::from_utf8_lossy(&out.stderr);
+        let reason = reason
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("failed");
+        bail!("npm install {package}@{version}: {reason}");
+    }
+    Ok(())
+}
+
+/// A launcher script named like the CLI, so `projectfile` finds and probes this exact build.
+fn launcher(root: &Path, cli: Cli, version: &str, argv: &[String]) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = root
+        .join("target/qualify/bin")
+        .join(format!("{}-{version}", cli.command()));
+    std::fs::create_dir_all(&dir)?;
+    let quoted: Vec<String> = argv
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let path = dir.join(cli.command());
+    std::fs::write(
+        &path,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", quoted.join(" ")),
+    )?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    Ok(dir)
+}
+
+/// Installs (or finds in the cache) one pin.
+pub fn install(root: &Path, cli: Cli, pin: Pin) -> std::result::Result<Installed, Missing> {
+    let version = resolve_pin(root, cli, pin).map_err(|err| Missing {
+        cli,
+        version: format!("{pin:?}"),
+        reason: format!("{err:#}"),
+    })?;
+    let missing = |err: anyhow::Error| Missing {
+        cli,
+        version: version.clone(),
+        reason: format!("{err:#}"),
+    };
+    let dir = cache_dir(root, cli.package(), &version);
+    let argv = match entry_point(cli, &dir) {
+        Ok(argv) => argv,
+        Err(_) => {
+            npm_install(&dir, cli.package(), &version).map_err(missing)?;
+            entry_point(cli, &dir).map_err(missing)?
+        }
+    };
+    let bin_dir = launcher(root, cli, &version, &argv).map_err(missing)?;
+    Ok(Installed {
+        cli,
+        version,
+        argv,
+        bin_dir,
+    })
+}

@@ -1,0 +1,221 @@
+//! Running one real CLI for one turn, pointed only at the capture endpoint, with a private home.
+//!
+//! What each CLI reads and how it is pointed at loopback (read from each package's docs and
+//! defaults before running it):
+//!
+//! - **Claude Code**: `ANTHROPIC_BASE_URL` (the Messages API root) and `ANTHROPIC_API_KEY` (a
+//!   dummy); `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_AUTOUPDATER`,
+//!   `DISABLE_TELEMETRY` and `DISABLE_ERROR_REPORTING` switch off every other request; `-p` runs
+//!   one turn and exits. Its user files live under `$HOME/.claude`.
+//! - **Codex**: a custom model provider given with `-c model_providers.qualify={…}` whose
+//!   `base_url` is the endpoint, `wire_api = "responses"`, and `-c model_provider=qualify`;
+//!   `CODEX_HOME` (its user files and sessions) is inside the private home; `codex exec
+//!   --skip-git-repo-check` runs one turn, stdin closed.
+//! - **Pi**: a provider `qualify` in `$HOME/.pi/agent/models.json` (`api: openai-responses`,
+//!   `baseUrl` the endpoint); `PI_OFFLINE`, `PI_SKIP_VERSION_CHECK` and `PI_TELEMETRY=0` switch off
+//!   its startup requests; `-p --no-session` runs one turn.
+//!
+//! Every CLI also gets `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` pointing at the endpoint (which
+//! refuses and records any `CONNECT`) and `NO_PROXY` for loopback, so nothing a CLI might still
+//! try leaves the machine. The environment is cleared first: no credentials of the caller reach
+//! the CLI.
+
+#![allow(clippy::disallowed_methods)] // xtask writes the CLIs' private homes under target/
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+
+use super::capture::{Capture, Captured};
+use super::install::{Cli, Installed};
+
+/// The user turn every CLI is given.
+pub const USER_TURN: &str = "Reply with one word.";
+/// How long one CLI turn may take before it is stopped.
+const TURN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What one launch produced.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The exit status, or `None` when it had to be stopped.
+    pub status: Option<i32>,
+    /// Every request the endpoint recorded during the launch.
+    pub requests: Vec<Captured>,
+    /// The last lines of standard error, for the report.
+    pub stderr_tail: String,
+}
+
+impl Outcome {
+    /// The model requests, joined: where a marker is looked for.
+    pub fn model_text(&self) -> String {
+        self.requests
+            .iter()
+            .filter(|r| r.is_model_call())
+            .map(|r| r.body.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether at least one model request was recorded.
+    pub fn reached_model(&self) -> bool {
+        self.requests.iter().any(Captured::is_model_call)
+    }
+
+    /// The hosts the CLI tried to reach through the proxy (refused), each once.
+    pub fn stray(&self) -> Vec<String> {
+        let mut hosts: Vec<String> = self
+            .requests
+            .iter()
+            .filter(|r| r.method == "CONNECT")
+            .map(|r| r.path.clone())
+            .collect();
+        hosts.sort();
+        hosts.dedup();
+        hosts
+    }
+}
+
+/// The CLI's own arguments for one non-interactive turn against the endpoint.
+pub fn cli_args(cli: Cli, capture: &Capture) -> Vec<String> {
+    match cli {
+        Cli::Claude => vec!["-p".into(), USER_TURN.into()],
+        Cli::Codex => vec![
+            "exec".into(),
+            "--skip-git-repo-check".into(),
+            "-c".into(),
+            format!(
+                "model_providers.qualify={{name=\"qualify\",base_url=\"{}/v1\",env_key=\"QUALIFY_API_KEY\",wire_api=\"responses\"}}",
+                capture.base_url()
+            ),
+            "-c".into(),
+            "model_provider=qualify".into(),
+            "-c".into(),
+            "model=qualify-model".into(),
+            USER_TURN.into(),
+        ],
+        Cli::Pi => vec![
+            "-p".into(),
+            "--provider".into(),
+            "qualify".into(),
+            "--model".into(),
+            "qualify-model".into(),
+            "--no-session".into(),
+            USER_TURN.into(),
+        ],
+    }
+}
+
+/// Prepares `home` for `cli`: the files that point it at the endpoint.
+pub fn prepare_home(cli: Cli, home: &Path, capture: &Capture) -> Result<()> {
+    std::fs::create_dir_all(home.join(".codex"))?;
+    if cli == Cli::Pi {
+        let agent = home.join(".pi/agent");
+        std::fs::create_dir_all(&agent)?;
+        let models = serde_json::json!({"providers": {"qualify": {
+            "baseUrl": format!("{}/v1", capture.base_url()),
+            "api": "openai-responses",
+            "apiKey": "qualify-not-a-key",
+            "models": [{"id": "qualify-model"}]
+        }}});
+        std::fs::write(agent.join("models.json"), models.to_string())?;
+    }
+    Ok(())
+}
+
+/// The whole environment a launch gets (the caller's is cleared).
+pub fn environment(installed: &Installed, home: &Path, capture: &Capture) -> Vec<(String, String)> {
+    let base = capture.base_url();
+    let home_text = home.to_string_lossy().into_owned();
+    let mut env: Vec<(String, String)> = vec![
+        (
+            "PATH".into(),
+            format!(
+                "{}:/usr/local/bin:/usr/bin:/bin",
+                installed.bin_dir.display()
+            ),
+        ),
+        ("HOME".into(), home_text.clone()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("HTTPS_PROXY".into(), base.clone()),
+        ("HTTP_PROXY".into(), base.clone()),
+        ("ALL_PROXY".into(), base.clone()),
+        ("NO_PROXY".into(), "127.0.0.1,localhost".into()),
+    ];
+    let own: &[(&str, String)] = match installed.cli {
+        Cli::Claude => &[
+            ("ANTHROPIC_BASE_URL", base.clone()),
+            ("ANTHROPIC_API_KEY", "qualify-not-a-key".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_ERROR_REPORTING", "1".into()),
+        ],
+        Cli::Codex => &[
+            ("CODEX_HOME", format!("{home_text}/.codex")),
+            ("QUALIFY_API_KEY", "qualify-not-a-key".into()),
+        ],
+        Cli::Pi => &[
+            ("PI_OFFLINE", "1".into()),
+            ("PI_SKIP_VERSION_CHECK", "1".into()),
+            ("PI_TELEMETRY", "0".into()),
+        ],
+    };
+    env.extend(own.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    env
+}
+
+/// Runs `argv` in `cwd` with `env`, stops it after the timeout, and collects what the endpoint
+/// recorded meanwhile.
+pub fn run(
+    argv: &[String],
+    cwd: &Path,
+    env: &[(String, String)],
+    capture: &Capture,
+) -> Result<Outcome> {
+    let (program, args) = argv.split_first().context("an empty command")?;
+    capture.drain();
+    let mut child = Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("{program}: cannot start"))?;
+    let stderr = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut stderr) = stderr {
+            use std::io::Read as _;
+            let _ = stderr.read_to_string(&mut text);
+        }
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status.code();
+        }
+        if started.elapsed() > TURN_TIMEOUT {
+            // SIGTERM first: `projectfile run` forwards it and releases its lease.
+            // SAFETY: a signal to our own child's pid.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            std::thread::sleep(Duration::from_secs(3));
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = reader.join().unwrap_or_default();
+    let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+    Ok(Outcome {
+        status,
+        requests: capture.drain(),
+        stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
+    })
+}

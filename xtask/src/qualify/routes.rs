@@ -1,0 +1,569 @@
+//! The route checks: for each installed CLI, a session with a unique marker is projected by the
+//! real `projectfile` binary into a workspace shape, the CLI runs one turn against the capture
+//! endpoint, and the marker is looked for in the requests it sent. Each check has a negative
+//! control, the same shape and CLI with no session, which must not show the marker: proof the
+//! check can fail.
+//!
+//! Plain routes go through `projectfile acquire`, a launch with the receipt's `launch_args` and
+//! `env` (as a host does) and `projectfile release`; linked runtimes go through `projectfile run
+//! --runtime-root` in both modes (builder, and run under `--sandbox`).
+
+#![allow(clippy::disallowed_methods)] // xtask writes its scratch workspaces under target/
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context as _, Result, bail};
+use serde_json::Value;
+
+use super::capture::Capture;
+use super::install::{Cli, Installed};
+use super::launch::{self, Outcome};
+
+/// One row of the route table.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RouteRow {
+    pub provider: String,
+    pub version: String,
+    /// Where the session text went (`block AGENTS.md`, `launch_argument`, …) or the fact checked.
+    pub route: String,
+    pub workspace: String,
+    pub delivered: bool,
+    pub expected: bool,
+    /// The negative control stayed clean (the marker was absent without a session).
+    pub control_clean: bool,
+    /// `delivered == expected`, the control clean, and the CLI reached the endpoint.
+    pub ok: bool,
+    pub note: String,
+}
+
+/// The shared pieces of every check.
+pub struct Bench<'a> {
+    pub root: &'a Path,
+    pub projectfile: &'a Path,
+    pub capture: &'a Capture,
+    pub scratch: PathBuf,
+    pub counter: std::cell::Cell<u32>,
+}
+
+/// A fresh scratch folder with `ws/`, `home/` and `state/`.
+struct Scratch {
+    ws: PathBuf,
+    home: PathBuf,
+    state: PathBuf,
+    base: PathBuf,
+}
+
+impl Bench<'_> {
+    fn scratch(&self, cli: &Installed) -> Result<Scratch> {
+        let n = self.counter.get() + 1;
+        self.counter.set(n);
+        let base = self.scratch.join(format!("{n:04}"));
+        if base.exists() {
+            std::fs::remove_dir_all(&base)?;
+        }
+        let scratch = Scratch {
+            ws: base.join("ws"),
+            home: base.join("home"),
+            state: base.join("state"),
+            base,
+        };
+        for dir in [&scratch.ws, &scratch.home, &scratch.state] {
+            std::fs::create_dir_all(dir)?;
+        }
+        launch::prepare_home(cli.cli, &scratch.home, self.capture)?;
+        Ok(scratch)
+    }
+
+    fn marker(&self) -> String {
+        format!("PFQMARK{:04}X", self.counter.get())
+    }
+
+    fn projectfile(&self, args: &[&str], env: &[(String, String)]) -> Result<Value> {
+        let out = Command::new(self.projectfile)
+            .args(args)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("{}: cannot run", self.projectfile.display()))?;
+        if !out.status.success() {
+            bail!(
+                "projectfile {}: {}",
+                args.first().copied().unwrap_or(""),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        serde_json::from_slice(&out.stdout).context("projectfile printed no JSON")
+    }
+
+    /// Runs the CLI with no session in a fresh copy of the shape: the marker must not appear.
+    fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
+        let scratch = self.scratch(cli)?;
+        shape(&scratch.ws, &scratch.home)?;
+        let env = launch::environment(cli, &scratch.home, self.capture);
+        let mut argv = cli.argv.clone();
+        argv.extend(launch::cli_args(cli.cli, self.capture));
+        let outcome = launch::run(&argv, &scratch.ws, &env, self.capture)?;
+        Ok(outcome.reached_model() && !outcome.model_text().contains(marker))
+    }
+}
+
+/// Writes a workspace shape into `ws` (and, for user files, `home`).
+type Shape = fn(&Path, &Path) -> Result<()>;
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+const RULES: &str = "Project rules: keep answers short.\n";
+
+fn shape_agents(ws: &Path, _: &Path) -> Result<()> {
+    write(&ws.join("AGENTS.md"), RULES)
+}
+fn shape_git_agents(ws: &Path, home: &Path) -> Result<()> {
+    std::fs::create_dir_all(ws.join(".git"))?;
+    shape_agents(ws, home)
+}
+fn shape_git_only(ws: &Path, _: &Path) -> Result<()> {
+    Ok(std::fs::create_dir_all(ws.join(".git"))?)
+}
+fn shape_override(ws: &Path, home: &Path) -> Result<()> {
+    shape_git_agents(ws, home)?;
+    write(
+        &ws.join("AGENTS.override.md"),
+        "Local override: be precise.\n",
+    )
+}
+fn shape_claude_md(ws: &Path, home: &Path) -> Result<()> {
+    shape_agents(ws, home)?;
+    write(&ws.join("CLAUDE.md"), "Claude rules of the project.\n")
+}
+fn shape_empty(_: &Path, _: &Path) -> Result<()> {
+    Ok(())
+}
+/// A project AGENTS.md of 40 KiB (more than Codex's 32 KiB budget).
+fn shape_codex_budget(ws: &Path, home: &Path) -> Result<()> {
+    shape_git_only(ws, home)?;
+    let mut text = String::new();
+    let mut line = 0;
+    while text.len() < 40 * 1024 {
+        line += 1;
+        text.push_str(&format!(
+            "Rule {line}: follow the house style in every file you touch.\n"
+        ));
+    }
+    write(&ws.join("AGENTS.md"), &text)
+}
+fn shape_pi_append(ws: &Path, _: &Path) -> Result<()> {
+    write(
+        &ws.join(".pi/APPEND_SYSTEM.md"),
+        "Project append: be kind.\n",
+    )
+}
+
+/// The global append text the Pi check looks for (in the user's own file).
+const PI_GLOBAL_MARKER: &str = "PFQGLOBALAPPENDX";
+
+fn shape_pi_global(ws: &Path, home: &Path) -> Result<()> {
+    shape_pi_append(ws, home)?;
+    write(
+        &home.join(".pi/agent/APPEND_SYSTEM.md"),
+        &format!("User global append {PI_GLOBAL_MARKER}.\n"),
+    )
+}
+
+/// The route checks for one CLI.
+pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
+    let mut rows = Vec::new();
+    let plain: Vec<(&str, Shape)> = match cli.cli {
+        Cli::Codex => vec![
+            ("AGENTS.md, .git", shape_git_agents),
+            ("no AGENTS.md, .git", shape_git_only),
+            ("AGENTS.md and AGENTS.override.md", shape_override),
+        ],
+        Cli::Claude => vec![
+            ("AGENTS.md", shape_agents),
+            ("AGENTS.md and a project CLAUDE.md", shape_claude_md),
+        ],
+        Cli::Pi => vec![
+            ("empty", shape_empty),
+            ("own .pi/APPEND_SYSTEM.md", shape_pi_append),
+        ],
+    };
+    for (workspace, shape) in plain {
+        rows.push(guard(
+            cli,
+            workspace,
+            plain_route(bench, cli, workspace, shape),
+        ));
+    }
+    match cli.cli {
+        Cli::Codex => rows.extend(codex_budget(bench, cli)),
+        Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
+        Cli::Claude => {}
+    }
+    let runtime_shape: Shape = if cli.cli == Cli::Codex {
+        shape_git_agents
+    } else {
+        shape_agents
+    };
+    for (mode, sandbox) in [("builder", false), ("run", true)] {
+        let workspace = format!(
+            "linked runtime, {mode}{}",
+            if sandbox { ", sandbox" } else { "" }
+        );
+        let row = runtime_route(bench, cli, &workspace, runtime_shape, mode, sandbox);
+        rows.push(guard(cli, &workspace, row));
+    }
+    rows
+}
+
+/// A check that could not run is a failed row with the reason.
+fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
+    row.unwrap_or_else(|err| RouteRow {
+        provider: cli.cli.provider().into(),
+        version: cli.version.clone(),
+        route: "-".into(),
+        workspace: workspace.into(),
+        delivered: false,
+        expected: true,
+        control_clean: false,
+        ok: false,
+        note: format!("{err:#}"),
+    })
+}
+
+struct Session {
+    token: String,
+    via: String,
+    launch_args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// The arguments every session command takes: state directory, provider, workspace, prompt.
+fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
+    vec![
+        "--state-dir".into(),
+        s.state.to_string_lossy().into_owned(),
+        "--provider".into(),
+        cli.cli.provider().into(),
+        "--workspace".into(),
+        s.ws.to_string_lossy().into_owned(),
+        "--prompt".into(),
+        prompt.into(),
+    ]
+}
+
+fn acquire(bench: &Bench<'_>, cli: &Installed, s: &Scratch, prompt: &str) -> Result<Session> {
+    let env = launch::environment(cli, &s.home, bench.capture);
+    let pid = std::process::id().to_string();
+    let mut args = vec!["acquire".to_string(), "--json".into()];
+    args.extend(session_args(cli, s, prompt));
+    args.extend(["--holder-pid".into(), pid]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let receipt = bench.projectfile(&args, &env)?;
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    let carrier = &receipt["session_text"];
+    let via = match carrier["via"].as_str() {
+        Some("block") | Some("owned_file") => {
+            format!("{} {}", text(&carrier["via"]), text(&carrier["path"]))
+        }
+        Some(other) => other.to_string(),
+        None => "none".into(),
+    };
+    let launch_args = receipt["launch_args"]
+        .as_array()
+        .map(|a| a.iter().map(text).collect())
+        .unwrap_or_default();
+    let mut session_env = env;
+    if let Some(map) = receipt["env"].as_object() {
+        session_env.extend(map.iter().map(|(k, v)| (k.clone(), text(v))));
+    }
+    Ok(Session {
+        token: text(&receipt["token"]),
+        via,
+        launch_args,
+        env: session_env,
+    })
+}
+
+/// A fresh marker and a session carrying it.
+fn marked_session(bench: &Bench<'_>, cli: &Installed, s: &Scratch) -> Result<(String, Session)> {
+    let marker = bench.marker();
+    let prompt = format!("Session marker {marker}: answer briefly.");
+    let session = acquire(bench, cli, s, &prompt)?;
+    Ok((marker, session))
+}
+
+fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]) -> Result<()> {
+    bench
+        .projectfile(
+            &[
+                "release",
+                "--json",
+                "--state-dir",
+                &s.state.to_string_lossy(),
+                "--token",
+                token,
+            ],
+            env,
+        )
+        .map(|_| ())
+}
+
+fn launch_in_session(
+    bench: &Bench<'_>,
+    cli: &Installed,
+    s: &Scratch,
+    session: &Session,
+    extra: &[String],
+) -> Result<Outcome> {
+    let mut argv = cli.argv.clone();
+    argv.extend(launch::cli_args(cli.cli, bench.capture));
+    argv.extend(session.launch_args.iter().cloned());
+    argv.extend(extra.iter().cloned());
+    launch::run(&argv, &s.ws, &session.env, bench.capture)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(
+    cli: &Installed,
+    route: &str,
+    workspace: &str,
+    outcome: &Outcome,
+    marker: &str,
+    expected: bool,
+    control_clean: bool,
+    note: String,
+) -> RouteRow {
+    let delivered = outcome.model_text().contains(marker);
+    let reached = outcome.reached_model();
+    let mut parts = Vec::new();
+    if !reached {
+        parts.push(format!("no model request ({})", outcome.stderr_tail));
+    }
+    let stray = outcome.stray();
+    if !stray.is_empty() {
+        parts.push(format!("refused on the way out: {}", stray.join(", ")));
+    }
+    if !note.is_empty() {
+        parts.push(note);
+    }
+    let note = parts.join("; ");
+    RouteRow {
+        provider: cli.cli.provider().into(),
+        version: cli.version.clone(),
+        route: route.into(),
+        workspace: workspace.into(),
+        delivered,
+        expected,
+        control_clean,
+        ok: reached && delivered == expected && control_clean,
+        note,
+    }
+}
+
+fn plain_route(
+    bench: &Bench<'_>,
+    cli: &Installed,
+    workspace: &str,
+    shape: Shape,
+) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape(&s.ws, &s.home)?;
+    let (marker, session) = marked_session(bench, cli, &s)?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &[]);
+    release(bench, &s, &session.token, &session.env)?;
+    let control = bench.control(cli, shape, &marker)?;
+    Ok(row(
+        cli,
+        &session.via,
+        workspace,
+        &outcome?,
+        &marker,
+        true,
+        control,
+        String::new(),
+    ))
+}
+
+/// The Codex budget case: a 40 KiB project AGENTS.md. Without help the block is past the 32 KiB
+/// Codex reads (the known failure the receipt must report); with `-c project_doc_max_bytes=<n>`
+/// (n: the file's size) it arrives.
+fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
+    let workspace = "AGENTS.md of 40 KiB, .git";
+    let attempt = || -> Result<Vec<RouteRow>> {
+        let s = bench.scratch(cli)?;
+        shape_codex_budget(&s.ws, &s.home)?;
+        let (marker, session) = marked_session(bench, cli, &s)?;
+        let resolved = bench.projectfile(
+            &[
+                "resolve",
+                "--json",
+                "--as",
+                "codex",
+                "--workspace",
+                &s.ws.to_string_lossy(),
+                "--home",
+                &s.home.to_string_lossy(),
+            ],
+            &session.env,
+        );
+        let cut = resolved.map(|r| budget_cut_session(&r)).unwrap_or(false);
+        let needed = std::fs::metadata(s.ws.join("AGENTS.md"))?.len();
+        let plain = launch_in_session(bench, cli, &s, &session, &[]);
+        let raise = vec!["-c".to_string(), format!("project_doc_max_bytes={needed}")];
+        let raised = launch_in_session(bench, cli, &s, &session, &raise);
+        release(bench, &s, &session.token, &session.env)?;
+        let control = bench.control(cli, shape_codex_budget, &marker)?;
+        let note = format!(
+            "resolve --as codex reports the block cut: {}",
+            if cut { "yes" } else { "NO" }
+        );
+        let mut first = row(
+            cli,
+            &session.via,
+            workspace,
+            &plain?,
+            &marker,
+            false,
+            control,
+            note,
+        );
+        first.ok &= cut;
+        let second = row(
+            cli,
+            &format!("{} + {}", session.via, raise.join(" ")),
+            workspace,
+            &raised?,
+            &marker,
+            true,
+            control,
+            String::new(),
+        );
+        Ok(vec![first, second])
+    };
+    attempt().unwrap_or_else(|err| vec![guard(cli, workspace, Err(err))])
+}
+
+/// Whether a resolve receipt lists a session block as cut by the budget.
+fn budget_cut_session(receipt: &Value) -> bool {
+    receipt["omitted"].as_array().is_some_and(|omitted| {
+        omitted.iter().any(|o| {
+            o["path"].as_str().is_some_and(|p| p.contains("#session"))
+                && o["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("budget_"))
+        })
+    })
+}
+
+/// Pi reads the project's `.pi/APPEND_SYSTEM.md` instead of the user's global one: while a
+/// session holds, the user's global append text does not reach the model (expected "no").
+fn pi_global(bench: &Bench<'_>, cli: &Installed) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape_pi_global(&s.ws, &s.home)?;
+    let session = acquire(bench, cli, &s, "Session text.")?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &[]);
+    release(bench, &s, &session.token, &session.env)?;
+    // The control: without our file in the project, the user's global append does arrive.
+    let c = bench.scratch(cli)?;
+    shape_pi_global(&c.ws, &c.home)?;
+    std::fs::remove_file(c.ws.join(".pi/APPEND_SYSTEM.md"))?;
+    let env = launch::environment(cli, &c.home, bench.capture);
+    let mut argv = cli.argv.clone();
+    argv.extend(launch::cli_args(cli.cli, bench.capture));
+    let control = launch::run(&argv, &c.ws, &env, bench.capture)?;
+    let control_clean = control.model_text().contains(PI_GLOBAL_MARKER);
+    let note =
+        "the user's ~/.pi/agent/APPEND_SYSTEM.md is hidden while the project has one".to_string();
+    Ok(row(
+        cli,
+        "user ~/.pi/agent/APPEND_SYSTEM.md",
+        "own .pi/APPEND_SYSTEM.md + user global append",
+        &outcome?,
+        PI_GLOBAL_MARKER,
+        false,
+        control_clean,
+        note,
+    ))
+}
+
+fn runtime_route(
+    bench: &Bench<'_>,
+    cli: &Installed,
+    workspace: &str,
+    shape: Shape,
+    mode: &str,
+    sandbox: bool,
+) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape(&s.ws, &s.home)?;
+    let marker = bench.marker();
+    let runtime_root = s.base.join("runtimes");
+    let session_id = format!("code:project:q{}", bench.counter.get());
+    let mut argv = vec![
+        bench.projectfile.to_string_lossy().into_owned(),
+        "run".into(),
+    ];
+    argv.extend(session_args(
+        cli,
+        &s,
+        &format!("Session marker {marker}: answer briefly."),
+    ));
+    argv.extend(
+        [
+            "--runtime-root",
+            &runtime_root.to_string_lossy(),
+            "--user",
+            "qualify",
+            "--project-id",
+            "p1",
+            "--session-id",
+            &session_id,
+            "--mode",
+            mode,
+        ]
+        .map(String::from),
+    );
+    if sandbox {
+        let cache = bench.root.join("target/qualify");
+        argv.extend([
+            "--sandbox".into(),
+            "--sandbox-read".into(),
+            cache.join("npm").to_string_lossy().into_owned(),
+        ]);
+        argv.extend([
+            "--sandbox-read".into(),
+            cache.join("bin").to_string_lossy().into_owned(),
+        ]);
+        argv.extend([
+            "--sandbox-write".into(),
+            s.home.to_string_lossy().into_owned(),
+        ]);
+    }
+    argv.push("--".into());
+    argv.push(cli.cli.command().into());
+    argv.extend(launch::cli_args(cli.cli, bench.capture));
+    let env = launch::environment(cli, &s.home, bench.capture);
+    let outcome = launch::run(&argv, &s.ws, &env, bench.capture)?;
+    let control = bench.control(cli, shape, &marker)?;
+    let note = match outcome.status {
+        Some(0) | None => String::new(),
+        Some(code) => format!("run exited {code}"),
+    };
+    Ok(row(
+        cli,
+        &format!("run --runtime-root --mode {mode}"),
+        workspace,
+        &outcome,
+        &marker,
+        true,
+        control,
+        note,
+    ))
+}
