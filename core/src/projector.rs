@@ -16,7 +16,7 @@ use crate::block::{self, Markers, UpsertAction};
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, Root};
 use crate::generated::{self, Provenance};
-use crate::holder::{Holder, Liveness};
+use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::{Durability, Journal};
 use crate::ledger::{EntryRecord, KeptRecord, LeaseRecord, Ledger, Stash, workspace_key};
 use crate::plan::{LaunchArg, MarkerKind, OwnedRole, Plan, RelPath, SessionTextCarrier};
@@ -1029,9 +1029,9 @@ impl Projector {
     /// entry needs and that are empty. An entry that cannot be undone safely stays recorded and
     /// is reported; it is retried at the next start.
     fn undo_orphans(&self, locked: &mut Locked, outcome: &mut Outcome) {
-        let live_tokens: Vec<String> = locked.ledger.leases.keys().cloned().collect();
+        let leases = &locked.ledger.leases;
         for entry in locked.ledger.entries.values_mut() {
-            entry.holders_mut().retain(|t| live_tokens.contains(t));
+            entry.holders_mut().retain(|t| leases.contains_key(t));
         }
         let orphans: Vec<RelPath> = locked
             .ledger
@@ -1234,11 +1234,12 @@ impl Projector {
 
     /// Cleans every lease whose holder is dead, then every entry no live lease holds.
     fn strip_stale_locked(&self, locked: &mut Locked, outcome: &mut Outcome) {
+        let mut check = LivenessCheck::new();
         let dead: Vec<(String, String, String)> = locked
             .ledger
             .leases
             .iter()
-            .filter_map(|(token, lease)| match lease.holder.liveness() {
+            .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
                 Liveness::Alive => None,
                 Liveness::Dead { reason } => Some((token.clone(), lease.provider.clone(), reason)),
             })
@@ -1309,11 +1310,12 @@ impl Projector {
         let locked = self.lock(&canonical)?;
         let ledger = &locked.ledger;
         let mut stale = Vec::new();
+        let mut check = LivenessCheck::new();
         let leases: Vec<LeaseStatus> = ledger
             .leases
             .iter()
             .map(|(token, lease)| {
-                let liveness = lease.holder.liveness();
+                let liveness = check.liveness(&lease.holder);
                 if !liveness.is_alive() {
                     stale.push(token.clone());
                 }
@@ -1327,6 +1329,7 @@ impl Projector {
                 }
             })
             .collect();
+        let dead: std::collections::BTreeSet<String> = stale.iter().cloned().collect();
         let entries = ledger
             .entries
             .iter()
@@ -1334,7 +1337,7 @@ impl Projector {
                 let live_holders = entry
                     .holders()
                     .iter()
-                    .filter(|t| !stale.contains(t) && ledger.leases.contains_key(*t))
+                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(*t))
                     .count();
                 if live_holders == 0 {
                     stale.push(path.to_string());
