@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsio;
 
-/// What keeps a lease alive.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What keeps a lease alive. Read from JSON by [`HolderFields`] (same form as written).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Holder {
@@ -30,6 +30,45 @@ pub enum Holder {
         /// The lock file.
         path: PathBuf,
     },
+}
+
+/// The JSON form of a [`Holder`] read field by field. serde reads an internally tagged enum by
+/// first buffering each object whole (every key and string allocated twice); a ledger holds one
+/// holder per lease, so that was most of what reading a ledger of many leases cost.
+#[derive(Deserialize)]
+struct HolderFields {
+    kind: HolderKind,
+    pid: Option<u32>,
+    start_time: Option<u64>,
+    boot_id: Option<String>,
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum HolderKind {
+    Process,
+    Lock,
+}
+
+impl<'de> Deserialize<'de> for Holder {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let fields = HolderFields::deserialize(deserializer)?;
+        let missing = |name: &'static str| D::Error::missing_field(name);
+        Ok(match fields.kind {
+            HolderKind::Process => Holder::Process {
+                pid: fields.pid.ok_or_else(|| missing("pid"))?,
+                start_time: fields.start_time.ok_or_else(|| missing("start_time"))?,
+                boot_id: fields.boot_id.ok_or_else(|| missing("boot_id"))?,
+            },
+            HolderKind::Lock => Holder::Lock {
+                path: fields.path.ok_or_else(|| missing("path"))?,
+            },
+        })
+    }
 }
 
 /// Whether a holder lives, and if not, why.
@@ -399,6 +438,37 @@ mod tests {
             8,
             "without a check: one read each"
         );
+    }
+
+    #[test]
+    fn holders_read_back_as_written() {
+        for holder in [
+            Holder::Process {
+                pid: 7,
+                start_time: 99,
+                boot_id: "b-1".into(),
+            },
+            Holder::lock("/run/x.lock"),
+        ] {
+            let text = serde_json::to_string(&holder).unwrap();
+            assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), holder);
+        }
+        let text = r#"{"kind":"process","pid":7,"start_time":99,"boot_id":"b"}"#;
+        assert!(serde_json::from_str::<Holder>(text).is_ok());
+        for (text, refusal) in [
+            (
+                r#"{"kind":"process","pid":7,"boot_id":"b"}"#,
+                "missing field `start_time`",
+            ),
+            (r#"{"kind":"lock"}"#, "missing field `path`"),
+            (r#"{"kind":"pipe","path":"/x"}"#, "unknown variant `pipe`"),
+            (r#"{"pid":7}"#, "missing field `kind`"),
+        ] {
+            let error = serde_json::from_str::<Holder>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(refusal), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -24,7 +24,7 @@
 //! its newest record alone, atomically (temporary file, fsync, rename, fsync): the syncs of a
 //! compaction are paid once per that many saves, never on every save. The file is created that
 //! way too, once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes, where
-//! the newest record is, then a tail eight times longer while no good record ends in it, up to
+//! the newest record is, then a tail four times longer while no good record ends in it, up to
 //! the whole file.
 
 //! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
@@ -176,7 +176,7 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
     let mut reach = TAIL;
     while tail.start > 0 && scan(&tail.bytes).last.is_none() {
         // No good record ends in the tail (a large record, or a torn run): a longer one.
-        reach = reach.saturating_mul(8);
+        reach = reach.saturating_mul(4);
         match fsio::read_private_tail(path, reach)? {
             Some(longer) => tail = longer,
             None => return Ok(None),
