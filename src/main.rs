@@ -106,7 +106,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let projector = projector(&global)?;
             let holder = match (args.holder_pid, &args.holder_lock) {
                 (Some(pid), _) => Holder::process(pid)?,
-                (None, Some(path)) => Holder::lock(absolute(path)?),
+                (None, Some(path)) => Holder::held_lock(absolute(path)?)?,
                 (None, None) => Holder::calling_process()?,
             };
             let receipt = acquire(&projector, &args.session, None, holder, &log)?;

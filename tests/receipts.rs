@@ -264,32 +264,46 @@ fn every_command_prints_its_documented_receipt() {
     );
     let token = acquired["token"].as_str().unwrap().to_string();
 
-    // A lease whose holder is dead, so status and strip-stale have something to say.
-    let mut child = Command::new("true").spawn().unwrap();
-    let dead = child.id().to_string();
-    let stale = env.run(&[
+    // A lease whose holder dies after acquire, so status and strip-stale have something to say.
+    let mut child = Command::new("sleep").arg("600").spawn().unwrap();
+    let doomed = child.id().to_string();
+    let stale = env.ok(
+        &[
+            "acquire",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            "doomed",
+            "--holder-pid",
+            &doomed,
+        ],
+        schema::ACQUIRE,
+    );
+    assert!(stale["token"].is_string());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let status = env.ok(&["status", "--workspace", ws], schema::STATUS);
+    assert_eq!(status["leases"].as_array().unwrap().len(), 2);
+    let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
+    assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
+    // A holder that has already exited is refused with an error receipt.
+    let mut exited = Command::new("true").spawn().unwrap();
+    exited.wait().unwrap();
+    let refused = env.run(&[
         "acquire",
         "--provider",
         "codex",
         "--workspace",
         ws,
         "--prompt",
-        "doomed",
+        "refused",
         "--holder-pid",
-        &dead,
+        &exited.id().to_string(),
     ]);
-    child.wait().unwrap();
-    let status = env.ok(&["status", "--workspace", ws], schema::STATUS);
-    assert!(!status["leases"].as_array().unwrap().is_empty());
-    if stale.status.success() {
-        assert_receipt(&stale.stdout, schema::ACQUIRE);
-        let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
-        assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
-    } else {
-        // The child was reaped before acquire could name it: an error receipt instead.
-        assert_receipt(&stale.stdout, schema::ERROR);
-        env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
-    }
+    assert!(!refused.status.success());
+    assert_receipt(&refused.stdout, schema::ERROR);
 
     env.ok(&["resolve", "--workspace", ws], schema::RESOLVE);
     let as_codex = env.ok(

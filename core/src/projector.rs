@@ -479,6 +479,8 @@ impl Projector {
         provider: &dyn Provider,
         request: &AcquireRequest,
     ) -> Result<AcquireReceipt> {
+        // A holder that is not alive now would make the lease stale at once.
+        request.holder.validate()?;
         request
             .session
             .check_supported(provider.name(), &provider.capabilities())?;

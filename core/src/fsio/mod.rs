@@ -663,19 +663,84 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
     Ok(LockGuard { _file: file })
 }
 
-/// Whether some process holds a lock on `path` (a lease holder of kind `lock`). A missing file
-/// means no holder.
-pub fn is_locked_by_other(path: &Path) -> Result<bool> {
-    let file = match std::fs::OpenOptions::new().read(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(Error::io(path, "open the holder lock file", e)),
-    };
-    match file.try_lock() {
-        Ok(()) => Ok(false),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(path, "test the holder lock", e)),
+/// What a holder lock file is now (see [`holder_lock_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HolderLockState {
+    /// A regular file on which some open file description holds a lock.
+    Held,
+    /// A regular file nobody holds locked.
+    Free,
+    /// Nothing at the path.
+    Missing,
+    /// Something that can never be a holder lock; the text names what it is (`a FIFO`, …).
+    NotAFile(&'static str),
+}
+
+/// What stands at `path`, in words, for a kind that is not a regular file.
+fn kind_in_words(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Symlink => "a symlink",
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Directory => "a directory",
+        _ => "not a regular file",
     }
+}
+
+/// Whether some process holds a lock on the regular file `path` (a lease holder of kind `lock`),
+/// without ever blocking and without following a final symlink.
+///
+/// The path is opened with `O_PATH | O_NOFOLLOW`, which opens nothing (no FIFO rendezvous, no
+/// device driver); only a regular file is then reopened, through its descriptor, for reading with
+/// `O_NONBLOCK`, and tested with a non-blocking exclusive `flock`. A FIFO, socket, device,
+/// directory or symlink is [`HolderLockState::NotAFile`], whatever it became after a lease named
+/// it. Errors (permission denied) are errors: the caller decides what an unknown answer means.
+pub fn holder_lock_state(path: &Path) -> Result<HolderLockState> {
+    let handle = match rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(HolderLockState::Missing),
+        Err(e) => return Err(Error::io(path, "open the holder lock file", errno(e))),
+    };
+    let stat = rustix::fs::fstat(&handle)
+        .map_err(|e| Error::io(path, "stat the holder lock", errno(e)))?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Ok(HolderLockState::NotAFile(kind_in_words(kind)));
+    }
+    let file = reopen_for_reading(&handle, path, &stat)?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(HolderLockState::Free),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(HolderLockState::Held),
+        Err(e) => Err(Error::io(path, "test the holder lock", errno(e))),
+    }
+}
+
+/// Opens for reading the very regular file `handle` (an `O_PATH` descriptor) names: through
+/// `/proc/self/fd`, or, without `/proc`, by path again with `O_NOFOLLOW | O_NONBLOCK`, checked to
+/// be the same inode.
+fn reopen_for_reading(handle: &OwnedFd, path: &Path, stat: &rustix::fs::Stat) -> Result<OwnedFd> {
+    use std::os::fd::AsRawFd as _;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let by_descriptor = format!("/proc/self/fd/{}", handle.as_raw_fd());
+    if let Ok(fd) = rustix::fs::open(by_descriptor.as_str(), flags, Mode::empty()) {
+        return Ok(fd);
+    }
+    let fd = rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|e| Error::io(path, "open the holder lock file", errno(e)))?;
+    let again =
+        rustix::fs::fstat(&fd).map_err(|e| Error::io(path, "stat the holder lock", errno(e)))?;
+    if again.st_dev != stat.st_dev || again.st_ino != stat.st_ino {
+        return Err(Error::Unsafe {
+            path: path.to_path_buf(),
+            reason: "the holder lock file was replaced while it was checked".to_string(),
+        });
+    }
+    Ok(fd)
 }
 
 /// Holds an exclusive lock on `path` for as long as the returned guard lives (for hosts and tests

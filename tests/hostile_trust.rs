@@ -1,0 +1,336 @@
+//! Trust boundaries crossed through the `projectfile` binary, as a hostile user or a dying host
+//! would cross them: holders that are not what they claim (FIFOs, sockets, directories, symlinks,
+//! missing or unheld lock files, zombie and exited pids, a lock file swapped for a FIFO after
+//! acquire), output that cannot be written (a pipe whose reader is gone), a relative state
+//! directory, and guidance that reaches outside its own tree. Each test's name states the promise;
+//! every command runs under a bound, so a hang fails the test instead of stalling the suite.
+#![cfg(feature = "codex")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+mod support;
+
+use projectfile::core::fsio::{LockGuard, hold_lock};
+use serde_json::Value;
+use std::io::Read as _;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::Sandbox;
+
+/// How long any single command may take before the test calls it hung. Generous: this is a
+/// bound on a hang, not a performance assertion.
+const HANG: Duration = Duration::from_secs(60);
+
+/// The user's own AGENTS.md, which every refused acquire must leave byte for byte.
+const USER_BYTES: &[u8] = b"# user rules\r\nkeep me\n";
+
+struct Finished {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Waits for `child` at most [`HANG`], killing it and failing the test when it does not end.
+fn finish(mut child: Child, what: &str) -> Finished {
+    let mut out = child.stdout.take();
+    let mut err = child.stderr.take();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(out) = out.as_mut() {
+            out.read_to_string(&mut text).unwrap();
+        }
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(err) = err.as_mut() {
+            err.read_to_string(&mut text).unwrap();
+        }
+        text
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} hung for {HANG:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    use std::os::unix::process::ExitStatusExt as _;
+    Finished {
+        code: status
+            .code()
+            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        stdout: reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}
+
+/// Runs `cmd` with piped output under the hang bound.
+fn bounded(cmd: &mut Command, what: &str) -> Finished {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    finish(child, what)
+}
+
+/// A sandbox whose workspace holds the user's own AGENTS.md.
+fn sandbox() -> Sandbox {
+    let env = Sandbox::new();
+    std::fs::write(env.ws.join("AGENTS.md"), USER_BYTES).unwrap();
+    env
+}
+
+fn acquire_cmd(env: &Sandbox, holder: &[&str]) -> Command {
+    let mut cmd = env.cmd();
+    cmd.args(["acquire", "--provider", "codex", "--json", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "session text"])
+        .args(holder);
+    cmd
+}
+
+fn acquire(env: &Sandbox, holder: &[&str]) -> Finished {
+    bounded(&mut acquire_cmd(env, holder), "acquire")
+}
+
+/// `projectfile <command> --json --workspace <ws>` under the hang bound.
+fn on_workspace(env: &Sandbox, command: &str) -> Finished {
+    bounded(
+        env.cmd()
+            .args([command, "--json", "--workspace"])
+            .arg(&env.ws),
+        command,
+    )
+}
+
+fn status(env: &Sandbox) -> Value {
+    let done = on_workspace(env, "status");
+    assert_eq!(done.code, 0, "status failed: {}", done.stderr);
+    serde_json::from_str(&done.stdout).unwrap()
+}
+
+fn leases(env: &Sandbox) -> Vec<Value> {
+    status(env)["leases"].as_array().unwrap().clone()
+}
+
+fn assert_user_bytes_untouched(env: &Sandbox) {
+    assert_eq!(
+        std::fs::read(env.ws.join("AGENTS.md")).unwrap(),
+        USER_BYTES,
+        "the workspace is not back to its bytes"
+    );
+    let names: Vec<String> = std::fs::read_dir(&env.ws)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["AGENTS.md".to_string()], "leftovers");
+}
+
+/// Asserts a refusal: exit 1, one `error: <path>: <reason>` line naming `path`, nothing
+/// projected and no lease recorded.
+fn assert_refused(env: &Sandbox, done: &Finished, path: &str, reason_part: &str) {
+    assert_eq!(
+        done.code, 1,
+        "stdout {} stderr {}",
+        done.stdout, done.stderr
+    );
+    let line = done.stderr.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with(&format!("error: {path}: ")),
+        "expected `error: {path}: …`, got {:?}",
+        done.stderr
+    );
+    assert!(
+        line.contains(reason_part),
+        "expected {reason_part:?} in {line:?}"
+    );
+    let v: Value = serde_json::from_str(&done.stdout).unwrap();
+    assert!(v["error"].is_object(), "{v}");
+    assert_user_bytes_untouched(env);
+    assert!(leases(env).is_empty(), "a lease was recorded");
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// An exclusive `flock` on `path` held by this test process (another process than the binary).
+fn hold(path: &Path) -> LockGuard {
+    hold_lock(path).unwrap()
+}
+
+/// Asserts that `--holder-lock path` is refused, naming the path and `words`.
+fn refuse_lock(env: &Sandbox, path: &Path, words: &str) {
+    let done = acquire(env, &lock_arg(path));
+    assert_refused(env, &done, path.to_str().unwrap(), words);
+}
+
+fn lock_arg(path: &Path) -> [&str; 2] {
+    ["--holder-lock", path.to_str().unwrap()]
+}
+
+#[test]
+fn a_holder_lock_that_is_a_fifo_is_refused_naming_it() {
+    let env = sandbox();
+    let fifo = env.base.join("holder.fifo");
+    mkfifo(&fifo);
+    refuse_lock(&env, &fifo, "FIFO");
+}
+
+#[test]
+fn a_holder_lock_that_is_a_socket_is_refused_naming_it() {
+    let env = sandbox();
+    let socket = env.base.join("holder.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    refuse_lock(&env, &socket, "socket");
+}
+
+#[test]
+fn a_holder_lock_that_is_a_directory_is_refused_naming_it() {
+    let env = sandbox();
+    let dir = env.base.join("holder.d");
+    std::fs::create_dir(&dir).unwrap();
+    refuse_lock(&env, &dir, "directory");
+}
+
+#[test]
+fn a_holder_lock_that_is_a_device_is_refused_naming_it() {
+    let env = sandbox();
+    refuse_lock(&env, Path::new("/dev/null"), "device");
+}
+
+#[test]
+fn a_holder_lock_that_is_a_symlink_to_a_held_lock_is_refused() {
+    let env = sandbox();
+    let real = env.base.join("real.lock");
+    let _held = hold(&real);
+    let link = env.base.join("holder.lock");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    refuse_lock(&env, &link, "symlink");
+}
+
+#[test]
+fn a_missing_holder_lock_is_refused_naming_it() {
+    let env = sandbox();
+    let missing = env.base.join("no-such.lock");
+    refuse_lock(&env, &missing, "no such file");
+    assert!(!missing.exists(), "the holder lock was created");
+}
+
+#[test]
+fn a_holder_lock_nobody_holds_is_refused_naming_it() {
+    let env = sandbox();
+    let unheld = env.base.join("unheld.lock");
+    std::fs::write(&unheld, b"").unwrap();
+    refuse_lock(&env, &unheld, "nobody holds");
+}
+
+#[test]
+fn a_relative_holder_lock_held_by_another_process_is_accepted_and_recorded_absolute() {
+    let env = sandbox();
+    let lock = env.base.join("held.lock");
+    let held = hold(&lock);
+    let done = bounded(
+        acquire_cmd(&env, &["--holder-lock", "held.lock"]).current_dir(&env.base),
+        "acquire",
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let receipt: Value = serde_json::from_str(&done.stdout).unwrap();
+    assert_eq!(receipt["holder"]["path"], lock.to_str().unwrap());
+    assert_eq!(leases(&env)[0]["liveness"]["state"], "alive");
+    drop(held);
+    assert_eq!(leases(&env)[0]["liveness"]["state"], "dead");
+}
+
+/// A child that has exited and is not reaped: a zombie, until `wait` below.
+fn zombie() -> Child {
+    let child = Command::new("true").spawn().unwrap();
+    let stat = format!("/proc/{}/stat", child.id());
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&stat).unwrap();
+        let state = text[text.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .next();
+        if state == Some("Z") {
+            return child;
+        }
+        assert!(start.elapsed() < HANG, "the child never became a zombie");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_zombie_holder_pid_is_refused_naming_it() {
+    let env = sandbox();
+    let mut child = zombie();
+    let pid = child.id().to_string();
+    let done = acquire(&env, &["--holder-pid", &pid]);
+    assert_refused(&env, &done, &format!("/proc/{pid}"), "zombie");
+    child.wait().unwrap();
+}
+
+#[test]
+fn the_pid_of_a_process_that_exited_is_refused_naming_it() {
+    let env = sandbox();
+    let mut child = Command::new("true").spawn().unwrap();
+    child.wait().unwrap();
+    let pid = child.id().to_string();
+    let done = acquire(&env, &["--holder-pid", &pid]);
+    assert_refused(&env, &done, &format!("/proc/{pid}"), "no such process");
+}
+
+#[test]
+fn a_holder_lock_swapped_for_a_fifo_after_acquire_makes_the_lease_stale_and_never_hangs() {
+    let env = sandbox();
+    let lock = env.base.join("holder.lock");
+    let held = hold(&lock);
+    let done = acquire(&env, &lock_arg(&lock));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let token = serde_json::from_str::<Value>(&done.stdout).unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The old inode stays locked; the path now names a FIFO nobody writes to.
+    std::fs::remove_file(&lock).unwrap();
+    mkfifo(&lock);
+
+    let leases = leases(&env);
+    assert_eq!(leases.len(), 1);
+    assert_eq!(leases[0]["liveness"]["state"], "dead", "{leases:?}");
+    assert!(
+        leases[0]["liveness"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("FIFO"),
+        "{leases:?}"
+    );
+    // Another session cleans the stale one; releasing the old token returns.
+    let other = acquire(&env, &["--holder-pid", &std::process::id().to_string()]);
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    let cleaned = serde_json::from_str::<Value>(&other.stdout).unwrap()["stale_cleaned"].clone();
+    assert_eq!(cleaned[0]["token"], token.as_str(), "{cleaned}");
+    let released = bounded(
+        env.cmd().args(["release", "--json", "--token", &token]),
+        "release",
+    );
+    assert_eq!(released.code, 0, "{}", released.stderr);
+    let strip = on_workspace(&env, "strip-stale");
+    assert_eq!(strip.code, 0, "{}", strip.stderr);
+    drop(held);
+}
