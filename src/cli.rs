@@ -71,6 +71,11 @@ parent, skipping forked subshells such as the left side of `$(projectfile acquir
 or the process named by --holder-pid, or whoever holds an exclusive lock on --holder-lock.
 A dead holder's projections are cleaned at the next start.
 
+The holder is checked first, since a lease for a dead holder would be stale at once: a pid must
+be running and not a zombie; --holder-lock must be a regular file (not a symlink, FIFO, socket,
+device or directory) that another process holds locked (flock) now. Otherwise acquire refuses
+with `error: <path>: <reason>` and changes nothing.
+
 Example:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json")]
     Acquire(AcquireArgs),
@@ -84,6 +89,12 @@ Examples:
     /// SIGINT/SIGTERM/SIGHUP/SIGQUIT, release, and exit with CMD's status.
     #[command(after_help = "\
 CMD runs in the workspace (unless --keep-cwd) with the plan's launch arguments appended.
+
+Output: CMD inherits stdin, stdout and stderr, so its own output goes where projectfile's goes.
+With --json, the first line of stdout is projectfile's one JSON object: the acquire receipt,
+printed just before CMD starts, or the error object if CMD cannot start (then it never runs).
+If that line cannot be written (the reader of stdout is gone), CMD does not run. The session is
+released whatever happens, output included.
 
 Example:
   projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md")]
@@ -294,7 +305,8 @@ pub struct AcquireArgs {
     /// The process whose life keeps the lease alive [default: the calling program].
     #[arg(long, value_name = "PID", conflicts_with = "holder_lock")]
     pub holder_pid: Option<u32>,
-    /// A file the host keeps exclusively locked (flock) while the session lives.
+    /// A regular file the host keeps exclusively locked (flock) while the session lives; it must
+    /// be locked already when acquire runs.
     #[arg(long, value_name = "PATH")]
     pub holder_lock: Option<PathBuf>,
 }

@@ -1,10 +1,11 @@
 //! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
 //! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
-//! exit code.
+//! exit code. All output goes through [`output`], which never panics on a closed pipe.
 
 mod cli;
 mod linked;
+mod output;
 mod run;
 mod verbose;
 
@@ -21,7 +22,7 @@ use cli::{Cli, Command, SessionArgs};
 use verbose::Verbose;
 
 /// Exit code for an operation that failed (usage errors exit 2, from clap).
-const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -41,18 +42,38 @@ fn report_error(error: &anyhow::Error, json: bool) {
         Some(core) => ErrorReceipt::from_core(core),
         None => ErrorReceipt::usage(format!("{error:#}")),
     };
-    eprintln!("error: {}", receipt.error.message);
-    if json && let Ok(text) = serde_json::to_string(&receipt) {
-        println!("{text}");
+    output::stderr(format_args!("error: {}", receipt.error.message));
+    if json {
+        // Best effort: when stdout itself is what failed, stderr has said it.
+        let _ = output::json(&receipt, "the error receipt");
     }
 }
 
+/// The state directory, made absolute before anything is derived from it: paths under it are
+/// recorded, handed to commands that run in the workspace, and checked from other directories.
 fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = explicit {
-        return Ok(dir);
+    let dir = match explicit {
+        Some(dir) => dir,
+        None => default_state_dir()?,
+    };
+    if dir.as_os_str().is_empty() {
+        anyhow::bail!("the state directory is empty: pass --state-dir DIR");
     }
-    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(xdg).join("projectfile"));
+    std::path::absolute(&dir).with_context(|| {
+        format!(
+            "{}: cannot make the state directory absolute",
+            dir.display()
+        )
+    })
+}
+
+fn default_state_dir() -> anyhow::Result<PathBuf> {
+    // XDG: a relative XDG_STATE_HOME is invalid and ignored.
+    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|v| v.is_absolute())
+    {
+        return Ok(xdg.join("projectfile"));
     }
     let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
         "no state directory: set --state-dir, PROJECTFILE_STATE_DIR, XDG_STATE_HOME or HOME",
@@ -69,8 +90,7 @@ fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string(value)?);
-    Ok(())
+    output::json(value, "the receipt")
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -87,19 +107,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&receipt)?;
             } else {
+                let mut text = output::Text::default();
                 for p in &receipt.providers {
-                    println!("{}", p.name);
+                    text.line(&p.name);
                 }
+                text.print("the provider list")?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions(args) => {
-            clap_complete::generate(
-                args.shell,
-                &mut Cli::command(),
-                "projectfile",
-                &mut std::io::stdout(),
-            );
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "projectfile", &mut script);
+            output::stdout(script, "the completion script")?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Acquire(args) => {
@@ -110,12 +129,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => Holder::calling_process()?,
             };
             let receipt = acquire(&projector, &args.session, None, holder, &log)?;
-            if global.json {
-                print_json(&receipt)?;
+            let delivered = if global.json {
+                print_json(&receipt)
             } else {
-                print_acquire(&receipt);
+                acquire_text(&receipt)
+                    .print("the receipt")
+                    .map_err(Into::into)
+            };
+            print_warnings(&receipt.warnings);
+            match delivered {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(lost) => Err(undo_undelivered(&projector, &receipt.token, &lost)),
             }
-            Ok(ExitCode::SUCCESS)
         }
         Command::Release(args) => {
             let projector = projector(&global)?;
@@ -124,18 +149,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&receipt)?;
             } else {
+                let mut text = output::Text::default();
                 if receipt.released {
-                    println!("released {}", receipt.token);
+                    text.line(format_args!("released {}", receipt.token));
                 } else {
-                    println!(
+                    text.line(format_args!(
                         "nothing to release for {} (unknown or already released)",
                         receipt.token
-                    );
+                    ));
                 }
-                print_files(&receipt.files);
-                for w in &receipt.warnings {
-                    eprintln!("warning: {}: {}", w.path, w.message);
-                }
+                file_lines(&mut text, &receipt.files);
+                print_warnings(&receipt.warnings);
+                text.print("the receipt")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -150,9 +175,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
-                println!("workspace {}", report.workspace.display());
+                let mut text = output::Text::default();
+                text.line(format_args!("workspace {}", report.workspace.display()));
                 if report.leases.is_empty() {
-                    println!("no leases");
+                    text.line("no leases");
                 }
                 for lease in &report.leases {
                     let state = if lease.liveness.is_alive() {
@@ -160,7 +186,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     } else {
                         "stale"
                     };
-                    println!(
+                    text.line(format_args!(
                         "lease {} {} {} ({state}): {}",
                         lease.token,
                         lease.provider,
@@ -171,30 +197,31 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                             .map(|p| p.as_str())
                             .collect::<Vec<_>>()
                             .join(", ")
-                    );
+                    ));
                 }
                 for entry in &report.entries {
-                    println!(
+                    text.line(format_args!(
                         "{} {}: {} holder(s), {} live",
                         entry.kind, entry.path, entry.holders, entry.live_holders
-                    );
+                    ));
                 }
                 for taken in &report.taken_over {
-                    println!(
+                    text.line(format_args!(
                         "taken over {}: the prior folder is kept at {} ({})",
                         taken.path,
                         taken.stash.display(),
                         taken.state
-                    );
+                    ));
                 }
                 for kept in &report.kept {
-                    println!(
+                    text.line(format_args!(
                         "kept {} at {} ({})",
                         kept.path,
                         kept.kept_at.display(),
                         kept.reason
-                    );
+                    ));
                 }
+                text.print("the status")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -208,16 +235,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
+                let mut text = output::Text::default();
                 for s in &report.stale_cleaned {
-                    println!("cleaned {} ({}): {}", s.token, s.provider, s.reason);
+                    text.line(format_args!(
+                        "cleaned {} ({}): {}",
+                        s.token, s.provider, s.reason
+                    ));
                 }
-                print_files(&report.files);
-                for w in &report.warnings {
-                    eprintln!("warning: {}: {}", w.path, w.message);
-                }
+                file_lines(&mut text, &report.files);
+                print_warnings(&report.warnings);
                 if report.stale_cleaned.is_empty() && report.files.is_empty() {
-                    println!("nothing stale");
+                    text.line("nothing stale");
                 }
+                text.print("the report")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -269,7 +299,7 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         }
     };
     if args.render {
-        print!("{}", guidance::render_block(&resolution));
+        output::stdout(guidance::render_block(&resolution), "the rendered guidance")?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.fragments {
@@ -286,26 +316,21 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
             resolution,
         })?;
     } else {
+        let mut text = output::Text::default();
         for s in &resolution.sources {
-            println!(
-                "{:<11} {:>6} B  {}",
-                serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
-                s.bytes,
-                s.path
-            );
+            text.line(format_args!("{:<11} {:>6} B  {}", s.scope, s.bytes, s.path));
         }
         for o in &resolution.omitted {
-            println!(
+            text.line(format_args!(
                 "omitted     {:>6} B  {} ({})",
-                o.bytes,
-                o.path,
-                serde_json::to_value(o.reason)?.as_str().unwrap_or("?")
-            );
+                o.bytes, o.path, o.reason
+            ));
         }
-        println!(
+        text.line(format_args!(
             "{} of {} bytes used; {} directories scanned",
             resolution.total_bytes, resolution.budget_bytes, resolution.dirs_scanned
-        );
+        ));
+        text.print("the resolution")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -413,36 +438,59 @@ fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
     Ok(session)
 }
 
-fn print_files(files: &[FileReceipt]) {
+fn file_lines(text: &mut output::Text, files: &[FileReceipt]) {
     for f in files {
-        println!("  {:<9} {:<7} {}", f.action, f.kind, f.path);
+        text.line(format_args!("  {:<9} {:<7} {}", f.action, f.kind, f.path));
     }
 }
 
-fn print_acquire(receipt: &AcquireReceipt) {
-    println!("token {}", receipt.token);
-    println!(
+fn print_warnings(warnings: &[projectfile::core::projector::Warning]) {
+    for w in warnings {
+        output::stderr(format_args!("warning: {}: {}", w.path, w.message));
+    }
+}
+
+/// A session whose receipt could not be delivered is undone: nobody holds its token.
+fn undo_undelivered(projector: &Projector, token: &str, lost: &anyhow::Error) -> anyhow::Error {
+    match projector.release(token) {
+        Ok(_) => anyhow::anyhow!("{lost:#}; the session {token} was released, nothing is left"),
+        Err(error) => anyhow::anyhow!(
+            "{lost:#}; releasing the session {token} failed too ({error}); its projections are cleaned once its holder is gone"
+        ),
+    }
+}
+
+fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
+    let mut text = output::Text::default();
+    text.line(format_args!("token {}", receipt.token));
+    text.line(format_args!(
         "provider {} in {}",
         receipt.provider,
         receipt.workspace.display()
-    );
-    print_files(&receipt.files);
+    ));
+    file_lines(&mut text, &receipt.files);
     if !receipt.launch_args.is_empty() {
-        println!("launch args: {}", receipt.launch_args.join(" "));
+        text.line(format_args!(
+            "launch args: {}",
+            receipt.launch_args.join(" ")
+        ));
     }
     for note in &receipt.notes {
-        println!("note: {note}");
+        text.line(format_args!("note: {note}"));
     }
     for s in &receipt.stale_cleaned {
-        println!(
+        text.line(format_args!(
             "cleaned stale lease {} ({}): {}",
             s.token, s.provider, s.reason
-        );
+        ));
     }
     for k in &receipt.kept {
-        println!("kept {} at {} ({})", k.path, k.kept_at.display(), k.reason);
+        text.line(format_args!(
+            "kept {} at {} ({})",
+            k.path,
+            k.kept_at.display(),
+            k.reason
+        ));
     }
-    for w in &receipt.warnings {
-        eprintln!("warning: {}: {}", w.path, w.message);
-    }
+    text
 }

@@ -334,3 +334,194 @@ fn a_holder_lock_swapped_for_a_fifo_after_acquire_makes_the_lease_stale_and_neve
     assert_eq!(strip.code, 0, "{}", strip.stderr);
     drop(held);
 }
+
+/// How standard output is broken for a command.
+#[derive(Clone, Copy, Debug)]
+enum BrokenOut {
+    /// A pipe whose reader is gone: every write fails with EPIPE.
+    ReaderGone,
+    /// Descriptor 1 closed before the binary starts.
+    Closed,
+}
+
+/// Runs `cmd` with its standard output broken as `how`, under the hang bound.
+fn with_broken_stdout(cmd: &mut Command, how: BrokenOut) -> Finished {
+    cmd.stdin(Stdio::null()).stderr(Stdio::piped());
+    match how {
+        BrokenOut::ReaderGone => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            cmd.stdout(writer);
+        }
+        BrokenOut::Closed => {
+            use std::os::unix::process::CommandExt as _;
+            // SAFETY: close(2) is async-signal-safe; it runs in the child between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::close(1);
+                    Ok(())
+                });
+            }
+        }
+    }
+    let child = cmd.spawn().unwrap();
+    finish(child, "a command with a broken stdout")
+}
+
+/// Asserts the session whose output was lost is gone: no lease, the user's bytes back.
+fn assert_nothing_left(env: &Sandbox, done: &Finished) {
+    assert_ne!(done.code, 101, "panicked: {}", done.stderr);
+    assert_eq!(done.code, 1, "{}", done.stderr);
+    assert!(
+        done.stderr
+            .starts_with("error: stdout: cannot write the receipt"),
+        "{}",
+        done.stderr
+    );
+    assert!(leases(env).is_empty(), "a lease outlives its lost token");
+    assert_user_bytes_untouched(env);
+}
+
+#[test]
+fn acquire_whose_receipt_cannot_be_written_is_undone_and_exits_1() {
+    for how in [BrokenOut::ReaderGone, BrokenOut::Closed] {
+        for json in [true, false] {
+            let env = sandbox();
+            let mut cmd = acquire_cmd(&env, &[]);
+            if !json {
+                // acquire_cmd asks for --json; the human receipt is just as undeliverable.
+                cmd = env.cmd();
+                cmd.args(["acquire", "--provider", "codex", "--workspace"])
+                    .arg(&env.ws)
+                    .args(["--prompt", "session text"]);
+            }
+            let done = with_broken_stdout(&mut cmd, how);
+            assert_nothing_left(&env, &done);
+            assert!(
+                done.stderr.contains("was released"),
+                "{how:?}: {}",
+                done.stderr
+            );
+        }
+    }
+}
+
+fn run_cmd(env: &Sandbox, json: bool, command: &[&str]) -> Command {
+    let mut cmd = env.cmd();
+    cmd.args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "session text"]);
+    if json {
+        cmd.arg("--json");
+    }
+    cmd.arg("--").args(command);
+    cmd
+}
+
+#[test]
+fn run_json_whose_receipt_cannot_be_written_never_runs_the_command_and_releases() {
+    for how in [BrokenOut::ReaderGone, BrokenOut::Closed] {
+        let env = sandbox();
+        let marker = env.base.join("ran");
+        let done = with_broken_stdout(
+            &mut run_cmd(&env, true, &["touch", marker.to_str().unwrap()]),
+            how,
+        );
+        assert_nothing_left(&env, &done);
+        assert!(
+            !marker.exists(),
+            "{how:?}: the command ran without its receipt"
+        );
+    }
+}
+
+#[test]
+fn run_releases_whatever_happens_to_its_output() {
+    for how in [BrokenOut::ReaderGone, BrokenOut::Closed] {
+        let env = sandbox();
+        let marker = env.base.join("ran");
+        let script = format!("touch {}; echo into the void", marker.display());
+        let done = with_broken_stdout(&mut run_cmd(&env, false, &["sh", "-c", &script]), how);
+        assert_ne!(done.code, 101, "panicked: {}", done.stderr);
+        assert!(marker.exists(), "{how:?}: the command did not run");
+        assert!(leases(&env).is_empty(), "{how:?}: the lease outlived run");
+        assert_user_bytes_untouched(&env);
+    }
+}
+
+#[test]
+fn run_json_prints_exactly_one_object_when_the_command_cannot_start() {
+    let env = sandbox();
+    let not_executable = env.base.join("not-executable");
+    std::fs::write(&not_executable, b"#!/bin/sh\n").unwrap();
+    for command in [
+        "no-such-command-anywhere".to_string(),
+        not_executable.display().to_string(),
+        env.base.join("missing").display().to_string(),
+    ] {
+        let done = bounded(&mut run_cmd(&env, true, &[&command]), "run");
+        assert_eq!(done.code, 1, "{command}: {}", done.stderr);
+        let objects: Vec<Value> = serde_json::Deserializer::from_str(&done.stdout)
+            .into_iter::<Value>()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(objects.len(), 1, "{command}: {}", done.stdout);
+        assert_eq!(objects[0]["schema"], "projectfile.error.v1");
+        assert!(
+            done.stderr
+                .starts_with(&format!("error: {command}: cannot run the command")),
+            "{}",
+            done.stderr
+        );
+        assert!(leases(&env).is_empty());
+        assert_user_bytes_untouched(&env);
+    }
+}
+
+#[test]
+fn run_json_prints_the_receipt_line_before_the_command_own_output() {
+    let env = sandbox();
+    let done = bounded(
+        &mut run_cmd(&env, true, &["sh", "-c", "echo from the command"]),
+        "run",
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let mut lines = done.stdout.lines();
+    let receipt: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(receipt["schema"], "projectfile.acquire.v1");
+    assert_eq!(lines.collect::<Vec<_>>(), vec!["from the command"]);
+}
+
+#[cfg(feature = "claude")]
+#[test]
+fn a_relative_state_dir_hands_the_command_an_absolute_prompt_file_that_resolves_from_the_workspace()
+{
+    let env = sandbox();
+    // `sh -c SCRIPT sh ARGS…`: ARGS are the launch arguments, `$2` the prompt file.
+    let script = r#"printf '%s\n' "$@"; cat -- "$2""#;
+    let done = bounded(
+        Command::new(support::BIN)
+            .env_remove("PROJECTFILE_STATE_DIR")
+            .current_dir(&env.base)
+            .args(["--state-dir", "rel-state", "run", "--provider", "claude"])
+            .args(["--workspace", "ws", "--prompt", "from the prompt file"])
+            .args(["--", "sh", "-c", script, "sh"]),
+        "run",
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let mut lines = done.stdout.lines();
+    assert_eq!(lines.next(), Some("--append-system-prompt-file"));
+    let prompt_file = Path::new(lines.next().unwrap());
+    assert!(prompt_file.is_absolute(), "{}", prompt_file.display());
+    assert!(
+        prompt_file.starts_with(env.base.join("rel-state")),
+        "{}",
+        prompt_file.display()
+    );
+    assert!(
+        done.stdout.contains("from the prompt file"),
+        "{}",
+        done.stdout
+    );
+    assert!(leases(&Sandbox::at(&env.ws, &env.base.join("rel-state"))).is_empty());
+}

@@ -238,6 +238,21 @@ impl Env {
     }
 }
 
+/// `acquire` of a Codex session in `ws` held by `holder`.
+fn acquire_args<'a>(ws: &'a str, prompt: &'a str, holder: &'a str) -> [&'a str; 9] {
+    [
+        "acquire",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        prompt,
+        "--holder-pid",
+        holder,
+    ]
+}
+
 #[test]
 fn every_command_prints_its_documented_receipt() {
     use projectfile::receipts::schema;
@@ -248,39 +263,13 @@ fn every_command_prints_its_documented_receipt() {
 
     env.ok(&["providers"], schema::PROVIDERS);
 
-    let acquired = env.ok(
-        &[
-            "acquire",
-            "--provider",
-            "codex",
-            "--workspace",
-            ws,
-            "--prompt",
-            "be brief",
-            "--holder-pid",
-            &pid,
-        ],
-        schema::ACQUIRE,
-    );
+    let acquired = env.ok(&acquire_args(ws, "be brief", &pid), schema::ACQUIRE);
     let token = acquired["token"].as_str().unwrap().to_string();
 
     // A lease whose holder dies after acquire, so status and strip-stale have something to say.
     let mut child = Command::new("sleep").arg("600").spawn().unwrap();
     let doomed = child.id().to_string();
-    let stale = env.ok(
-        &[
-            "acquire",
-            "--provider",
-            "codex",
-            "--workspace",
-            ws,
-            "--prompt",
-            "doomed",
-            "--holder-pid",
-            &doomed,
-        ],
-        schema::ACQUIRE,
-    );
+    let stale = env.ok(&acquire_args(ws, "doomed", &doomed), schema::ACQUIRE);
     assert!(stale["token"].is_string());
     child.kill().unwrap();
     child.wait().unwrap();
@@ -291,17 +280,7 @@ fn every_command_prints_its_documented_receipt() {
     // A holder that has already exited is refused with an error receipt.
     let mut exited = Command::new("true").spawn().unwrap();
     exited.wait().unwrap();
-    let refused = env.run(&[
-        "acquire",
-        "--provider",
-        "codex",
-        "--workspace",
-        ws,
-        "--prompt",
-        "refused",
-        "--holder-pid",
-        &exited.id().to_string(),
-    ]);
+    let refused = env.run(&acquire_args(ws, "refused", &exited.id().to_string()));
     assert!(!refused.status.success());
     assert_receipt(&refused.stdout, schema::ERROR);
 
