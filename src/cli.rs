@@ -114,6 +114,11 @@ Scopes, broadest first: user (files under --home), ancestor (directories above t
 workspace (root down to --cwd), scoped (the subtree below --cwd), editor_pack; our own session
 blocks are reported as scope `session`, apart from the user's guidance.
 
+Guidance stays inside its own tree (the workspace for project files, the home directory for user
+files, an ancestor file's own directory): an `@import` or a symlinked instruction file that leads
+elsewhere is not read, and is listed as omitted `outside_tree` with the path it named and where it
+leads, so a host can show it and ask. --allow-outside-tree reads it (after the user approved).
+
 Examples:
   projectfile resolve --workspace . --json
   projectfile resolve --workspace . --cwd ./services/api --render
@@ -250,6 +255,11 @@ pub struct ResolveArgs {
     /// Print the prompt fragments (one per source) as JSON.
     #[arg(long)]
     pub fragments: bool,
+    /// Also read imports and instruction files that lead (through `..`, an absolute path, `~/`
+    /// or a symlink) outside the tree of the file naming them. Without it they are not read and
+    /// are listed in `omitted` as `outside_tree`, with where they lead, for a host to ask.
+    #[arg(long)]
+    pub allow_outside_tree: bool,
 }
 
 /// What a session brings, shared by `acquire` and `run`.

@@ -272,6 +272,7 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         .with_user_scope(!args.no_user)
         .with_ancestors(!args.no_ancestors)
         .with_subtree(!args.no_subtree)
+        .with_allow_outside_tree(args.allow_outside_tree)
         .with_session_namespace(global.namespace.clone());
     if let Some(cwd) = &args.cwd {
         request = request.with_working_dir(text(&absolute(cwd)?));

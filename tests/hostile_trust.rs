@@ -525,3 +525,88 @@ fn a_relative_state_dir_hands_the_command_an_absolute_prompt_file_that_resolves_
     );
     assert!(leases(&Sandbox::at(&env.ws, &env.base.join("rel-state"))).is_empty());
 }
+
+/// A hostile repository: its AGENTS.md imports a private key by every spelling, its CLAUDE.md is
+/// a symlink to it, and a symlinked folder leads out; `home` holds the key.
+fn hostile_repository(env: &Sandbox) -> std::path::PathBuf {
+    let home = env.base.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY BYTES").unwrap();
+    std::fs::create_dir_all(env.base.join("secret")).unwrap();
+    std::fs::write(env.base.join("secret/notes.md"), "PRIVATE NOTES").unwrap();
+    let key = home.join(".ssh/id_rsa");
+    std::fs::write(
+        env.ws.join("AGENTS.md"),
+        format!(
+            "rules\n@../secret/notes.md\n@{}\n@~/.ssh/id_rsa\n@docs/a.md\n",
+            key.display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir(env.ws.join("docs")).unwrap();
+    std::fs::write(env.ws.join("docs/a.md"), "hop 1\n@../../secret/notes.md").unwrap();
+    std::os::unix::fs::symlink(&key, env.ws.join("CLAUDE.md")).unwrap();
+    std::os::unix::fs::symlink(env.base.join("secret"), env.ws.join("linked")).unwrap();
+    std::fs::write(env.base.join("secret/AGENTS.md"), "PRIVATE AGENTS").unwrap();
+    home
+}
+
+fn resolve_out(env: &Sandbox, home: &Path, extra: &[&str]) -> String {
+    let done = bounded(
+        env.cmd()
+            .args(["resolve", "--workspace"])
+            .arg(&env.ws)
+            .arg("--home")
+            .arg(home)
+            .args(["--cwd", env.ws.join("linked").to_str().unwrap()])
+            .args(extra),
+        "resolve",
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    done.stdout
+}
+
+#[test]
+fn resolve_never_reads_guidance_outside_its_tree_unless_allowed() {
+    let env = Sandbox::new();
+    let home = hostile_repository(&env);
+    for mode in [
+        &["--json"][..],
+        &["--render"],
+        &["--fragments"],
+        &[],
+        &["--as", "claude", "--json"],
+    ] {
+        let out = resolve_out(&env, &home, mode);
+        assert!(!out.contains("PRIVATE"), "{mode:?} leaked: {out}");
+    }
+    let receipt: Value = serde_json::from_str(&resolve_out(&env, &home, &["--json"])).unwrap();
+    let outside: Vec<&Value> = receipt["omitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["reason"] == "outside_tree")
+        .collect();
+    let named: Vec<&str> = outside
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    let ws = env.ws.to_str().unwrap();
+    for expected in [
+        format!("{ws}/../secret/notes.md"),
+        home.join(".ssh/id_rsa").display().to_string(),
+        format!("{ws}/docs/../../secret/notes.md"),
+        format!("{ws}/CLAUDE.md"),
+        format!("{ws}/linked/AGENTS.md"),
+    ] {
+        assert!(
+            named.contains(&expected.as_str()),
+            "{expected} not in {named:?}"
+        );
+    }
+    assert!(outside.iter().all(|o| o["resolves_to"].is_string()));
+    let allowed = resolve_out(&env, &home, &["--render", "--allow-outside-tree"]);
+    for secret in ["PRIVATE KEY BYTES", "PRIVATE NOTES", "PRIVATE AGENTS"] {
+        assert!(allowed.contains(secret), "{secret} not read once allowed");
+    }
+}

@@ -296,8 +296,12 @@ mod tests {
 
     #[test]
     fn exited_process_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
         let holder = Holder::process(child.id()).unwrap();
+        child.kill().unwrap();
         child.wait().unwrap();
         assert!(!holder.liveness().is_alive());
     }

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::provider::EntryKind;
 
@@ -72,6 +72,11 @@ pub trait GuidanceFs {
 
     /// What is at `path`, without following a final symlink.
     fn stat(&self, path: &Path) -> io::Result<FsStat>;
+
+    /// Where `path` really is: absolute, every symlink followed and every `.` and `..` applied,
+    /// as `realpath(3)` answers ([`io::ErrorKind::NotFound`] when a component is missing). The
+    /// resolver asks it to keep guidance inside its own tree; it never reads through the answer.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
 }
 
 fn kind_of(file_type: std::fs::FileType) -> EntryKind {
@@ -170,6 +175,10 @@ impl GuidanceFs for StdFs {
             kind: kind_of(meta.file_type()),
             len: meta.len(),
         })
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
     }
 }
 
@@ -433,6 +442,12 @@ impl GuidanceFs for MemoryFs {
             kind: node_kind(node),
             len,
         })
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        let key = self.resolve(path, true)?;
+        self.node(&key)?;
+        Ok(PathBuf::from(key))
     }
 }
 

@@ -13,11 +13,15 @@
 //! - [`prompt_fragments`] and [`render_block`]: projections for prompts.
 //! - [`session_block_ranges`]: finds our own projected session blocks, which are reported apart
 //!   from the user's guidance (scope `session`).
+//! - Guidance stays inside its own tree: an import or a symlinked instruction file that leads out
+//!   of it is listed as `outside_tree` and never read, unless
+//!   [`GuidanceRequest::allow_outside_tree`] is set.
 //!
 //! Precedence runs broadest to most specific, so the most specific text comes last: user,
 //! ancestor, workspace (root down to the working directory), scoped (the subtree below it,
 //! breadth-first), then root-only editor packs.
 
+mod confine;
 mod fs;
 #[doc(hidden)]
 pub mod fuzzing;

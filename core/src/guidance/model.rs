@@ -123,6 +123,11 @@ pub enum OmissionReason {
     /// The file holds a malformed or unterminated session block; its text is kept as user guidance
     /// unchanged (nothing was cut); `bytes` is 0.
     MalformedSessionBlock,
+    /// An import, or an instruction file reached through a symlink, resolves outside the tree of
+    /// the file that names it (see [`GuidanceRequest::allow_outside_tree`]); it was not read.
+    /// `path` is the path as named, `resolves_to` where it leads, `imported_from` the importing
+    /// file; `bytes` is 0. An import line left this way stays literal.
+    OutsideTree,
 }
 
 impl OmissionReason {
@@ -136,6 +141,7 @@ impl OmissionReason {
             OmissionReason::Unreadable => "unreadable",
             OmissionReason::NotUtf8 => "not_utf8",
             OmissionReason::MalformedSessionBlock => "malformed_session_block",
+            OmissionReason::OutsideTree => "outside_tree",
         }
     }
 }
@@ -179,6 +185,27 @@ pub struct GuidanceOmission {
     pub reason: OmissionReason,
     /// A byte count whose meaning depends on the reason (see [`OmissionReason`]).
     pub bytes: u64,
+    /// For `outside_tree`: the real path the named path leads to, outside the tree. Not in the
+    /// seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_to: Option<String>,
+    /// For an import left out (`outside_tree`): the guidance file whose `@` line named it. Not in
+    /// the seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
+}
+
+impl GuidanceOmission {
+    /// An omission with no extra provenance.
+    pub fn new(path: impl Into<String>, reason: OmissionReason, bytes: u64) -> Self {
+        GuidanceOmission {
+            path: path.into(),
+            reason,
+            bytes,
+            resolves_to: None,
+            imported_from: None,
+        }
+    }
 }
 
 /// The complete resolution: what loaded, in order, and what did not.
@@ -267,6 +294,20 @@ pub struct GuidanceRequest {
     /// The namespace of our own session blocks (default `agentworks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_namespace: Option<String>,
+    /// Read imports and instruction files that resolve outside the tree of the file naming them
+    /// (default false). Not in the seed.
+    ///
+    /// A file's tree is the workspace root for workspace, scoped and editor-pack files, the home
+    /// directory for user files, and an ancestor file's own directory for ancestor files; an
+    /// import belongs to the tree of the file that started the chain. Where a path leads is
+    /// decided on real paths (symlinks followed, `..` applied), so `@../secret`, `@/abs/path`,
+    /// `@~/…` from a project file, a chain of imports that leaves at any hop, a symlinked
+    /// instruction file pointing out and a symlinked directory on the way are all caught. By
+    /// default such a file is not read: it is listed in `omitted` as `outside_tree` with where it
+    /// leads, so a host can show it and ask (Claude Code asks before following an import out of
+    /// the project). Set this only when the user has approved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_outside_tree: bool,
 }
 
 impl GuidanceRequest {
@@ -286,6 +327,7 @@ impl GuidanceRequest {
             editor_packs: default_editor_packs(),
             skip_dirs: default_skip_dirs(),
             session_namespace: None,
+            allow_outside_tree: false,
         }
     }
 
@@ -355,6 +397,13 @@ impl GuidanceRequest {
     /// Replaces the skip list.
     pub fn with_skip_dirs<S: Into<String>>(mut self, dirs: impl IntoIterator<Item = S>) -> Self {
         self.skip_dirs = dirs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Allows (or, by default, refuses) reading guidance that resolves outside its own tree
+    /// (see [`GuidanceRequest::allow_outside_tree`]).
+    pub fn with_allow_outside_tree(mut self, allow: bool) -> Self {
+        self.allow_outside_tree = allow;
         self
     }
 
