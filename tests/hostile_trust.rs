@@ -611,3 +611,58 @@ fn resolve_never_reads_guidance_outside_its_tree_unless_allowed() {
         assert!(allowed.contains(secret), "{secret} not read once allowed");
     }
 }
+
+#[test]
+fn an_agents_md_that_is_a_fifo_is_refused_naming_it_without_blocking() {
+    let env = Sandbox::new();
+    let fifo = env.ws.join("AGENTS.md");
+    mkfifo(&fifo);
+    let done = acquire(&env, &["--holder-pid", &std::process::id().to_string()]);
+    assert_eq!(done.code, 1, "{}", done.stderr);
+    assert!(
+        done.stderr
+            .starts_with(&format!("error: {}: ", fifo.display())),
+        "{}",
+        done.stderr
+    );
+    assert!(leases(&env).is_empty());
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind), "the FIFO was replaced");
+}
+
+#[test]
+fn forged_tokens_release_nothing_and_touch_nothing() {
+    let env = sandbox();
+    let held = acquire(&env, &["--holder-pid", &std::process::id().to_string()]);
+    assert_eq!(held.code, 0, "{}", held.stderr);
+    let token = serde_json::from_str::<Value>(&held.stdout).unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key = token.split('-').nth(1).unwrap().to_string();
+    let during = std::fs::read(env.ws.join("AGENTS.md")).unwrap();
+    for forged in [
+        "pf1-../../../etc-00000000000000000000000000000000".to_string(),
+        format!("pf1-{key}-../../{key}"),
+        format!("pf1-{key}-00000000000000000000000000000000"),
+        format!("pf1-{}-{}", "f".repeat(16), "0".repeat(32)),
+        "garbage".to_string(),
+        String::new(),
+    ] {
+        let done = bounded(
+            env.cmd().args(["release", "--json", "--token", &forged]),
+            "release",
+        );
+        assert_ne!(done.code, 101, "{forged:?} panicked: {}", done.stderr);
+        if done.code == 0 {
+            let receipt: Value = serde_json::from_str(&done.stdout).unwrap();
+            assert_eq!(receipt["released"], false, "{forged:?}");
+        }
+        assert_eq!(
+            std::fs::read(env.ws.join("AGENTS.md")).unwrap(),
+            during,
+            "{forged:?} changed the workspace"
+        );
+        assert_eq!(leases(&env).len(), 1, "{forged:?} released the live lease");
+    }
+}
