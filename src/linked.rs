@@ -14,6 +14,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::cli::{LinkedArgs, ReaderCommand, RemoveRuntimeArgs};
+use crate::output;
 
 /// A runtime opened and linked for one launch.
 #[derive(Debug, Serialize)]
@@ -152,19 +153,19 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
             let turn = reader::select_mode(request);
             let terminal = reader::terminal_allowed(request.access);
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({
+                output::json(
+                    &serde_json::json!({
                         "schema": "projectfile.reader_mode.v1",
                         "mode": turn.mode,
                         "read_only": turn.read_only,
                         "notice": turn.notice,
                         "terminal_allowed": terminal,
-                    })
-                );
+                    }),
+                    "the receipt",
+                )?;
             } else {
-                println!(
-                    "{} ({}), terminal {}",
+                let line = format!(
+                    "{} ({}), terminal {}\n",
                     turn.mode.as_str(),
                     if turn.read_only {
                         "read-only"
@@ -173,17 +174,19 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     },
                     if terminal { "allowed" } else { "refused" }
                 );
+                output::stdout(line, "the mode")?;
             }
         }
         ReaderCommand::Wrap { kind, product } => {
-            print!(
-                "{}",
-                reader::wrap_message(notice(kind, product), &stdin_text()?)
-            );
+            let text = reader::wrap_message(notice(kind, product), &stdin_text()?);
+            output::stdout(text, "the message")?;
         }
-        ReaderCommand::Strip => print!("{}", reader::strip_notice(&stdin_text()?)),
+        ReaderCommand::Strip => {
+            output::stdout(reader::strip_notice(&stdin_text()?), "the message")?;
+        }
         ReaderCommand::Hint { kind, product } => {
-            println!("{}", reader::refusal_hint(notice(kind, product)));
+            let hint = format!("{}\n", reader::refusal_hint(notice(kind, product)));
+            output::stdout(hint, "the hint")?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -205,18 +208,20 @@ pub fn remove_runtime(args: &RemoveRuntimeArgs, json: bool) -> anyhow::Result<Ex
     )?;
     let existed = runtime.remove()?;
     if json {
-        println!(
-            "{}",
-            serde_json::json!({
+        output::json(
+            &serde_json::json!({
                 "schema": "projectfile.remove_runtime.v1",
                 "runtime": runtime.dir(),
                 "removed": existed,
-            })
-        );
-    } else if existed {
-        println!("removed {}", runtime.dir().display());
+            }),
+            "the receipt",
+        )?;
     } else {
-        println!("no runtime at {}", runtime.dir().display());
+        let said = if existed { "removed" } else { "no runtime at" };
+        output::stdout(
+            format!("{said} {}\n", runtime.dir().display()),
+            "the receipt",
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

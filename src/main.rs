@@ -3,6 +3,9 @@
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
 //! exit code. All output goes through [`output`], which never panics on a closed pipe.
 
+// Every byte of our own output goes through `output`, which never panics on a closed pipe.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod cli;
 mod linked;
 mod output;

@@ -627,7 +627,10 @@ fn an_agents_md_that_is_a_fifo_is_refused_naming_it_without_blocking() {
     );
     assert!(leases(&env).is_empty());
     let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
-    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind), "the FIFO was replaced");
+    assert!(
+        std::os::unix::fs::FileTypeExt::is_fifo(&kind),
+        "the FIFO was replaced"
+    );
 }
 
 #[test]
@@ -665,4 +668,31 @@ fn forged_tokens_release_nothing_and_touch_nothing() {
         );
         assert_eq!(leases(&env).len(), 1, "{forged:?} released the live lease");
     }
+}
+
+#[test]
+fn no_command_panics_when_its_stdout_reader_is_gone() {
+    let env = sandbox();
+    let ws = env.ws.to_str().unwrap();
+    let commands: [&[&str]; 9] = [
+        &["providers"],
+        &["providers", "--json"],
+        &["status", "--workspace", ws],
+        &["strip-stale", "--workspace", ws, "--json"],
+        &["resolve", "--workspace", ws, "--render"],
+        &["resolve", "--workspace", ws],
+        &["completions", "bash"],
+        &["reader", "hint"],
+        &["reader", "mode", "--access", "owner", "--json"],
+    ];
+    for args in commands {
+        let done = with_broken_stdout(env.cmd().args(args), BrokenOut::ReaderGone);
+        assert_eq!(done.code, 1, "{args:?}: {}", done.stderr);
+        assert!(
+            done.stderr.starts_with("error: stdout: cannot write"),
+            "{args:?}: {}",
+            done.stderr
+        );
+    }
+    assert_user_bytes_untouched(&env);
 }
