@@ -3,8 +3,7 @@
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
 //! exit code. All output goes through [`output`], which never panics on a closed pipe.
 
-// Every byte of our own output goes through `output`, which never panics on a closed pipe.
-#![deny(clippy::print_stdout, clippy::print_stderr)]
+#![deny(clippy::print_stdout, clippy::print_stderr)] // enforces the last sentence above
 
 mod cli;
 mod linked;
@@ -178,53 +177,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
-                let mut text = output::Text::default();
-                text.line(format_args!("workspace {}", report.workspace.display()));
-                if report.leases.is_empty() {
-                    text.line("no leases");
-                }
-                for lease in &report.leases {
-                    let state = if lease.liveness.is_alive() {
-                        "live"
-                    } else {
-                        "stale"
-                    };
-                    text.line(format_args!(
-                        "lease {} {} {} ({state}): {}",
-                        lease.token,
-                        lease.provider,
-                        lease.holder.describe(),
-                        lease
-                            .paths
-                            .iter()
-                            .map(|p| p.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-                for entry in &report.entries {
-                    text.line(format_args!(
-                        "{} {}: {} holder(s), {} live",
-                        entry.kind, entry.path, entry.holders, entry.live_holders
-                    ));
-                }
-                for taken in &report.taken_over {
-                    text.line(format_args!(
-                        "taken over {}: the prior folder is kept at {} ({})",
-                        taken.path,
-                        taken.stash.display(),
-                        taken.state
-                    ));
-                }
-                for kept in &report.kept {
-                    text.line(format_args!(
-                        "kept {} at {} ({})",
-                        kept.path,
-                        kept.kept_at.display(),
-                        kept.reason
-                    ));
-                }
-                text.print("the status")?;
+                status_text(&report).print("the status")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -440,6 +393,56 @@ fn session_request(args: &SessionArgs) -> anyhow::Result<SessionRequest> {
         });
     }
     Ok(session)
+}
+
+fn status_text(report: &projectfile::core::projector::StatusReport) -> output::Text {
+    let mut text = output::Text::default();
+    text.line(format_args!("workspace {}", report.workspace.display()));
+    if report.leases.is_empty() {
+        text.line("no leases");
+    }
+    for lease in &report.leases {
+        let state = if lease.liveness.is_alive() {
+            "live"
+        } else {
+            "stale"
+        };
+        text.line(format_args!(
+            "lease {} {} {} ({state}): {}",
+            lease.token,
+            lease.provider,
+            lease.holder.describe(),
+            lease
+                .paths
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for entry in &report.entries {
+        text.line(format_args!(
+            "{} {}: {} holder(s), {} live",
+            entry.kind, entry.path, entry.holders, entry.live_holders
+        ));
+    }
+    for taken in &report.taken_over {
+        text.line(format_args!(
+            "taken over {}: the prior folder is kept at {} ({})",
+            taken.path,
+            taken.stash.display(),
+            taken.state
+        ));
+    }
+    for kept in &report.kept {
+        text.line(format_args!(
+            "kept {} at {} ({})",
+            kept.path,
+            kept.kept_at.display(),
+            kept.reason
+        ));
+    }
+    text
 }
 
 fn file_lines(text: &mut output::Text, files: &[FileReceipt]) {
