@@ -80,6 +80,11 @@ parent, skipping forked subshells such as the left side of `$(projectfile acquir
 or the process named by --holder-pid, or whoever holds an exclusive lock on --holder-lock.
 A dead holder's projections are cleaned at the next start.
 
+The holder is checked first, since a lease for a dead holder would be stale at once: a pid must
+be running and not a zombie; --holder-lock must be a regular file (not a symlink, FIFO, socket,
+device or directory) that another process holds locked (flock) now. Otherwise acquire refuses
+with `error: <path>: <reason>` and changes nothing.
+
 Example:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json")]
     Acquire(AcquireArgs),
@@ -99,6 +104,12 @@ whose project/ links the workspace. output/ (--output) and attached/NAME (--atta
 --attach-read-only) link what this launch asks for and nothing else: a link projectfile made for an
 earlier launch is removed or replaced, anything it did not make there fails the launch, and no
 level of the runtime is ever followed through a link.
+
+Output: CMD inherits stdin, stdout and stderr, so its own output goes where projectfile's goes.
+With --json, the first line of stdout is projectfile's one JSON object: the acquire receipt,
+printed just before CMD starts, or the error object if CMD cannot start (then it never runs).
+If that line cannot be written (the reader of stdout is gone), CMD does not run. The session is
+released whatever happens, output included.
 
 Examples:
   projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md
@@ -120,6 +131,11 @@ Examples:
 Scopes, broadest first: user (files under --home), ancestor (directories above the workspace),
 workspace (root down to --cwd), scoped (the subtree below --cwd), editor_pack; our own session
 blocks are reported as scope `session`, apart from the user's guidance.
+
+Guidance stays inside its own tree (the workspace for project files, the home directory for user
+files, an ancestor file's own directory): an `@import` or a symlinked instruction file that leads
+elsewhere is not read, and is listed as omitted `outside_tree` with the path it named and where it
+leads, so a host can show it and ask. --allow-outside-tree reads it (after the user approved).
 
 Examples:
   projectfile resolve --workspace . --json
@@ -337,6 +353,11 @@ pub struct ResolveArgs {
     /// Print the prompt fragments (one per source) as JSON.
     #[arg(long)]
     pub fragments: bool,
+    /// Also read imports and instruction files that lead (through `..`, an absolute path, `~/`
+    /// or a symlink) outside the tree of the file naming them. Without it they are not read and
+    /// are listed in `omitted` as `outside_tree`, with where they lead, for a host to ask.
+    #[arg(long)]
+    pub allow_outside_tree: bool,
 }
 
 /// What a session brings, shared by `acquire` and `run`.
@@ -392,7 +413,8 @@ pub struct AcquireArgs {
     /// The process whose life keeps the lease alive [default: the calling program].
     #[arg(long, value_name = "PID", conflicts_with = "holder_lock")]
     pub holder_pid: Option<u32>,
-    /// A file the host keeps exclusively locked (flock) while the session lives.
+    /// A regular file the host keeps exclusively locked (flock) while the session lives; it must
+    /// be locked already when acquire runs.
     #[arg(long, value_name = "PATH")]
     pub holder_lock: Option<PathBuf>,
 }

@@ -114,9 +114,8 @@ pub fn report_clap(error: &clap::Error, json: bool) -> ExitCode {
     let _ = error.print();
     if code != 0 && json {
         let receipt = ErrorReceipt::new("usage", None, clap_message(&error.to_string()));
-        if let Ok(text) = serde_json::to_string(&receipt) {
-            println!("{text}");
-        }
+        // Best effort: the exit code still says what happened.
+        let _ = crate::output::json(&receipt, "the error receipt");
     }
     ExitCode::from(u8::try_from(code).unwrap_or(USAGE))
 }
@@ -139,9 +138,10 @@ fn clap_message(rendered: &str) -> String {
 }
 
 fn print(receipt: &ErrorReceipt, json: bool) {
-    eprintln!("error: {}", receipt.error.message);
-    if json && let Ok(text) = serde_json::to_string(receipt) {
-        println!("{text}");
+    crate::output::stderr(format_args!("error: {}", receipt.error.message));
+    if json {
+        // Best effort: when stdout itself is what failed, stderr has said it.
+        let _ = crate::output::json(receipt, "the error receipt");
     }
 }
 

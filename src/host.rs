@@ -51,7 +51,12 @@ use projectfile_core::{
 pub type DropErrorHook = Arc<dyn Fn(&str, &Error) + Send + Sync>;
 
 fn eprint_drop_error(token: &str, error: &Error) {
-    eprintln!("warning: projectfile: release of {token} on drop failed: {error}");
+    // Best effort and never a panic: a drop hook must not fail on a closed stderr.
+    let mut err = std::io::stderr().lock();
+    let _ = std::io::Write::write_fmt(
+        &mut err,
+        format_args!("warning: projectfile: release of {token} on drop failed: {error}\n"),
+    );
 }
 
 /// A host: where leases are recorded (the state directory), how our markers are named (the
@@ -73,7 +78,13 @@ impl fmt::Debug for Host {
 
 impl Host {
     /// A host keeping its records under `state_dir`, with the default namespace (`agentworks`).
+    ///
+    /// A relative `state_dir` is made absolute here, against the current directory, before
+    /// anything is derived from it: paths under it (a private prompt file) are handed to commands
+    /// that run in the workspace. Only if the current directory cannot be read is it kept as given.
     pub fn new(state_dir: impl Into<PathBuf>) -> Host {
+        let state_dir = state_dir.into();
+        let state_dir = std::path::absolute(&state_dir).unwrap_or(state_dir);
         Host {
             projector: Projector::new(state_dir, Namespace::default()),
             on_drop_error: Arc::new(eprint_drop_error),
@@ -371,6 +382,16 @@ mod tests {
             projectfile_core::journal::frame(b"{}"),
         )
         .unwrap();
+    }
+
+    #[test]
+    fn a_relative_state_dir_is_made_absolute_before_anything_is_derived() {
+        let host = Host::new("relative-state");
+        let expected = std::env::current_dir().unwrap().join("relative-state");
+        assert!(
+            format!("{host:?}").contains(&format!("{expected:?}")),
+            "{host:?}"
+        );
     }
 
     #[cfg(feature = "codex")]

@@ -24,6 +24,7 @@ use crate::cli::{
     CanResumeArgs, LinkedArgs, ReaderCommand, RemoveRuntimeArgs, RuntimeCommand,
     RuntimeIdentityArgs, RuntimeKeyArgs,
 };
+use crate::output;
 
 /// A runtime opened, locked and linked for one launch.
 #[derive(Debug)]
@@ -190,7 +191,7 @@ pub fn finish(
 /// Ends the launch: unlinks `output/` and the attachments and releases the runtime.
 pub fn close(linked: LinkedRuntime) -> anyhow::Result<()> {
     for leftover in linked.launch.close()? {
-        eprintln!("warning: {leftover}");
+        output::stderr(format_args!("warning: {leftover}"));
     }
     Ok(())
 }
@@ -256,8 +257,8 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     terminal_allowed: terminal,
                 })?;
             } else {
-                println!(
-                    "{} ({}), terminal {}",
+                let line = format!(
+                    "{} ({}), terminal {}\n",
                     turn.mode.as_str(),
                     if turn.read_only {
                         "read-only"
@@ -266,6 +267,7 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     },
                     if terminal { "allowed" } else { "refused" }
                 );
+                output::stdout(line, "the mode")?;
             }
         }
         // wrap and strip are filters: without --json they print the text byte for byte, with no
@@ -280,7 +282,7 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     text,
                 })?;
             } else {
-                print!("{text}");
+                output::stdout(text, "the message")?;
             }
         }
         ReaderCommand::Strip => {
@@ -293,7 +295,7 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     text,
                 })?;
             } else {
-                print!("{text}");
+                output::stdout(text, "the message")?;
             }
         }
         ReaderCommand::Hint { kind, product } => {
@@ -306,7 +308,7 @@ pub fn reader_command(command: &ReaderCommand, json: bool) -> anyhow::Result<Exi
                     hint: hint.to_string(),
                 })?;
             } else {
-                println!("{hint}");
+                output::stdout(format!("{hint}\n"), "the hint")?;
             }
         }
     }
@@ -324,10 +326,12 @@ pub fn remove_runtime(args: &RemoveRuntimeArgs, json: bool) -> anyhow::Result<Ex
             runtime: runtime.dir().to_path_buf(),
             removed,
         })?;
-    } else if removed {
-        println!("removed {}", runtime.dir().display());
     } else {
-        println!("no runtime at {}", runtime.dir().display());
+        let said = if removed { "removed" } else { "no runtime at" };
+        output::stdout(
+            format!("{said} {}\n", runtime.dir().display()),
+            "the receipt",
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -370,13 +374,16 @@ fn identity(args: &RuntimeIdentityArgs, json: bool) -> anyhow::Result<ExitCode> 
             identity,
         })?;
     } else {
-        println!("{}", serde_json::to_string_pretty(&identity)?);
+        let text = format!("{}\n", serde_json::to_string_pretty(&identity)?);
+        output::stdout(text, "the identity")?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `root` with its parent folders resolved (as a launch resolves them), when they exist.
 fn resolved_root(root: &Path) -> PathBuf {
+    // Read-only: names the runtime root as a launch would; nothing below it is walked from this.
+    #[allow(clippy::disallowed_methods)]
     match (root.parent(), root.file_name()) {
         (Some(parent), Some(name)) => std::fs::canonicalize(parent)
             .map(|parent| parent.join(name))
@@ -398,23 +405,25 @@ fn can_resume(args: &CanResumeArgs, json: bool) -> anyhow::Result<ExitCode> {
             checks: verdict.checks,
         })?;
     } else {
-        println!(
+        let mut text = output::Text::default();
+        text.line(format_args!(
             "resume: {}",
             if verdict.resume {
                 "yes"
             } else {
                 "no (start a fresh native session from the saved history)"
             }
-        );
+        ));
         for check in &verdict.checks {
             let rule = serde_json::to_value(check.rule)?;
             let mark = if check.passed { "ok" } else { "NO" };
-            println!(
+            text.line(format_args!(
                 "  {mark:<2} {}: {}",
                 rule.as_str().unwrap_or("?"),
                 check.detail
-            );
+            ));
         }
+        text.print("the verdict")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,12 +1,16 @@
 //! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
 //! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
-//! exit code. The entry point is in `start.rs` (`#![no_main]`: see there why).
+//! exit code. All output goes through [`output`], which never panics on a closed pipe. The entry
+//! point is in `start.rs` (`#![no_main]`: see there why).
+
+#![deny(clippy::print_stdout, clippy::print_stderr)] // enforces the sentence above
 #![cfg_attr(not(test), no_main)]
 
 mod cli;
 mod failure;
 mod linked;
+mod output;
 mod parse;
 mod run;
 #[cfg(not(test))]
@@ -42,12 +46,31 @@ fn cli_main() -> ExitCode {
     }
 }
 
+/// The state directory, made absolute before anything is derived from it: paths under it are
+/// recorded, handed to commands that run in the workspace, and checked from other directories.
 fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    if let Some(dir) = explicit {
-        return Ok(dir);
+    let dir = match explicit {
+        Some(dir) => dir,
+        None => default_state_dir()?,
+    };
+    if dir.as_os_str().is_empty() {
+        anyhow::bail!("the state directory is empty: pass --state-dir DIR");
     }
-    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(xdg).join("projectfile"));
+    std::path::absolute(&dir).with_context(|| {
+        format!(
+            "{}: cannot make the state directory absolute",
+            dir.display()
+        )
+    })
+}
+
+fn default_state_dir() -> anyhow::Result<PathBuf> {
+    // XDG: a relative XDG_STATE_HOME is invalid and ignored.
+    if let Some(xdg) = std::env::var_os("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|v| v.is_absolute())
+    {
+        return Ok(xdg.join("projectfile"));
     }
     let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).context(
         "no state directory: set --state-dir, PROJECTFILE_STATE_DIR, XDG_STATE_HOME or HOME",
@@ -90,8 +113,7 @@ fn usable_state_dir(given: &std::path::Path) -> Result<(), CliError> {
 }
 
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string(value)?);
-    Ok(())
+    output::json(value, "the receipt")
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -108,9 +130,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&receipt)?;
             } else {
+                let mut text = output::Text::default();
                 for p in &receipt.providers {
-                    println!("{}", p.name);
+                    text.line(&p.name);
                 }
+                text.print("the provider list")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -119,17 +143,23 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let projector = projector(&global)?;
             let holder = match (args.holder_pid, &args.holder_lock) {
                 (Some(pid), _) => Holder::process(pid)?,
-                (None, Some(path)) => Holder::lock(absolute(path)?),
+                (None, Some(path)) => Holder::held_lock(absolute(path)?)?,
                 (None, None) => Holder::calling_process()?,
             };
             let session = session_request(&args.session)?;
             let receipt = acquire(&projector, &args.session, session, None, holder, &log)?;
-            if global.json {
-                print_json(&receipt)?;
+            let delivered = if global.json {
+                print_json(&receipt)
             } else {
-                print_acquire(&receipt);
+                acquire_text(&receipt)
+                    .print("the receipt")
+                    .map_err(Into::into)
+            };
+            print_warnings(&receipt.warnings);
+            match delivered {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(lost) => Err(undo_undelivered(&projector, &receipt.token, &lost)),
             }
-            Ok(ExitCode::SUCCESS)
         }
         Command::Release(args) => {
             let projector = projector(&global)?;
@@ -138,18 +168,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&receipt)?;
             } else {
+                let mut text = output::Text::default();
                 if receipt.released {
-                    println!("released {}", receipt.token);
+                    text.line(format_args!("released {}", receipt.token));
                 } else {
-                    println!(
+                    text.line(format_args!(
                         "nothing to release for {} (unknown or already released)",
                         receipt.token
-                    );
+                    ));
                 }
-                print_files(&receipt.files);
-                for w in &receipt.warnings {
-                    eprintln!("warning: {}: {}", w.path, w.message);
-                }
+                file_lines(&mut text, &receipt.files);
+                print_warnings(&receipt.warnings);
+                text.print("the receipt")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -164,51 +194,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
-                println!("workspace {}", report.workspace.display());
-                if report.leases.is_empty() {
-                    println!("no leases");
-                }
-                for lease in &report.leases {
-                    let state = if lease.liveness.is_alive() {
-                        "live"
-                    } else {
-                        "stale"
-                    };
-                    println!(
-                        "lease {} {} {} ({state}): {}",
-                        lease.token,
-                        lease.provider,
-                        lease.holder.describe(),
-                        lease
-                            .paths
-                            .iter()
-                            .map(|p| p.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                }
-                for entry in &report.entries {
-                    println!(
-                        "{} {}: {} holder(s), {} live",
-                        entry.kind, entry.path, entry.holders, entry.live_holders
-                    );
-                }
-                for taken in &report.taken_over {
-                    println!(
-                        "taken over {}: the prior folder is kept at {} ({})",
-                        taken.path,
-                        taken.stash.display(),
-                        taken.state
-                    );
-                }
-                for kept in &report.kept {
-                    println!(
-                        "kept {} at {} ({})",
-                        kept.path,
-                        kept.kept_at.display(),
-                        kept.reason
-                    );
-                }
+                status_text(&report).print("the status")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -223,16 +209,19 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
+                let mut text = output::Text::default();
                 for s in &report.stale_cleaned {
-                    println!("cleaned {} ({}): {}", s.token, s.provider, s.reason);
+                    text.line(format_args!(
+                        "cleaned {} ({}): {}",
+                        s.token, s.provider, s.reason
+                    ));
                 }
-                print_files(&report.files);
-                for w in &report.warnings {
-                    eprintln!("warning: {}: {}", w.path, w.message);
-                }
+                file_lines(&mut text, &report.files);
+                print_warnings(&report.warnings);
                 if report.stale_cleaned.is_empty() && report.files.is_empty() {
-                    println!("nothing stale");
+                    text.line("nothing stale");
                 }
+                text.print("the report")?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -250,7 +239,7 @@ fn completions(shell: clap_complete::Shell, json: bool) -> anyhow::Result<ExitCo
             script: String::from_utf8_lossy(&script).into_owned(),
         })?;
     } else {
-        std::io::Write::write_all(&mut std::io::stdout(), &script)?;
+        output::stdout(script, "the completion script")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -273,6 +262,7 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
         .with_user_scope(!args.no_user)
         .with_ancestors(!args.no_ancestors)
         .with_subtree(!args.no_subtree)
+        .with_allow_outside_tree(args.allow_outside_tree)
         .with_session_namespace(global.namespace.clone());
     if let Some(cwd) = &args.cwd {
         request = request.with_working_dir(text(&working_dir(&root, cwd)?));
@@ -320,7 +310,7 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
                 block,
             })?;
         } else {
-            print!("{block}");
+            output::stdout(block, "the rendered guidance")?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -347,13 +337,9 @@ fn resolve(global: &cli::GlobalArgs, args: &cli::ResolveArgs) -> anyhow::Result<
 fn print_resolution(
     resolution: &projectfile::core::guidance::GuidanceResolution,
 ) -> anyhow::Result<()> {
+    let mut text = output::Text::default();
     for s in &resolution.sources {
-        println!(
-            "{:<11} {:>6} B  {}",
-            serde_json::to_value(s.scope)?.as_str().unwrap_or("?"),
-            s.bytes,
-            s.path
-        );
+        text.line(format_args!("{:<11} {:>6} B  {}", s.scope, s.bytes, s.path));
     }
     for o in &resolution.omitted {
         let by = o
@@ -361,12 +347,13 @@ fn print_resolution(
             .as_deref()
             .map(|by| format!(" by {by}"))
             .unwrap_or_default();
-        println!(
+        text.line(format_args!(
             "omitted     {:>6} B  {} ({}{by})",
             o.bytes, o.path, o.reason
-        );
+        ));
     }
-    println!("{}", budget_line(resolution));
+    text.line(budget_line(resolution));
+    text.print("the resolution")?;
     Ok(())
 }
 
@@ -411,6 +398,8 @@ fn absolute(path: &std::path::Path) -> anyhow::Result<PathBuf> {
 /// `resolve --cwd`: the working directory, which must lie inside the workspace `root` (after
 /// resolving symbolic links), written under `root` as the user named it.
 fn working_dir(root: &std::path::Path, cwd: &std::path::Path) -> anyhow::Result<PathBuf> {
+    // Read-only: compares two real paths to confine the resolver's working directory.
+    #[allow(clippy::disallowed_methods)]
     let canonical = |p: &std::path::Path| {
         std::fs::canonicalize(p).map_err(|e| CliError::io(p, format!("cannot resolve: {e}")))
     };
@@ -560,36 +549,109 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
     Ok(session)
 }
 
-fn print_files(files: &[FileReceipt]) {
+fn status_text(report: &projectfile::core::projector::StatusReport) -> output::Text {
+    let mut text = output::Text::default();
+    text.line(format_args!("workspace {}", report.workspace.display()));
+    if report.leases.is_empty() {
+        text.line("no leases");
+    }
+    for lease in &report.leases {
+        let state = if lease.liveness.is_alive() {
+            "live"
+        } else {
+            "stale"
+        };
+        text.line(format_args!(
+            "lease {} {} {} ({state}): {}",
+            lease.token,
+            lease.provider,
+            lease.holder.describe(),
+            lease
+                .paths
+                .iter()
+                .map(|p| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for entry in &report.entries {
+        text.line(format_args!(
+            "{} {}: {} holder(s), {} live",
+            entry.kind, entry.path, entry.holders, entry.live_holders
+        ));
+    }
+    for taken in &report.taken_over {
+        text.line(format_args!(
+            "taken over {}: the prior folder is kept at {} ({})",
+            taken.path,
+            taken.stash.display(),
+            taken.state
+        ));
+    }
+    for kept in &report.kept {
+        text.line(format_args!(
+            "kept {} at {} ({})",
+            kept.path,
+            kept.kept_at.display(),
+            kept.reason
+        ));
+    }
+    text
+}
+
+fn file_lines(text: &mut output::Text, files: &[FileReceipt]) {
     for f in files {
-        println!("  {:<9} {:<7} {}", f.action, f.kind, f.path);
+        text.line(format_args!("  {:<9} {:<7} {}", f.action, f.kind, f.path));
     }
 }
 
-fn print_acquire(receipt: &AcquireReceipt) {
-    println!("token {}", receipt.token);
-    println!(
+fn print_warnings(warnings: &[projectfile::core::projector::Warning]) {
+    for w in warnings {
+        output::stderr(format_args!("warning: {}: {}", w.path, w.message));
+    }
+}
+
+/// A session whose receipt could not be delivered is undone: nobody holds its token.
+fn undo_undelivered(projector: &Projector, token: &str, lost: &anyhow::Error) -> anyhow::Error {
+    match projector.release(token) {
+        Ok(_) => anyhow::anyhow!("{lost:#}; the session {token} was released, nothing is left"),
+        Err(error) => anyhow::anyhow!(
+            "{lost:#}; releasing the session {token} failed too ({error}); its projections are cleaned once its holder is gone"
+        ),
+    }
+}
+
+fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
+    let mut text = output::Text::default();
+    text.line(format_args!("token {}", receipt.token));
+    text.line(format_args!(
         "provider {} in {}",
         receipt.provider,
         receipt.workspace.display()
-    );
-    print_files(&receipt.files);
+    ));
+    file_lines(&mut text, &receipt.files);
     if !receipt.launch_args.is_empty() {
-        println!("launch args: {}", receipt.launch_args.join(" "));
+        text.line(format_args!(
+            "launch args: {}",
+            receipt.launch_args.join(" ")
+        ));
     }
     for note in &receipt.notes {
-        println!("note: {note}");
+        text.line(format_args!("note: {note}"));
     }
     for s in &receipt.stale_cleaned {
-        println!(
+        text.line(format_args!(
             "cleaned stale lease {} ({}): {}",
             s.token, s.provider, s.reason
-        );
+        ));
     }
     for k in &receipt.kept {
-        println!("kept {} at {} ({})", k.path, k.kept_at.display(), k.reason);
+        text.line(format_args!(
+            "kept {} at {} ({})",
+            k.path,
+            k.kept_at.display(),
+            k.reason
+        ));
     }
-    for w in &receipt.warnings {
-        eprintln!("warning: {}: {}", w.path, w.message);
-    }
+    text
 }

@@ -9,11 +9,12 @@
 
 use anyhow::Context as _;
 use projectfile::core::holder::Holder;
-use projectfile::core::projector::Projector;
+use projectfile::core::projector::{AcquireReceipt, Projector};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::cli::RunArgs;
+use crate::output;
 use crate::verbose::Verbose;
 
 /// The child's pid once spawned (0 before).
@@ -65,6 +66,12 @@ fn install_forwarding() -> anyhow::Result<()> {
 }
 
 /// Runs the `run` command.
+///
+/// Output contract: the command inherits stdin, stdout and stderr. With `--json`, stdout carries
+/// exactly one JSON line from `projectfile` itself before anything of the command's: the acquire
+/// receipt, printed once the command is known to be startable and just before it starts, or the
+/// error object when it never starts. If that line cannot be written, the command does not run.
+/// The session is released whatever happens, output included.
 pub fn run(
     projector: &Projector,
     args: &RunArgs,
@@ -107,35 +114,39 @@ pub fn run(
         }
         None => None,
     };
-    if json {
-        // One JSON object (an acquire receipt), printed before the command runs so a host can
-        // read where the session text went while the command is still running.
-        println!("{}", serde_json::to_string(&receipt)?);
-    }
-    let status = spawn_and_wait(args, &receipt, sandbox, tmp, log);
+    // Nothing between the acquire above and the release below may return early.
+    let outcome = start_and_wait(args, &receipt, sandbox, tmp, json, log);
     let released = projector.release(&receipt.token);
     if let Some(linked) = linked
         && let Err(e) = crate::linked::close(linked)
     {
-        eprintln!("error: {e:#}");
+        output::stderr(format_args!("error: {e:#}"));
     }
-    let status = status?;
-    match released {
-        Ok(receipt) => log.released(projector.state_dir(), &receipt),
+    let released = match released {
+        Ok(receipt) => {
+            log.released(projector.state_dir(), &receipt);
+            true
+        }
         Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(ExitCode::from(1));
+            output::stderr(format_args!("error: {e}"));
+            false
+        }
+    };
+    match outcome {
+        Ok(status) if released => Ok(status),
+        Ok(_) => Ok(ExitCode::from(crate::failure::FAILURE)),
+        // Nothing was printed on stdout yet: the caller prints the one error object.
+        Err(Failed::BeforeReceipt(error)) => Err(error),
+        Err(Failed::AfterReceipt(error)) => {
+            output::stderr(format_args!("error: {error:#}"));
+            Ok(ExitCode::from(crate::failure::FAILURE))
         }
     }
-    Ok(status)
 }
 
 /// The folders holding the session's private files: the launch arguments that name a file under
 /// the state directory.
-fn private_dirs(
-    projector: &Projector,
-    receipt: &projectfile::core::projector::AcquireReceipt,
-) -> Vec<std::path::PathBuf> {
+fn private_dirs(projector: &Projector, receipt: &AcquireReceipt) -> Vec<std::path::PathBuf> {
     let mut dirs: Vec<std::path::PathBuf> = receipt
         .launch_args
         .iter()
@@ -148,17 +159,81 @@ fn private_dirs(
     dirs
 }
 
-fn spawn_and_wait(
+/// Why the command did not run to its end, and whether the receipt was already on stdout (then
+/// the error goes to stderr only, so stdout keeps exactly one JSON object).
+enum Failed {
+    BeforeReceipt(anyhow::Error),
+    AfterReceipt(anyhow::Error),
+}
+
+/// Builds the command, makes sure it can start, prints the receipt (with `--json`), starts it and
+/// waits for it.
+fn start_and_wait(
     args: &RunArgs,
-    receipt: &projectfile::core::projector::AcquireReceipt,
+    receipt: &AcquireReceipt,
     sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
     tmp: Option<std::path::PathBuf>,
+    json: bool,
     log: &Verbose,
-) -> anyhow::Result<ExitCode> {
+) -> Result<ExitCode, Failed> {
     let pending = PENDING.swap(0, Ordering::SeqCst);
     if pending != 0 {
         return Ok(ExitCode::from(128u8.saturating_add(pending as u8)));
     }
+    let mut command = build_command(args, receipt, sandbox, tmp).map_err(Failed::BeforeReceipt)?;
+    if json {
+        // The one JSON object (an acquire receipt), printed before the command runs so a host can
+        // read where the session text went while the command is still running.
+        crate::output::json(receipt, "the receipt").map_err(Failed::BeforeReceipt)?;
+    }
+    let program = command.get_program().to_string_lossy().into_owned();
+    log.say(
+        "run",
+        format_args!(
+            "{program} {}",
+            command
+                .get_args()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    );
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("{program}: cannot run the command"))
+        .map_err(Failed::AfterReceipt)?;
+    CHILD.store(child.id() as i32, Ordering::SeqCst);
+    let pending = PENDING.swap(0, Ordering::SeqCst);
+    if pending != 0 {
+        // SAFETY: kill on our own child's pid.
+        unsafe {
+            libc::kill(child.id() as i32, pending);
+        }
+    }
+    let status = child
+        .wait()
+        .context("cannot wait for the command")
+        .map_err(Failed::AfterReceipt)?;
+    CHILD.store(0, Ordering::SeqCst);
+    use std::os::unix::process::ExitStatusExt as _;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    log.say("run", format_args!("the command exited with status {code}"));
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// The command with the plan's launch arguments, environment and working directory, its program
+/// located now (`<program>: cannot run the command: …` when it is missing or not executable), so
+/// a command that cannot start is refused before the receipt is printed.
+fn build_command(
+    args: &RunArgs,
+    receipt: &AcquireReceipt,
+    sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
+    tmp: Option<std::path::PathBuf>,
+) -> anyhow::Result<std::process::Command> {
     let Some((program, rest)) = args.command.split_first() else {
         anyhow::bail!("run needs a command after `--`");
     };
@@ -167,13 +242,21 @@ fn spawn_and_wait(
     } else {
         receipt.workspace.clone()
     };
-    let search_path = match receipt.env.get("PATH") {
-        Some(planned) => Some(std::ffi::OsString::from(planned)),
-        None => std::env::var_os("PATH"),
-    };
-    let resolved = resolve_program(program, search_path.as_deref(), &cwd)?;
-    let mut command = std::process::Command::new(&resolved);
-    // The command sees the name it was given, as with a PATH search of its own.
+    let search = receipt
+        .env
+        .get("PATH")
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    let located = which::which_in(program, search, &cwd).map_err(|_| {
+        let reason = if program.contains('/') {
+            "no executable file there"
+        } else {
+            "no executable file by that name on PATH"
+        };
+        anyhow::anyhow!("{program}: cannot run the command: {reason}")
+    })?;
+    let mut command = std::process::Command::new(located);
+    // The command sees its name as typed (a multi-call binary dispatches on it).
     std::os::unix::process::CommandExt::arg0(&mut command, program);
     command
         .args(rest)
@@ -190,107 +273,5 @@ fn spawn_and_wait(
         }
         sandbox.install(&mut command);
     }
-    log.say(
-        "run",
-        format_args!(
-            "{program} {}",
-            rest.iter()
-                .chain(&receipt.launch_args)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
-    );
-    let mut child = command
-        .spawn()
-        .with_context(|| format!("{program}: cannot run the command"))?;
-    CHILD.store(child.id() as i32, Ordering::SeqCst);
-    let pending = PENDING.swap(0, Ordering::SeqCst);
-    if pending != 0 {
-        // SAFETY: kill on our own child's pid.
-        unsafe {
-            libc::kill(child.id() as i32, pending);
-        }
-    }
-    let status = child.wait().context("cannot wait for the command")?;
-    CHILD.store(0, Ordering::SeqCst);
-    use std::os::unix::process::ExitStatusExt as _;
-    let code = match (status.code(), status.signal()) {
-        (Some(code), _) => code,
-        (None, Some(signal)) => 128 + signal,
-        (None, None) => 1,
-    };
-    log.say("run", format_args!("the command exited with status {code}"));
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
-}
-
-/// The file `run` executes for `program`, found once the way `execvp` finds it, so the child is
-/// started with one `execve` instead of one per PATH entry: a name holding a `/` is used as it is
-/// (relative to `cwd`, where the command runs); otherwise the first executable regular file of
-/// that name in `search_path` (the command's own PATH), with a relative entry taken from `cwd`.
-fn resolve_program(
-    program: &str,
-    search_path: Option<&std::ffi::OsStr>,
-    cwd: &std::path::Path,
-) -> anyhow::Result<std::path::PathBuf> {
-    if program.is_empty() {
-        anyhow::bail!("run needs a command after `--`, not an empty name");
-    }
-    if program.contains('/') {
-        return Ok(cwd.join(program));
-    }
-    let Some(search_path) = search_path.filter(|p| !p.is_empty()) else {
-        anyhow::bail!(
-            "{program}: cannot run the command: PATH is not set, and the name has no `/`"
-        );
-    };
-    which::which_in(program, Some(search_path), cwd).map_err(|e| {
-        anyhow::anyhow!(
-            "{program}: cannot run the command: not found in PATH ({e}): {}",
-            search_path.to_string_lossy()
-        )
-    })
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::disallowed_methods)] // fixtures are written directly
-mod tests {
-    use super::resolve_program;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn programs_resolve_like_execvp() {
-        let dir = tempfile::tempdir().unwrap();
-        let (first, second) = (dir.path().join("first"), dir.path().join("second"));
-        for d in [&first, &second] {
-            std::fs::create_dir(d).unwrap();
-        }
-        // Not executable in `first`, executable in `second`: the executable one is taken.
-        std::fs::write(first.join("tool"), "#!/bin/sh\n").unwrap();
-        std::fs::write(second.join("tool"), "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(second.join("tool"), PermissionsExt::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths([&first, &second]).unwrap();
-        let found = resolve_program("tool", Some(&path), dir.path()).unwrap();
-        assert_eq!(found, second.join("tool"));
-        // A name with a slash is used as given, from the command's directory.
-        assert_eq!(
-            resolve_program("./tool", Some(&path), &second).unwrap(),
-            second.join("./tool")
-        );
-        // A relative PATH entry is taken from the command's directory.
-        let relative = std::ffi::OsString::from("second");
-        let found = resolve_program("tool", Some(&relative), dir.path()).unwrap();
-        assert_eq!(
-            std::fs::canonicalize(found).unwrap(),
-            std::fs::canonicalize(second.join("tool")).unwrap()
-        );
-        let missing = resolve_program("no-such-tool", Some(&path), dir.path()).unwrap_err();
-        assert!(
-            missing
-                .to_string()
-                .starts_with("no-such-tool: cannot run the command"),
-            "{missing}"
-        );
-        assert!(resolve_program("tool", None, dir.path()).is_err());
-    }
+    Ok(command)
 }

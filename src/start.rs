@@ -21,7 +21,7 @@ use std::process::ExitCode;
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     if let Err(e) = projectfile::core::fsio::open_standard_descriptors() {
-        eprintln!("error: {e}");
+        crate::output::stderr(format_args!("error: {e}"));
         return libc::EXIT_FAILURE;
     }
     // SAFETY: installs the SIG_IGN disposition for SIGPIPE before any thread exists.

@@ -32,7 +32,7 @@ impl Verbose {
     pub fn say(&self, step: &str, detail: impl Display) {
         if self.on {
             let ms = self.start.elapsed().as_secs_f64() * 1000.0;
-            eprintln!("projectfile: [{ms:.1}ms] {step}: {detail}");
+            crate::output::stderr(format_args!("projectfile: [{ms:.1}ms] {step}: {detail}"));
         }
     }
 

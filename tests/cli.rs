@@ -309,7 +309,7 @@ fn closed_standard_descriptors_are_opened_on_dev_null() {
         seen.display()
     );
     let mut cmd = env.cmd();
-    cmd.args(["-v", "run", "--provider", "codex", "--json", "--workspace"])
+    cmd.args(["-v", "run", "--provider", "codex", "--workspace"])
         .arg(&env.ws)
         .args(["--prompt", "closed fds", "--", "sh", "-c", &script]);
     // SAFETY: close(2) is async-signal-safe; projectfile starts with 0, 1 and 2 closed, where a

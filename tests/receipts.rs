@@ -283,6 +283,21 @@ impl Env {
     }
 }
 
+/// `acquire` of a Codex session in `ws` held by `holder`.
+fn acquire_args<'a>(ws: &'a str, prompt: &'a str, holder: &'a str) -> [&'a str; 9] {
+    [
+        "acquire",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        prompt,
+        "--holder-pid",
+        holder,
+    ]
+}
+
 /// acquire, release, status, strip-stale, providers, resolve and its fragments, `run --json`.
 fn session_commands(env: &Env) {
     use projectfile::receipts::schema;
@@ -292,48 +307,26 @@ fn session_commands(env: &Env) {
 
     env.ok(&["providers"], schema::PROVIDERS);
 
-    let acquired = env.ok(
-        &[
-            "acquire",
-            "--provider",
-            "codex",
-            "--workspace",
-            ws,
-            "--prompt",
-            "be brief",
-            "--holder-pid",
-            &pid,
-        ],
-        schema::ACQUIRE,
-    );
+    let acquired = env.ok(&acquire_args(ws, "be brief", &pid), schema::ACQUIRE);
     let token = acquired["token"].as_str().unwrap().to_string();
 
-    // A lease whose holder is dead, so status and strip-stale have something to say.
-    let mut child = Command::new("true").spawn().unwrap();
-    let dead = child.id().to_string();
-    let stale = env.run(&[
-        "acquire",
-        "--provider",
-        "codex",
-        "--workspace",
-        ws,
-        "--prompt",
-        "doomed",
-        "--holder-pid",
-        &dead,
-    ]);
+    // A lease whose holder dies after acquire, so status and strip-stale have something to say.
+    let mut child = Command::new("sleep").arg("600").spawn().unwrap();
+    let doomed = child.id().to_string();
+    let stale = env.ok(&acquire_args(ws, "doomed", &doomed), schema::ACQUIRE);
+    assert!(stale["token"].is_string());
+    child.kill().unwrap();
     child.wait().unwrap();
     let status = env.ok(&["status", "--workspace", ws], schema::STATUS);
-    assert!(!status["leases"].as_array().unwrap().is_empty());
-    if stale.status.success() {
-        env.check(&stale.stdout, schema::ACQUIRE);
-        let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
-        assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
-    } else {
-        // The child was reaped before acquire could name it: an error receipt instead.
-        env.check(&stale.stdout, schema::ERROR);
-        env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
-    }
+    assert_eq!(status["leases"].as_array().unwrap().len(), 2);
+    let strip = env.ok(&["strip-stale", "--workspace", ws], schema::STRIP_STALE);
+    assert_eq!(strip["stale_cleaned"].as_array().unwrap().len(), 1);
+    // A holder that has already exited is refused with an error receipt.
+    let mut exited = Command::new("true").spawn().unwrap();
+    exited.wait().unwrap();
+    let refused = env.run(&acquire_args(ws, "refused", &exited.id().to_string()));
+    assert!(!refused.status.success());
+    assert_receipt(&refused.stdout, schema::ERROR);
 
     env.ok(&["resolve", "--workspace", ws], schema::RESOLVE);
     let as_codex = env.ok(

@@ -11,6 +11,7 @@
 //!
 //! Runs alternate ours and the baseline and report medians, so drift (page cache, other load)
 //! hits both. Not a test: nothing here asserts a time.
+// The benchmark plays the user: it builds and resets its fixture folders directly.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

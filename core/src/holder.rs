@@ -3,13 +3,22 @@
 //! A process holder is identified by pid **and** the process's start time (clock ticks since boot,
 //! field 22 of `/proc/<pid>/stat`) **and** the boot id (`/proc/sys/kernel/random/boot_id`), so a
 //! reused pid or a reboot can never keep a dead lease alive. A lock holder is alive while some
-//! process holds an exclusive lock on the named file.
+//! process holds an exclusive lock on the named regular file.
+//!
+//! A holder is checked twice, and neither check ever blocks:
+//! - **at acquire** ([`Holder::validate`]): a pid must name a running process that is not a zombie
+//!   (`/proc/<pid>/stat` state `Z` or `X`), and a lock must be a regular file, not a symlink, that
+//!   some process holds locked now; anything else is refused, since the lease would be stale at
+//!   once. [`Holder::process`] and [`Holder::held_lock`] build validated holders.
+//! - **later, by every command** ([`Holder::liveness`]): the same facts, read without following a
+//!   final symlink and without opening anything that could block (a holder file replaced by a FIFO
+//!   makes the lease stale; it never hangs `status`, `acquire` or `release`).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::fsio;
+use crate::fsio::{self, HolderLockState};
 
 /// What keeps a lease alive. Read from JSON by [`HolderFields`] (same form as written).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -218,18 +227,22 @@ fn same_program(a: u32, b: u32) -> bool {
 }
 
 impl Holder {
-    /// The process `pid` as a holder. Fails when there is no such process.
+    /// The process `pid` as a holder. Fails when there is no such process, or when it has exited
+    /// and only its zombie is left.
     pub fn process(pid: u32) -> Result<Holder> {
+        let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
         match proc_stat(pid)? {
+            Some(('Z' | 'X', _)) => Err(refuse(format!(
+                "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
+            ))),
             Some((_, start_time)) => Ok(Holder::Process {
                 pid,
                 start_time,
                 boot_id: boot_id()?,
             }),
-            None => Err(Error::invalid(
-                format!("holder pid {pid}"),
-                "no such process; a lease needs a live holder",
-            )),
+            None => Err(refuse(format!(
+                "no such process {pid}; a lease needs a live holder"
+            ))),
         }
     }
 
@@ -260,47 +273,81 @@ impl Holder {
         Holder::process(pid)
     }
 
-    /// A lock file as a holder: alive while some process holds an exclusive lock on it.
+    /// A lock file as a holder, unchecked: alive while some process holds an exclusive lock on it.
+    /// [`Holder::held_lock`] is the checked form; an acquire checks either with
+    /// [`Holder::validate`].
     pub fn lock(path: impl Into<PathBuf>) -> Holder {
         Holder::Lock { path: path.into() }
     }
 
-    /// Whether the holder still lives. Errors reading `/proc` count as alive, so a lease is never
-    /// stripped on a guess.
+    /// A lock file as a holder, checked now: it must be a regular file (not a symlink, FIFO,
+    /// socket, device or directory) that some process holds locked. The path should be absolute:
+    /// it is recorded and checked again later from other working directories.
+    pub fn held_lock(path: impl Into<PathBuf>) -> Result<Holder> {
+        let holder = Holder::lock(path);
+        holder.validate()?;
+        Ok(holder)
+    }
+
+    /// Refuses a holder that is not alive now, with `<path>: <reason>` (`/proc/<pid>` for a
+    /// process): a lease taken for it would be stale at once. Unlike [`Holder::liveness`], an
+    /// answer that cannot be known (a `/proc` or lock file that cannot be read) is a refusal too.
+    pub fn validate(&self) -> Result<()> {
+        match self.check()? {
+            Liveness::Alive => Ok(()),
+            Liveness::Dead { reason } => Err(match self {
+                Holder::Process { pid, .. } => Error::invalid(
+                    format!("/proc/{pid}"),
+                    format!("{reason}; a lease needs a live holder"),
+                ),
+                Holder::Lock { path } => Error::Unsafe {
+                    path: path.clone(),
+                    reason: format!("{reason}; a lease needs a live holder"),
+                },
+            }),
+        }
+    }
+
+    /// Whether the holder still lives. Errors reading `/proc` or the lock file count as alive, so
+    /// a lease is never stripped on a guess. Never blocks.
     pub fn liveness(&self) -> Liveness {
+        match (self.check(), self) {
+            (Ok(Liveness::Dead { reason }), Holder::Lock { path }) => Liveness::Dead {
+                reason: format!("holder lock {}: {reason}", path.display()),
+            },
+            (Ok(liveness), _) => liveness,
+            (Err(_), _) => Liveness::Alive,
+        }
+    }
+
+    /// The liveness, with the errors that keep it from being known.
+    fn check(&self) -> Result<Liveness> {
+        let dead = |reason: String| Ok(Liveness::Dead { reason });
         match self {
             Holder::Process {
                 pid,
                 start_time,
                 boot_id: recorded_boot,
             } => {
-                match boot_id() {
-                    Ok(current) if &current != recorded_boot => {
-                        return Liveness::Dead {
-                            reason: "rebooted since the lease was taken".to_string(),
-                        };
-                    }
-                    Ok(_) => {}
-                    Err(_) => return Liveness::Alive,
+                if &boot_id()? != recorded_boot {
+                    return dead("rebooted since the lease was taken".to_string());
                 }
-                match proc_stat(*pid) {
-                    Ok(None) => Liveness::Dead {
-                        reason: format!("process {pid} has exited"),
-                    },
-                    Ok(Some((_, start))) if start != *start_time => Liveness::Dead {
-                        reason: format!("process {pid} has exited and its pid was reused"),
-                    },
-                    Ok(Some(('Z' | 'X', _))) => Liveness::Dead {
-                        reason: format!("process {pid} has exited (zombie)"),
-                    },
-                    Ok(Some(_)) | Err(_) => Liveness::Alive,
+                match proc_stat(*pid)? {
+                    None => dead(format!("process {pid} has exited")),
+                    Some((_, start)) if start != *start_time => {
+                        dead(format!("process {pid} has exited and its pid was reused"))
+                    }
+                    Some(('Z' | 'X', _)) => dead(format!("process {pid} has exited (zombie)")),
+                    Some(_) => Ok(Liveness::Alive),
                 }
             }
-            Holder::Lock { path } => match fsio::is_locked_by_other(path) {
-                Ok(true) | Err(_) => Liveness::Alive,
-                Ok(false) => Liveness::Dead {
-                    reason: format!("nobody holds the lock on {}", path.display()),
-                },
+            Holder::Lock { path } => match fsio::holder_lock_state(path)? {
+                HolderLockState::Held => Ok(Liveness::Alive),
+                HolderLockState::Free => dead("nobody holds a lock on it".to_string()),
+                HolderLockState::Missing => dead("no such file".to_string()),
+                HolderLockState::NotAFile(what) => {
+                    dead(format!("it is {what}, not a regular lock file"))
+                }
             },
         }
     }
@@ -329,6 +376,12 @@ impl LivenessCheck {
         LivenessCheck::default()
     }
 
+    /// Records `holder` as alive without asking again: it was just validated
+    /// ([`Holder::validate`]) by the command this check belongs to.
+    pub fn assume_alive(&mut self, holder: &Holder) {
+        self.answers.insert(holder.clone(), Liveness::Alive);
+    }
+
     /// Whether `holder` lives: [`Holder::liveness`], asked once per distinct holder.
     pub fn liveness(&mut self, holder: &Holder) -> Liveness {
         if let Some(known) = self.answers.get(holder) {
@@ -341,7 +394,7 @@ impl LivenessCheck {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
 
@@ -387,8 +440,12 @@ mod tests {
 
     #[test]
     fn exited_process_is_dead() {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
         let holder = Holder::process(child.id()).unwrap();
+        child.kill().unwrap();
         child.wait().unwrap();
         assert!(!holder.liveness().is_alive());
     }
@@ -417,8 +474,9 @@ mod tests {
     #[test]
     fn each_distinct_holder_is_read_once_per_check() {
         let me = Holder::current_process().unwrap();
-        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
         let gone = Holder::process(child.id()).unwrap();
+        child.kill().unwrap();
         child.wait().unwrap();
         let _ = boot_id().unwrap();
         let before = proc_reads_on_this_thread();
@@ -490,5 +548,51 @@ mod tests {
         assert!(holder.liveness().is_alive());
         drop(guard);
         assert!(!holder.liveness().is_alive());
+    }
+
+    #[test]
+    fn only_a_held_regular_file_validates_and_nothing_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let held = dir.path().join("held");
+        let _guard = fsio::hold_lock(&held).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&held, &link).unwrap();
+        for (path, words) in [
+            (fifo.as_path(), "FIFO"),
+            (dir.path(), "directory"),
+            (link.as_path(), "symlink"),
+            (Path::new("/dev/null"), "device"),
+            (&dir.path().join("missing"), "no such file"),
+        ] {
+            let holder = Holder::lock(path);
+            let error = holder.validate().unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!("{}: ", path.display())) && error.contains(words),
+                "{error}"
+            );
+            assert!(!holder.liveness().is_alive(), "{}", path.display());
+        }
+        assert!(Holder::held_lock(&held).is_ok());
+    }
+
+    #[test]
+    fn a_zombie_is_refused_and_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let holder = Holder::process(child.id()).unwrap_or_else(|_| Holder::Process {
+            pid: child.id(),
+            start_time: 0,
+            boot_id: boot_id().unwrap(),
+        });
+        while !matches!(proc_stat(child.id()), Ok(Some(('Z', _)))) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let error = Holder::process(child.id()).unwrap_err().to_string();
+        assert!(error.contains("zombie"), "{error}");
+        assert!(holder.validate().is_err());
+        child.wait().unwrap();
     }
 }

@@ -316,6 +316,57 @@ fn imports() -> Case {
     .request(|r| r.with_home_dir(HOME).with_subtree(false))
 }
 
+/// The same imports with the user's approval to leave the tree: everything is inlined.
+fn imports_allowed_outside_tree() -> Case {
+    imports().request(|r| r.with_allow_outside_tree(true))
+}
+
+/// Every way out of a tree, none of them read: `@../`, `@/abs`, `@~/` from a project file, a
+/// chain that leaves at hop 2, a symlinked instruction file and editor pack pointing out, a
+/// symlinked directory on the way to the working directory, a user file importing outside home
+/// and an ancestor file importing outside its own directory. Ways that stay inside are read.
+fn outside_tree() -> Case {
+    let agents = [
+        "# Project",
+        "@../secret/id_rsa",
+        "@/etc/secret.md",
+        "@~/.ssh/id_rsa",
+        "@docs/hop1.md",
+        "@docs/../docs/inside.md",
+        "@docs/linked-in.md",
+    ]
+    .join("\n");
+    Case::new(
+        MemoryFs::new()
+            .with_file("/ws/proj/AGENTS.md", agents)
+            .with_file("/ws/secret/id_rsa", "PRIVATE KEY 1")
+            .with_file("/etc/secret.md", "PRIVATE KEY 2")
+            .with_file("/home/u/.ssh/id_rsa", "PRIVATE KEY 3")
+            .with_file("/ws/proj/docs/hop1.md", "HOP 1\n@hop2.md")
+            .with_file("/ws/proj/docs/hop2.md", "HOP 2\n@../../secret/id_rsa")
+            .with_file("/ws/proj/docs/inside.md", "INSIDE")
+            .with_symlink("/ws/proj/docs/linked-in.md", "inside-target.md")
+            .with_file("/ws/proj/docs/inside-target.md", "LINKED INSIDE")
+            .with_symlink("/ws/proj/CLAUDE.md", "/home/u/.ssh/id_rsa")
+            .with_symlink("/ws/proj/.cursorrules", "../secret/id_rsa")
+            .with_symlink("/ws/proj/sub", "/ws/elsewhere")
+            .with_file(
+                "/ws/elsewhere/AGENTS.md",
+                "PRIVATE KEY 4 (through a linked dir)",
+            )
+            .with_file(
+                "/home/u/.claude/CLAUDE.md",
+                "USER\n@~/notes.md\n@/etc/secret.md",
+            )
+            .with_file("/home/u/notes.md", "USER NOTES")
+            .with_file(
+                "/ws/AGENTS.md",
+                "ANCESTOR\n@proj/docs/inside.md\n@../etc/secret.md",
+            ),
+    )
+    .request(|r| r.with_home_dir(HOME).with_working_dir("/ws/proj/sub"))
+}
+
 fn import_hops() -> Case {
     Case::new(
         MemoryFs::new()
@@ -662,6 +713,11 @@ fn profile_with_subtree_and_dedupe() -> Case {
 #[case::empty_files("empty_files_skipped_silently", empty_files_skipped_silently())]
 #[case::html_comments("html_comments", html_comments())]
 #[case::imports("imports", imports())]
+#[case::imports_allowed_outside_tree(
+    "imports_allowed_outside_tree",
+    imports_allowed_outside_tree()
+)]
+#[case::outside_tree("outside_tree", outside_tree())]
 #[case::import_hops("import_hops", import_hops())]
 #[case::import_hops_custom("import_hops_custom", import_hops_custom())]
 #[case::import_of_bad_files("import_of_bad_files", import_of_bad_files())]
@@ -774,6 +830,39 @@ fn reasons_serialize_as_the_seed_spells_them() {
         assert_eq!(
             serde_json::to_value(reason).unwrap(),
             json!(reason.as_str())
+        );
+    }
+}
+
+/// No byte of a file outside its tree reaches the sources, the rendered block or the prompt
+/// fragments, whichever way it was reached; with the user's approval, every one of them does.
+#[test]
+fn outside_tree_bytes_never_reach_the_prompt_unless_allowed() {
+    let case = outside_tree();
+    let refused = case.run();
+    let text = |resolution: &GuidanceResolution| {
+        let mut all = render_block(resolution);
+        for fragment in prompt_fragments(resolution) {
+            all.push_str(&fragment.body);
+        }
+        for source in &resolution.sources {
+            all.push_str(&source.body);
+        }
+        all
+    };
+    assert!(!text(&refused).contains("PRIVATE KEY"), "{refused:#?}");
+    assert!(
+        refused
+            .omitted
+            .iter()
+            .all(|o| o.reason == OmissionReason::OutsideTree && o.resolves_to.is_some())
+    );
+    let allowed = case.request(|r| r.with_allow_outside_tree(true)).run();
+    let allowed_text = text(&allowed);
+    for n in 1..=4 {
+        assert!(
+            allowed_text.contains(&format!("PRIVATE KEY {n}")),
+            "key {n} missing once allowed"
         );
     }
 }

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use std::ffi::OsString;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use projectfile_core::guidance::{
     CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, GuidanceRequest, GuidanceResolution,
@@ -206,6 +206,9 @@ impl GuidanceFs for EveryNameListed {
     }
     fn stat(&self, path: &Path) -> io::Result<FsStat> {
         self.0.stat(path)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.0.canonicalize(path)
     }
 }
 

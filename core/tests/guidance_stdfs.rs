@@ -275,3 +275,54 @@ fn real_tree_paths_are_joined_not_canonicalised() {
     );
     assert_eq!(resolution.sources[1].scope, GuidanceScope::Scoped);
 }
+
+/// On the real file system: a workspace reached through a symlinked path still reads its own
+/// files (trees are compared on real paths), while a symlinked instruction file, an import and a
+/// symlinked directory that lead out of it are listed `outside_tree` and never read.
+#[test]
+fn guidance_outside_the_workspace_is_not_read_even_through_links() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real_root = tmp.path().join("real-ws");
+    write(&tmp.path().join("secret/id_rsa"), "PRIVATE KEY");
+    write(
+        &real_root.join("AGENTS.md"),
+        "root\n@../secret/id_rsa\n@docs/in.md",
+    );
+    write(&real_root.join("docs/in.md"), "inside");
+    symlink("../secret/id_rsa", real_root.join("CLAUDE.md")).unwrap();
+    symlink(tmp.path().join("secret"), real_root.join("linked")).unwrap();
+    write(&tmp.path().join("secret/AGENTS.md"), "PRIVATE NOTES");
+    symlink(&real_root, tmp.path().join("ws-link")).unwrap();
+    let root = tmp.path().join("ws-link");
+    let root_s = root.to_str().unwrap();
+
+    let resolution = resolve(
+        &StdFs,
+        &GuidanceRequest::new(root_s)
+            .with_ancestors(false)
+            .with_working_dir(format!("{root_s}/linked")),
+    );
+    assert_eq!(
+        paths(&resolution),
+        vec![format!("{root_s}/AGENTS.md")],
+        "{resolution:#?}"
+    );
+    assert_eq!(
+        resolution.sources[0].body,
+        "root\n@../secret/id_rsa\ninside"
+    );
+    for (named, leads_to) in [
+        (format!("{root_s}/../secret/id_rsa"), "secret/id_rsa"),
+        (format!("{root_s}/CLAUDE.md"), "secret/id_rsa"),
+        (format!("{root_s}/linked/AGENTS.md"), "secret/AGENTS.md"),
+    ] {
+        let omission = resolution.omitted.iter().find(|o| o.path == named);
+        assert!(omission.is_some(), "{named} not omitted: {resolution:#?}");
+        let omission = omission.unwrap();
+        assert_eq!(omission.reason, OmissionReason::OutsideTree);
+        let real = tmp.path().canonicalize().unwrap().join(leads_to);
+        assert_eq!(omission.resolves_to.as_deref(), real.to_str());
+    }
+    let everything = serde_json::to_string(&resolution).unwrap();
+    assert!(!everything.contains("PRIVATE"), "{everything}");
+}

@@ -176,7 +176,7 @@ fn conformance_rs(name: &str) -> String {
     format!(
         r#"//! {name} runs the shared conformance suite, and checks that the facts its plan relies on are
 //! recorded with their sources.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)] // fixtures as the user
 
 projectfile_conformance::conformance_tests!({ident}::{ty});
 

@@ -11,6 +11,9 @@
 //! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
 //!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
 //!   `disallowed-methods` enforces the std calls at compile time, this catches the rest);
+//! - every `allow(clippy::disallowed_methods)` outside `core/src/fsio/`, test files and test
+//!   modules says why in a `//` comment (a write, a following walk or a resolution by path is a
+//!   decision someone must be able to review);
 //! - no placeholder macros and no ignored tests anywhere.
 
 use anyhow::{Context, Result};
@@ -78,6 +81,7 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     modules_have_docs(root, &files, &mut problems)?;
     writes_go_through_fsio(root, &files, &mut problems)?;
     no_placeholders(root, &files, &mut problems)?;
+    allowed_disallowed_methods_say_why(root, &files, &mut problems)?;
     Ok(problems)
 }
 
@@ -96,6 +100,7 @@ pub fn run(root: &Path) -> Result<()> {
 
 /// Every `.rs` file of the workspace, relative to `root`, sorted; `target/` and hidden
 /// directories (`.git`, …) are skipped.
+#[allow(clippy::disallowed_methods)] // a developer tool listing the repository's own sources
 pub fn rust_files(root: &Path) -> Result<Vec<String>> {
     let skipped = |entry: &walkdir::DirEntry| {
         let name = entry.file_name().to_string_lossy();
@@ -120,6 +125,7 @@ pub fn rust_files(root: &Path) -> Result<Vec<String>> {
 }
 
 /// The crates under `providers/` (directories holding a `Cargo.toml`), sorted.
+#[allow(clippy::disallowed_methods)] // a developer tool listing the repository's own folders
 pub fn provider_dirs(root: &Path) -> Result<Vec<String>> {
     let mut names = Vec::new();
     let dir = root.join("providers");
@@ -366,6 +372,69 @@ pub fn writes_go_through_fsio(
     Ok(())
 }
 
+/// Whether `rel` is a test file (an integration test, its support code, a test fixture).
+fn is_test_file(rel: &str) -> bool {
+    rel.starts_with("tests/") || rel.contains("/tests/")
+}
+
+/// Whether a trimmed line is a plain `//` comment with some text (not a doc comment).
+fn is_reason(line: &str) -> bool {
+    line.starts_with("//")
+        && !line.starts_with("///")
+        && !line.starts_with("//!")
+        && !line.trim_start_matches('/').trim().is_empty()
+}
+
+/// Every `#[allow(…clippy::disallowed_methods…)]` (or `#![allow(…)]`) outside `core/src/fsio/`,
+/// test files and test modules (`#[cfg(test)]` right above) carries its reason: a `//` comment
+/// after the attribute on its last line, or on the line just above it.
+pub fn allowed_disallowed_methods_say_why(
+    root: &Path,
+    files: &[String],
+    problems: &mut Vec<Problem>,
+) -> Result<()> {
+    for rel in files
+        .iter()
+        .filter(|r| !r.starts_with("core/src/fsio/") && !is_test_file(r))
+    {
+        let text = read(root, rel)?;
+        let lines: Vec<&str> = text.lines().collect();
+        let mut at = 0;
+        while at < lines.len() {
+            let code = lines[at].trim_start();
+            if !(code.starts_with("#[allow(") || code.starts_with("#![allow(")) {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            let mut end = at;
+            while !lines[end].contains(")]") && end + 1 < lines.len() {
+                end += 1;
+            }
+            at = end + 1;
+            if !lines[start..=end]
+                .iter()
+                .any(|l| l.contains("clippy::disallowed_methods"))
+            {
+                continue;
+            }
+            let above = start.checked_sub(1).map_or("", |a| lines[a].trim_start());
+            let trailing = lines[end]
+                .split_once(")]")
+                .map_or("", |(_, rest)| rest.trim_start());
+            if above.starts_with("#[cfg(test)]") || is_reason(above) || is_reason(trailing) {
+                continue;
+            }
+            problems.push(problem(
+                rel.clone(),
+                Some(start + 1),
+                "`allow(clippy::disallowed_methods)` without a reason: say why this code may write, walk or resolve by path outside projectfile_core::fsio, in a `// …` comment on the line above (or after the attribute)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The strings this check refuses, spelled so that this file does not contain them.
 fn placeholders() -> [String; 3] {
     [
@@ -397,6 +466,7 @@ pub fn no_placeholders(root: &Path, files: &[String], problems: &mut Vec<Problem
 /// ignore; without git, a walk skipping `target/` and `.git`) into `dest`. For tests that
 /// change a scratch copy of the workspace.
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // xtask copies the repository into its own scratch folder
 pub fn copy_workspace(root: &Path, dest: &Path) -> Result<()> {
     let listed = std::process::Command::new("git")
         .args([
@@ -445,10 +515,8 @@ pub fn copy_workspace(root: &Path, dest: &Path) -> Result<()> {
         }
         let to = dest.join(&rel);
         if let Some(parent) = to.parent() {
-            #[allow(clippy::disallowed_methods)] // xtask writes its own scratch copies
             std::fs::create_dir_all(parent)?;
         }
-        #[allow(clippy::disallowed_methods)]
         std::fs::copy(&from, &to).with_context(|| format!("copy {}", rel.display()))?;
     }
     Ok(())
@@ -543,6 +611,63 @@ mod tests {
         assert_eq!(problems.len(), 1, "{problems:#?}");
         assert_eq!(problems[0].path, "providers/x/src/lib.rs");
         assert_eq!(problems[0].line, Some(2));
+    }
+
+    #[test]
+    fn an_allowed_following_call_without_a_reason_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        for dir in ["src", "core/src/fsio", "tests"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        let allow = "#[allow(clippy::disallowed_methods)]";
+        let cases = [
+            (
+                "src/bare.rs",
+                format!("//! x\n/// doc\n{allow}\nfn f() {{}}\n"),
+            ),
+            (
+                "src/multi.rs",
+                "//! x\n#![allow(\n    clippy::unwrap_used,\n    clippy::disallowed_methods\n)]\n"
+                    .to_string(),
+            ),
+            (
+                "src/above.rs",
+                format!("//! x\n// names a root once\n{allow}\nfn f() {{}}\n"),
+            ),
+            (
+                "src/after.rs",
+                format!("//! x\n{allow} // read-only listing\nfn f() {{}}\n"),
+            ),
+            (
+                "src/test_mod.rs",
+                format!("//! x\n#[cfg(test)]\n{allow}\nmod tests {{}}\n"),
+            ),
+            (
+                "src/other.rs",
+                "//! x\n#[allow(clippy::unwrap_used)]\nfn f() {}\n".to_string(),
+            ),
+            (
+                "core/src/fsio/mod.rs",
+                format!("//! x\n{allow}\nfn f() {{}}\n"),
+            ),
+            ("tests/t.rs", format!("//! x\n{allow}\nfn f() {{}}\n")),
+        ];
+        for (rel, text) in &cases {
+            std::fs::write(root.join(rel), text).unwrap();
+        }
+        let files = rust_files(root).unwrap();
+        let mut problems = Vec::new();
+        allowed_disallowed_methods_say_why(root, &files, &mut problems).unwrap();
+        let named: Vec<(String, Option<usize>)> =
+            problems.iter().map(|p| (p.path.clone(), p.line)).collect();
+        assert_eq!(
+            named,
+            vec![
+                ("src/bare.rs".to_string(), Some(3)),
+                ("src/multi.rs".to_string(), Some(2)),
+            ]
+        );
     }
 
     #[test]

@@ -1,9 +1,14 @@
 //! Safe file I/O: the only module allowed to open for writing, rename, lock or remove files
 //! (enforced by clippy's `disallowed-methods`, see `clippy.toml`).
 //!
-//! Every path below a [`Root`] is reached component by component with `openat` and `O_NOFOLLOW`,
-//! so nothing is ever read for editing, written or deleted through a symlink: a symlink at the
-//! target or at any directory between the root and it makes the operation refuse. Writes are
+//! Every path below a [`Root`] is reached from the root's descriptor without following any
+//! symlink, so nothing is ever read for editing, written or deleted through a symlink: a symlink
+//! at the target or at any directory between the root and it makes the operation refuse. Where the
+//! kernel has `openat2` (Linux 5.6 and later) the directories on the way are opened in one call
+//! with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, which the kernel enforces atomically for every
+//! component; otherwise (`ENOSYS`, or `EPERM` from a seccomp filter) component by component with
+//! `openat` and `O_NOFOLLOW`. A refusal is always explained by the component walk, so both ways
+//! name the same path and reason. Writes are
 //! atomic and durable: a temporary file in the same directory, `fsync`, `rename`, `fsync` of the
 //! directory, with the replaced file's mode (and, where permitted, owner) kept. A crash at any
 //! point leaves the old bytes or the new bytes, plus at most a temporary file that
@@ -53,6 +58,56 @@ fn errno(e: rustix::io::Errno) -> std::io::Error {
 
 fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Whether `openat2` answers here: [`OPENAT2_UNKNOWN`] until first asked, then
+/// [`OPENAT2_WORKS`] or [`OPENAT2_MISSING`] (`ENOSYS` on old kernels, `EPERM` under seccomp).
+static OPENAT2: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(OPENAT2_UNKNOWN);
+const OPENAT2_UNKNOWN: u8 = 0;
+const OPENAT2_WORKS: u8 = 1;
+const OPENAT2_MISSING: u8 = 2;
+
+thread_local! {
+    /// Test hook: walk component by component on this thread even where `openat2` works, so both
+    /// ways are tested on one kernel.
+    static COMPONENT_WALK_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with `openat2` switched off on the calling thread (the component-by-component walk
+/// answers instead), then switches it back. For tests of the fallback.
+#[doc(hidden)]
+pub fn with_component_walk_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            COMPONENT_WALK_ONLY.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(COMPONENT_WALK_ONLY.with(|c| c.replace(true)));
+    f()
+}
+
+/// Opens the directory `path` (relative, no `.` or `..`) below `dir` with `openat2` and
+/// `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`. `None` when `openat2` is unavailable (or switched off
+/// by [`with_component_walk_only`]).
+fn open_dir_beneath(dir: &OwnedFd, path: &str) -> Option<rustix::io::Result<OwnedFd>> {
+    use std::sync::atomic::Ordering;
+    if COMPONENT_WALK_ONLY.with(std::cell::Cell::get)
+        || OPENAT2.load(Ordering::Relaxed) == OPENAT2_MISSING
+    {
+        return None;
+    }
+    let resolve = rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS;
+    match rustix::fs::openat2(dir, path, dir_flags(), Mode::empty(), resolve) {
+        Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
+            OPENAT2.store(OPENAT2_MISSING, Ordering::Relaxed);
+            None
+        }
+        answer => {
+            OPENAT2.store(OPENAT2_WORKS, Ordering::Relaxed);
+            Some(answer)
+        }
+    }
 }
 
 thread_local! {
@@ -134,7 +189,25 @@ impl Root {
 
     /// Opens the directory holding `rel` without following any symlink. `Ok(None)` when a parent
     /// directory does not exist.
+    ///
+    /// One `openat2` beneath the root where the kernel has it; a refusal (a symlink or a file on
+    /// the way) is then explained by the component walk, which names the offending component.
     fn open_parent(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
+        let name = rel.file_name();
+        let text = rel.as_str();
+        if text.len() > name.len() {
+            let parents = &text[..text.len() - name.len() - 1];
+            match open_dir_beneath(&self.fd, parents) {
+                Some(Ok(fd)) => return Ok(Some(fd)),
+                Some(Err(rustix::io::Errno::NOENT)) => return Ok(None),
+                Some(Err(_)) | None => {}
+            }
+        }
+        self.walk_to_parent(rel)
+    }
+
+    /// [`Root::open_parent`] component by component with `openat` and `O_NOFOLLOW`.
+    fn walk_to_parent(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
         let mut current = rustix::io::dup(&self.fd)
             .map_err(|e| Error::io(&self.path, "duplicate the directory handle", errno(e)))?;
         let mut walked = PathBuf::new();
@@ -663,19 +736,84 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
     Ok(LockGuard { _file: file })
 }
 
-/// Whether some process holds a lock on `path` (a lease holder of kind `lock`). A missing file
-/// means no holder.
-pub fn is_locked_by_other(path: &Path) -> Result<bool> {
-    let file = match std::fs::OpenOptions::new().read(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(Error::io(path, "open the holder lock file", e)),
-    };
-    match file.try_lock() {
-        Ok(()) => Ok(false),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(true),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(path, "test the holder lock", e)),
+/// What a holder lock file is now (see [`holder_lock_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HolderLockState {
+    /// A regular file on which some open file description holds a lock.
+    Held,
+    /// A regular file nobody holds locked.
+    Free,
+    /// Nothing at the path.
+    Missing,
+    /// Something that can never be a holder lock; the text names what it is (`a FIFO`, …).
+    NotAFile(&'static str),
+}
+
+/// What stands at `path`, in words, for a kind that is not a regular file.
+fn kind_in_words(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Symlink => "a symlink",
+        FileType::Fifo => "a FIFO (named pipe)",
+        FileType::Socket => "a socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "a device",
+        FileType::Directory => "a directory",
+        _ => "not a regular file",
     }
+}
+
+/// Whether some process holds a lock on the regular file `path` (a lease holder of kind `lock`),
+/// without ever blocking and without following a final symlink.
+///
+/// The path is opened with `O_PATH | O_NOFOLLOW`, which opens nothing (no FIFO rendezvous, no
+/// device driver); only a regular file is then reopened, through its descriptor, for reading with
+/// `O_NONBLOCK`, and tested with a non-blocking exclusive `flock`. A FIFO, socket, device,
+/// directory or symlink is [`HolderLockState::NotAFile`], whatever it became after a lease named
+/// it. Errors (permission denied) are errors: the caller decides what an unknown answer means.
+pub fn holder_lock_state(path: &Path) -> Result<HolderLockState> {
+    let handle = match rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(HolderLockState::Missing),
+        Err(e) => return Err(Error::io(path, "open the holder lock file", errno(e))),
+    };
+    let stat = rustix::fs::fstat(&handle)
+        .map_err(|e| Error::io(path, "stat the holder lock", errno(e)))?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Ok(HolderLockState::NotAFile(kind_in_words(kind)));
+    }
+    let file = reopen_for_reading(&handle, path, &stat)?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(HolderLockState::Free),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(HolderLockState::Held),
+        Err(e) => Err(Error::io(path, "test the holder lock", errno(e))),
+    }
+}
+
+/// Opens for reading the very regular file `handle` (an `O_PATH` descriptor) names: through
+/// `/proc/self/fd`, or, without `/proc`, by path again with `O_NOFOLLOW | O_NONBLOCK`, checked to
+/// be the same inode.
+fn reopen_for_reading(handle: &OwnedFd, path: &Path, stat: &rustix::fs::Stat) -> Result<OwnedFd> {
+    use std::os::fd::AsRawFd as _;
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let by_descriptor = format!("/proc/self/fd/{}", handle.as_raw_fd());
+    if let Ok(fd) = rustix::fs::open(by_descriptor.as_str(), flags, Mode::empty()) {
+        return Ok(fd);
+    }
+    let fd = rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|e| Error::io(path, "open the holder lock file", errno(e)))?;
+    let again =
+        rustix::fs::fstat(&fd).map_err(|e| Error::io(path, "stat the holder lock", errno(e)))?;
+    if again.st_dev != stat.st_dev || again.st_ino != stat.st_ino {
+        return Err(Error::Unsafe {
+            path: path.to_path_buf(),
+            reason: "the holder lock file was replaced while it was checked".to_string(),
+        });
+    }
+    Ok(fd)
 }
 
 /// Holds an exclusive lock on `path` for as long as the returned guard lives (for hosts and tests
@@ -891,6 +1029,94 @@ pub fn open_standard_descriptors() -> Result<()> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// What an operation answered, comparable across the two walks.
+    fn outcome<T: std::fmt::Debug>(result: Result<T>) -> String {
+        match result {
+            Ok(value) => format!("ok {value:?}"),
+            Err(error) => format!("{} {error}", error.kind()),
+        }
+    }
+
+    /// Every operation on every path of a hostile tree, as one transcript.
+    fn transcript(root: &Root, outside: &Path) -> Vec<String> {
+        let paths = [
+            "top.md",
+            "a/b/c.md",
+            "a/b/missing/c.md",
+            "nope/c.md",
+            "link-in/c.md",
+            "link-out/secret.md",
+            "a/link-out/secret.md",
+            "dangling/c.md",
+            "file/c.md",
+            "a/b",
+        ];
+        let mut lines = Vec::new();
+        for text in paths {
+            let rel = RelPath::new(text).unwrap();
+            lines.push(format!("{text}: kind {:?}", root.kind(&rel)));
+            lines.push(format!("{text}: read {}", outcome(root.read(&rel))));
+            let written = root.write_atomic(&rel, b"written", None);
+            lines.push(format!("{text}: write {}", outcome(written)));
+            lines.push(format!(
+                "{text}: remove {}",
+                outcome(root.remove_file(&rel))
+            ));
+            lines.push(format!("{text}: files {:?}", root.file_names(&rel)));
+        }
+        let secret = std::fs::read(outside.join("secret.md")).unwrap();
+        lines.push(format!("outside: {}", String::from_utf8_lossy(&secret)));
+        lines
+    }
+
+    fn hostile_tree() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (ws, outside) = (base.join("ws"), base.join("outside"));
+        std::fs::create_dir_all(ws.join("a/b")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.md"), b"secret").unwrap();
+        std::fs::write(ws.join("top.md"), b"top").unwrap();
+        std::fs::write(ws.join("a/b/c.md"), b"c").unwrap();
+        std::fs::write(ws.join("file"), b"a file in the way").unwrap();
+        std::os::unix::fs::symlink("a/b", ws.join("link-in")).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("link-out")).unwrap();
+        std::os::unix::fs::symlink("../../outside", ws.join("a/link-out")).unwrap();
+        std::os::unix::fs::symlink("nowhere", ws.join("dangling")).unwrap();
+        (dir, ws, outside)
+    }
+
+    #[test]
+    fn openat2_and_the_component_walk_answer_alike_and_never_leave_the_root() {
+        let (_a, ws_a, outside_a) = hostile_tree();
+        let (_b, ws_b, outside_b) = hostile_tree();
+        let with_openat2 = transcript(&Root::open(&ws_a).unwrap(), &outside_a);
+        let walked =
+            with_component_walk_only(|| transcript(&Root::open(&ws_b).unwrap(), &outside_b));
+        let normalise = |lines: Vec<String>, ws: &Path| -> Vec<String> {
+            let base = ws.parent().unwrap().display().to_string();
+            lines
+                .into_iter()
+                .map(|l| l.replace(&base, "<base>"))
+                .collect()
+        };
+        assert_eq!(
+            normalise(with_openat2.clone(), &ws_a),
+            normalise(walked, &ws_b)
+        );
+        let text = with_openat2.join("\n");
+        assert!(text.contains("outside: secret"), "{text}");
+        assert!(text.contains("link-out/secret.md: read symlink"), "{text}");
+        assert!(text.contains("a/b/c.md: read ok Some"), "{text}");
+        assert!(text.contains("file/c.md: read unsafe_target"), "{text}");
+        match OPENAT2.load(std::sync::atomic::Ordering::Relaxed) {
+            OPENAT2_WORKS => {}
+            state => {
+                eprintln!("note: openat2 is unavailable here (state {state}); only the walk ran")
+            }
+        }
+    }
 
     #[test]
     fn found_above_root_sees_ancestors_only_and_changes_nothing() {

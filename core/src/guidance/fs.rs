@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::provider::EntryKind;
 
@@ -72,6 +72,11 @@ pub trait GuidanceFs {
 
     /// What is at `path`, without following a final symlink.
     fn stat(&self, path: &Path) -> io::Result<FsStat>;
+
+    /// Where `path` really is: absolute, every symlink followed and every `.` and `..` applied,
+    /// as `realpath(3)` answers ([`io::ErrorKind::NotFound`] when a component is missing). The
+    /// resolver asks it to keep guidance inside its own tree; it never reads through the answer.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
 }
 
 fn kind_of(file_type: std::fs::FileType) -> EntryKind {
@@ -149,6 +154,8 @@ impl GuidanceFs for StdFs {
         Ok(CappedRead::Complete(bytes))
     }
 
+    // Read-only: the resolver lists guidance folders and never enters a symlinked one.
+    #[allow(clippy::disallowed_methods)]
     fn list_dir(&self, path: &Path) -> io::Result<Vec<FsEntry>> {
         let mut out = Vec::new();
         for entry in std::fs::read_dir(path)? {
@@ -170,6 +177,11 @@ impl GuidanceFs for StdFs {
             kind: kind_of(meta.file_type()),
             len: meta.len(),
         })
+    }
+
+    #[allow(clippy::disallowed_methods)] // read-only: where a path leads, to keep guidance in its tree
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(path)
     }
 }
 
@@ -433,6 +445,12 @@ impl GuidanceFs for MemoryFs {
             kind: node_kind(node),
             len,
         })
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        let key = self.resolve(path, true)?;
+        self.node(&key)?;
+        Ok(PathBuf::from(key))
     }
 }
 

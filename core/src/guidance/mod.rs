@@ -15,11 +15,15 @@
 //!   from the user's guidance (scope `session`).
 //! - [`delivery_verdict`]: whether the session text, where a plan put it, reaches the model by
 //!   the CLI's profile; [`budget_launch_args`]: the arguments that raise a CLI's budget.
+//! - Guidance stays inside its own tree: an import or a symlinked instruction file that leads out
+//!   of it is listed as `outside_tree` and never read, unless
+//!   [`GuidanceRequest::allow_outside_tree`] is set.
 //!
 //! Precedence runs broadest to most specific, so the most specific text comes last: user,
 //! ancestor, workspace (root down to the working directory), scoped (the subtree below it,
 //! breadth-first), then root-only editor packs.
 
+mod confine;
 mod delivery;
 mod fs;
 #[doc(hidden)]

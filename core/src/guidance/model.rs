@@ -131,6 +131,11 @@ pub enum OmissionReason {
     /// Only for discovery profiles: the CLI reads this file later, only when the task touches
     /// its folder or its paths, so it is not in the first request. `bytes` is the file's size.
     OnDemand,
+    /// An import, or an instruction file reached through a symlink, resolves outside the tree of
+    /// the file that names it (see [`GuidanceRequest::allow_outside_tree`]); it was not read.
+    /// `path` is the path as named, `resolves_to` where it leads, `imported_from` the importing
+    /// file; `bytes` is 0. An import line left this way stays literal.
+    OutsideTree,
 }
 
 impl OmissionReason {
@@ -146,6 +151,7 @@ impl OmissionReason {
             OmissionReason::MalformedSessionBlock => "malformed_session_block",
             OmissionReason::Shadowed => "shadowed",
             OmissionReason::OnDemand => "on_demand",
+            OmissionReason::OutsideTree => "outside_tree",
         }
     }
 }
@@ -192,6 +198,26 @@ pub struct GuidanceOmission {
     /// For `shadowed`: the file read instead, or whose presence makes the CLI skip this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadowed_by: Option<String>,
+    /// For `outside_tree`: the real path the named path leads to, outside the tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_to: Option<String>,
+    /// For an import left out (`outside_tree`): the guidance file whose `@` line named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported_from: Option<String>,
+}
+
+impl GuidanceOmission {
+    /// An omission with no extra provenance.
+    pub fn new(path: impl Into<String>, reason: OmissionReason, bytes: u64) -> Self {
+        GuidanceOmission {
+            path: path.into(),
+            reason,
+            bytes,
+            shadowed_by: None,
+            resolves_to: None,
+            imported_from: None,
+        }
+    }
 }
 
 /// The complete resolution: what loaded, in order, and what did not.
@@ -301,6 +327,20 @@ pub struct GuidanceRequest {
     /// The namespace of our own session blocks (default `agentworks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_namespace: Option<String>,
+    /// Read imports and instruction files that resolve outside the tree of the file naming them
+    /// (default false). Not in the seed.
+    ///
+    /// A file's tree is the workspace root for workspace, scoped and editor-pack files, the home
+    /// directory for user files, and an ancestor file's own directory for ancestor files; an
+    /// import belongs to the tree of the file that started the chain. Where a path leads is
+    /// decided on real paths (symlinks followed, `..` applied), so `@../secret`, `@/abs/path`,
+    /// `@~/…` from a project file, a chain of imports that leaves at any hop, a symlinked
+    /// instruction file pointing out and a symlinked directory on the way are all caught. By
+    /// default such a file is not read: it is listed in `omitted` as `outside_tree` with where it
+    /// leads, so a host can show it and ask (Claude Code asks before following an import out of
+    /// the project). Set this only when the user has approved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_outside_tree: bool,
 }
 
 impl GuidanceRequest {
@@ -320,6 +360,7 @@ impl GuidanceRequest {
             editor_packs: default_editor_packs(),
             skip_dirs: default_skip_dirs(),
             session_namespace: None,
+            allow_outside_tree: false,
         }
     }
 
@@ -389,6 +430,13 @@ impl GuidanceRequest {
     /// Replaces the skip list.
     pub fn with_skip_dirs<S: Into<String>>(mut self, dirs: impl IntoIterator<Item = S>) -> Self {
         self.skip_dirs = dirs.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Allows (or, by default, refuses) reading guidance that resolves outside its own tree
+    /// (see [`GuidanceRequest::allow_outside_tree`]).
+    pub fn with_allow_outside_tree(mut self, allow: bool) -> Self {
+        self.allow_outside_tree = allow;
         self
     }
 

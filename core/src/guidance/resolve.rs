@@ -52,6 +52,13 @@
 //!   count against the budget like anything else that reaches the model. An empty block is
 //!   skipped.
 //!   A malformed file keeps its text as user guidance and gets a `malformed_session_block` notice.
+//! - **Trees** (not in the seed): every file is read only when its real path (symlinks followed,
+//!   `..` applied) lies inside its tree: the workspace root for workspace and scoped files and
+//!   relative editor packs, the home directory for user files, an ancestor file's own directory,
+//!   `/` for an absolute pack the host named itself; an import belongs to the tree of the file
+//!   that started its chain. Otherwise it is not read and is `outside_tree` (with `resolves_to`
+//!   and, for an import, `imported_from`), unless the request sets `allow_outside_tree`. See
+//!   `confine` for how real paths are found cheaply.
 
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
@@ -60,6 +67,7 @@ use std::hash::{Hash, Hasher};
 use std::io::ErrorKind;
 use std::path::Path;
 
+use super::confine::{Confinement, Placement};
 use super::fs::{CappedRead, EntryKind, GuidanceFs};
 use super::model::{
     DIRECTORY_INSTRUCTION_FILES, GuidanceOmission, GuidanceRequest, GuidanceResolution,
@@ -74,7 +82,8 @@ use super::text::{import_target, is_fence, strip_comments};
 ///
 /// Never fails: what could not be read is named in `omitted`.
 pub fn resolve(fs: &dyn GuidanceFs, request: &GuidanceRequest) -> GuidanceResolution {
-    Engine::new(fs, Plan::from_request(request)).run()
+    let confine = Confinement::new(fs, request.allow_outside_tree);
+    Engine::new(fs, &confine, Plan::from_request(request)).run()
 }
 
 /// Answers "what would this CLI load": the same engine, driven by `profile` instead of the seed's
@@ -91,7 +100,8 @@ pub fn resolve_as(
     profile: &DiscoveryProfile,
     request: &GuidanceRequest,
 ) -> GuidanceResolution {
-    Engine::new(fs, Plan::from_profile(fs, profile, request)).run()
+    let confine = Confinement::new(fs, request.allow_outside_tree);
+    Engine::new(fs, &confine, Plan::from_profile(fs, profile, request)).run()
 }
 
 /// Which names are read in one candidate directory, and how they exclude each other.
@@ -118,6 +128,8 @@ struct Group {
     dir: String,
     scope: GuidanceScope,
     depth: i32,
+    /// The tree its files (and their imports) must stay in.
+    tree: String,
     /// `None`: the plan's per-directory rule.
     names: Option<NameRule>,
 }
@@ -125,6 +137,9 @@ struct Group {
 #[derive(Clone, Debug)]
 struct Subtree {
     start: String,
+    /// The tree scoped files must stay in: the workspace root, or the start when the working
+    /// directory lies outside the root.
+    tree: String,
     max_depth: usize,
     max_dirs: usize,
     skip: Vec<String>,
@@ -182,6 +197,7 @@ impl Plan {
                     dir: norm(home).to_string(),
                     scope: GuidanceScope::User,
                     depth: -1,
+                    tree: norm(home).to_string(),
                     names: Some(NameRule::all(vec![rel.to_string()])),
                 });
             }
@@ -189,6 +205,7 @@ impl Plan {
         if request.include_ancestors {
             for dir in paths::ancestors(&root) {
                 groups.push(Group {
+                    tree: dir.clone(),
                     dir,
                     scope: GuidanceScope::Ancestor,
                     depth: -1,
@@ -201,10 +218,12 @@ impl Plan {
                 dir,
                 scope: GuidanceScope::Workspace,
                 depth: 0,
+                tree: root.clone(),
                 names: None,
             });
         }
         let subtree = request.include_subtree.then(|| Subtree {
+            tree: subtree_tree(&root, &working_dir),
             start: working_dir.clone(),
             max_depth: request.max_depth,
             max_dirs: request.max_dirs,
@@ -265,6 +284,7 @@ impl Plan {
                 dir: norm(home).to_string(),
                 scope: GuidanceScope::User,
                 depth: -1,
+                tree: norm(home).to_string(),
                 names: Some(NameRule {
                     names: profile.user_files.clone(),
                     first_wins: profile.first_wins,
@@ -273,15 +293,16 @@ impl Plan {
             });
         }
         for dir in dirs {
-            let (scope, depth) = if paths::within(&dir, &workspace) {
-                (GuidanceScope::Workspace, 0)
+            let (scope, depth, tree) = if paths::within(&dir, &workspace) {
+                (GuidanceScope::Workspace, 0, workspace.clone())
             } else {
-                (GuidanceScope::Ancestor, -1)
+                (GuidanceScope::Ancestor, -1, dir.clone())
             };
             groups.push(Group {
                 dir,
                 scope,
                 depth,
+                tree,
                 names: None,
             });
         }
@@ -308,6 +329,7 @@ impl Plan {
         };
         let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
         let subtree = scan_subtree.then(|| Subtree {
+            tree: subtree_tree(&workspace, &working_dir),
             start: working_dir.clone(),
             max_depth: request.max_depth,
             max_dirs: request.max_dirs,
@@ -358,12 +380,22 @@ fn walk_shadows(
                 continue;
             }
             let path = join(&group.dir, present);
-            if load(fs, &path).is_present() {
+            if read(fs, &path).is_present() {
                 shadows.push((skipped.clone(), path));
             }
         }
     }
     shadows
+}
+
+/// The tree of the subtree scan's files: the workspace root when the scan starts inside it,
+/// otherwise the start itself.
+fn subtree_tree(root: &str, start: &str) -> String {
+    if paths::within(start, root) {
+        root.to_string()
+    } else {
+        start.to_string()
+    }
 }
 
 /// The nearest of `working_dir` and its ancestors (the file-system root excluded, as everywhere in
@@ -394,6 +426,8 @@ enum Loaded {
     TooLarge(u64),
     NotUtf8(u64),
     Unreadable,
+    /// Not read: it leads to this real path, outside its tree.
+    OutsideTree(String),
 }
 
 impl Loaded {
@@ -404,14 +438,24 @@ impl Loaded {
     /// The file's size as far as the read told it (0 when it could not be read).
     fn size(&self) -> u64 {
         match self {
-            Loaded::Absent | Loaded::Unreadable => 0,
+            Loaded::Absent | Loaded::Unreadable | Loaded::OutsideTree(_) => 0,
             Loaded::Text(text) => text.len() as u64,
             Loaded::TooLarge(len) | Loaded::NotUtf8(len) => *len,
         }
     }
 }
 
-fn load(fs: &dyn GuidanceFs, path: &str) -> Loaded {
+/// Reads `path` when it stays inside `tree` (see [`Confinement`]).
+fn load(fs: &dyn GuidanceFs, confine: &Confinement<'_>, path: &str, tree: &str) -> Loaded {
+    match confine.place(path, tree) {
+        Placement::Inside => read(fs, path),
+        Placement::Outside { real } => Loaded::OutsideTree(real),
+        Placement::Absent => Loaded::Absent,
+        Placement::Unknown => Loaded::Unreadable,
+    }
+}
+
+fn read(fs: &dyn GuidanceFs, path: &str) -> Loaded {
     match fs.read_capped(Path::new(path), MAX_SINGLE_FILE_BYTES) {
         Ok(CappedRead::Complete(bytes)) => match String::from_utf8(bytes) {
             Ok(mut text) => {
@@ -467,8 +511,26 @@ enum Kind {
     Pack,
 }
 
+/// Where a candidate file was found: its directory, scope, depth and the tree it must stay in.
+#[derive(Clone, Copy)]
+struct Site<'s> {
+    dir: &'s str,
+    scope: GuidanceScope,
+    depth: i32,
+    tree: &'s str,
+}
+
+/// The import chain being expanded: the tree it must stay in, the lexically folded paths of the
+/// files on it (cycle detection) and the paths as joined (the last one is the importer).
+struct Chain<'t> {
+    tree: &'t str,
+    folded: Vec<String>,
+    files: Vec<String>,
+}
+
 struct Engine<'a> {
     fs: &'a dyn GuidanceFs,
+    confine: &'a Confinement<'a>,
     plan: Plan,
     sources: Vec<GuidanceSource>,
     omitted: Vec<GuidanceOmission>,
@@ -482,9 +544,10 @@ struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    fn new(fs: &'a dyn GuidanceFs, plan: Plan) -> Self {
+    fn new(fs: &'a dyn GuidanceFs, confine: &'a Confinement<'a>, plan: Plan) -> Self {
         Engine {
             fs,
+            confine,
             plan,
             sources: Vec::new(),
             omitted: Vec::new(),
@@ -501,17 +564,23 @@ impl<'a> Engine<'a> {
         let dir_rule = self.plan.dir_rule.clone();
         for group in &groups {
             let rule = group.names.as_ref().unwrap_or(&dir_rule);
-            self.visit(&group.dir, group.scope, group.depth, rule, None);
+            let site = Site {
+                dir: &group.dir,
+                scope: group.scope,
+                depth: group.depth,
+                tree: &group.tree,
+            };
+            self.visit(site, rule, None);
         }
         let mut dirs_scanned = groups.len() as u64;
         if let Some(subtree) = self.plan.subtree.take() {
             dirs_scanned += self.walk(&subtree, &dir_rule) as u64;
         }
-        for full in self.pack_paths() {
+        for (full, tree) in self.pack_paths() {
             if !self.seen_paths.insert(full.clone()) {
                 continue;
             }
-            let loaded = load(self.fs, &full);
+            let loaded = load(self.fs, self.confine, &full, &tree);
             if self.plan.rules.path_rules_on_demand
                 && let Loaded::Text(text) = &loaded
                 && has_paths_front_matter(text)
@@ -519,15 +588,14 @@ impl<'a> Engine<'a> {
                 self.note(&full, OmissionReason::OnDemand, loaded.size());
                 continue;
             }
-            let base = parent(&full).unwrap_or(&self.plan.pack_root).to_string();
-            self.accept(
-                &full,
-                loaded,
-                &base,
-                GuidanceScope::EditorPack,
-                0,
-                Kind::Pack,
-            );
+            let base = parent(&full).unwrap_or(&tree).to_string();
+            let site = Site {
+                dir: &base,
+                scope: GuidanceScope::EditorPack,
+                depth: 0,
+                tree: &tree,
+            };
+            self.accept(&full, loaded, site, Kind::Pack);
         }
         self.user_fallbacks();
         self.finish(dirs_scanned)
@@ -540,16 +608,23 @@ impl<'a> Engine<'a> {
             if !self.seen_paths.insert(user.clone()) {
                 continue;
             }
-            let loaded = load(self.fs, &user);
+            let home = self.plan.home.clone().unwrap_or_default();
+            let loaded = load(self.fs, self.confine, &user, &home);
             if !loaded.is_present() {
                 continue;
             }
-            if load(self.fs, &extra).is_present() {
+            if read(self.fs, &extra).is_present() {
                 self.shadow(&user, &extra, loaded.size());
                 continue;
             }
             let base = parent(&user).unwrap_or(&user).to_string();
-            self.accept(&user, loaded, &base, GuidanceScope::User, -1, Kind::Pack);
+            let site = Site {
+                dir: &base,
+                scope: GuidanceScope::User,
+                depth: -1,
+                tree: &home,
+            };
+            self.accept(&user, loaded, site, Kind::Pack);
         }
     }
 
@@ -595,35 +670,34 @@ impl<'a> Engine<'a> {
                         break;
                     }
                     scanned += 1;
+                    self.confine.entered(&dir, &names[index]);
                     queue.push_back((join(&dir, &names[index]), depth + 1));
                 }
                 listing = Some(names);
             }
             if depth > 0 {
-                let depth = i32::try_from(depth).unwrap_or(i32::MAX);
-                self.visit(&dir, GuidanceScope::Scoped, depth, rule, listing.as_deref());
+                let site = Site {
+                    dir: &dir,
+                    scope: GuidanceScope::Scoped,
+                    depth: i32::try_from(depth).unwrap_or(i32::MAX),
+                    tree: &subtree.tree,
+                };
+                self.visit(site, rule, listing.as_deref());
             }
         }
         scanned
     }
 
-    /// Reads the names of `rule` in `dir` and accepts each chosen file.
-    fn visit(
-        &mut self,
-        dir: &str,
-        scope: GuidanceScope,
-        depth: i32,
-        rule: &NameRule,
-        listing: Option<&[String]>,
-    ) {
-        let fs = self.fs;
+    /// Reads the names of `rule` in the site's directory and accepts each chosen file.
+    fn visit(&mut self, site: Site<'_>, rule: &NameRule, listing: Option<&[String]>) {
+        let (fs, confine, dir, tree) = (self.fs, self.confine, site.dir, site.tree);
         let names = &rule.names;
         let mut memo: Vec<Option<Loaded>> = Vec::new();
         memo.resize_with(names.len(), || None);
         let fetch = |slot: &mut Option<Loaded>, name: &str| -> bool {
             if slot.is_none() {
                 *slot = Some(if maybe_present(name, listing) {
-                    load(fs, &join(dir, name))
+                    load(fs, confine, &join(dir, name), tree)
                 } else {
                     Loaded::Absent
                 });
@@ -646,7 +720,8 @@ impl<'a> Engine<'a> {
             let is_present = match names.iter().position(|n| n == present) {
                 Some(index) => fetch(&mut memo[index], present),
                 None => {
-                    maybe_present(present, listing) && load(fs, &join(dir, present)).is_present()
+                    maybe_present(present, listing)
+                        && load(fs, confine, &join(dir, present), tree).is_present()
                 }
             };
             if is_present {
@@ -657,7 +732,10 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        if matches!(scope, GuidanceScope::Workspace | GuidanceScope::Ancestor) {
+        if matches!(
+            site.scope,
+            GuidanceScope::Workspace | GuidanceScope::Ancestor
+        ) {
             for (skipped, by) in &self.plan.rules.walk_shadows {
                 for (index, name) in names.iter().enumerate() {
                     if name == skipped && shadowed_by[index].is_none() {
@@ -666,7 +744,7 @@ impl<'a> Engine<'a> {
                 }
             }
         }
-        let on_demand = scope == GuidanceScope::Scoped && self.plan.rules.subtree_on_demand;
+        let on_demand = site.scope == GuidanceScope::Scoped && self.plan.rules.subtree_on_demand;
         for (index, name) in names.iter().enumerate() {
             if memo[index].is_none() && !maybe_present(name, listing) {
                 continue;
@@ -675,7 +753,9 @@ impl<'a> Engine<'a> {
             if !self.seen_paths.insert(full.clone()) {
                 continue;
             }
-            let loaded = memo[index].take().unwrap_or_else(|| load(fs, &full));
+            let loaded = memo[index]
+                .take()
+                .unwrap_or_else(|| load(fs, confine, &full, tree));
             if !loaded.is_present() {
                 continue;
             }
@@ -684,36 +764,40 @@ impl<'a> Engine<'a> {
             } else if on_demand {
                 self.note(&full, OmissionReason::OnDemand, loaded.size());
             } else {
-                self.accept(&full, loaded, dir, scope, depth, Kind::Directory);
+                self.accept(&full, loaded, site, Kind::Directory);
             }
         }
     }
 
     /// Records that `path` is not read because `by` takes its place.
     fn shadow(&mut self, path: &str, by: &str, bytes: u64) {
-        if self
-            .notices
-            .insert((path.to_string(), OmissionReason::Shadowed))
-        {
-            self.omitted.push(GuidanceOmission {
-                path: path.to_string(),
-                reason: OmissionReason::Shadowed,
-                bytes,
-                shadowed_by: Some(by.to_string()),
-            });
-        }
+        self.note_omission(GuidanceOmission {
+            shadowed_by: Some(by.to_string()),
+            ..GuidanceOmission::new(path, OmissionReason::Shadowed, bytes)
+        });
     }
 
     /// Records a notice once per (path, reason).
     fn note(&mut self, path: &str, reason: OmissionReason, bytes: u64) {
-        if self.notices.insert((path.to_string(), reason)) {
-            self.omitted.push(GuidanceOmission {
-                path: path.to_string(),
-                reason,
-                bytes,
-                shadowed_by: None,
-            });
+        self.note_omission(GuidanceOmission::new(path, reason, bytes));
+    }
+
+    fn note_omission(&mut self, omission: GuidanceOmission) {
+        if self
+            .notices
+            .insert((omission.path.clone(), omission.reason))
+        {
+            self.omitted.push(omission);
         }
+    }
+
+    /// Records that `path` (imported by `importer`, if any) leads to `real`, outside its tree.
+    fn note_outside(&mut self, path: &str, real: String, importer: Option<&str>) {
+        self.note_omission(GuidanceOmission {
+            resolves_to: Some(real),
+            imported_from: importer.map(str::to_string),
+            ..GuidanceOmission::new(path, OmissionReason::OutsideTree, 0)
+        });
     }
 
     fn has_body(&self, index: &HashMap<u64, Vec<usize>>, hash: u64, body: &str) -> bool {
@@ -766,20 +850,19 @@ impl<'a> Engine<'a> {
     }
 
     /// Turns one read into a source, a notice, or nothing.
-    fn accept(
-        &mut self,
-        full: &str,
-        loaded: Loaded,
-        base_dir: &str,
-        scope: GuidanceScope,
-        depth: i32,
-        kind: Kind,
-    ) {
+    fn accept(&mut self, full: &str, loaded: Loaded, site: Site<'_>, kind: Kind) {
+        let Site {
+            dir: base_dir,
+            scope,
+            depth,
+            tree,
+        } = site;
         let text = match loaded {
             Loaded::Absent => return,
             Loaded::TooLarge(len) => return self.note(full, OmissionReason::FileTooLarge, len),
             Loaded::NotUtf8(len) => return self.note(full, OmissionReason::NotUtf8, len),
             Loaded::Unreadable => return self.note(full, OmissionReason::Unreadable, 0),
+            Loaded::OutsideTree(real) => return self.note_outside(full, real, None),
             Loaded::Text(text) => text,
         };
         if text.trim().is_empty() {
@@ -794,7 +877,11 @@ impl<'a> Engine<'a> {
         };
         let expanded = if kind == Kind::Directory && self.plan.hops > 0 {
             let base = parent(full).unwrap_or(base_dir).to_string();
-            let mut chain = vec![paths::fold(full)];
+            let mut chain = Chain {
+                tree,
+                folded: vec![paths::fold(full)],
+                files: vec![full.to_string()],
+            };
             self.expand(&stripped, &base, self.plan.hops, &mut chain, &mut pieces)
         } else {
             stripped
@@ -808,12 +895,11 @@ impl<'a> Engine<'a> {
             let hash = body_hash(body);
             if self.plan.dedupe && self.has_body(&self.bodies, hash, body) {
                 if kind == Kind::Directory || self.plan.report_pack_duplicates {
-                    self.omitted.push(GuidanceOmission {
-                        path: full.to_string(),
-                        reason: OmissionReason::DuplicateBody,
-                        bytes: body.len() as u64,
-                        shadowed_by: None,
-                    });
+                    self.omitted.push(GuidanceOmission::new(
+                        full,
+                        OmissionReason::DuplicateBody,
+                        body.len() as u64,
+                    ));
                 }
             } else {
                 self.bodies
@@ -836,12 +922,11 @@ impl<'a> Engine<'a> {
             }
             let hash = body_hash(&piece.body);
             if self.plan.dedupe && self.has_body(&self.session_bodies, hash, &piece.body) {
-                self.omitted.push(GuidanceOmission {
-                    path: piece.path,
-                    reason: OmissionReason::DuplicateBody,
-                    bytes: piece.body.len() as u64,
-                    shadowed_by: None,
-                });
+                self.omitted.push(GuidanceOmission::new(
+                    piece.path,
+                    OmissionReason::DuplicateBody,
+                    piece.body.len() as u64,
+                ));
                 continue;
             }
             self.session_bodies
@@ -860,9 +945,18 @@ impl<'a> Engine<'a> {
     }
 
     /// The text an import line is replaced with, or `None` to keep the line literal.
-    fn load_import(&mut self, path: &str, pieces: &mut Vec<SessionPiece>) -> Option<String> {
-        match load(self.fs, path) {
+    fn load_import(
+        &mut self,
+        path: &str,
+        chain: &Chain<'_>,
+        pieces: &mut Vec<SessionPiece>,
+    ) -> Option<String> {
+        match load(self.fs, self.confine, path, chain.tree) {
             Loaded::Absent => None,
+            Loaded::OutsideTree(real) => {
+                self.note_outside(path, real, chain.files.last().map(String::as_str));
+                None
+            }
             Loaded::TooLarge(len) => {
                 self.note(path, OmissionReason::FileTooLarge, len);
                 None
@@ -896,7 +990,7 @@ impl<'a> Engine<'a> {
         text: &'t str,
         base_dir: &str,
         hops: usize,
-        chain: &mut Vec<String>,
+        chain: &mut Chain<'_>,
         pieces: &mut Vec<SessionPiece>,
     ) -> Cow<'t, str> {
         if hops == 0 || !text.contains('@') {
@@ -927,11 +1021,11 @@ impl<'a> Engine<'a> {
                 _ => join(base_dir, spec),
             };
             let key = paths::fold(&resolved);
-            if chain.contains(&key) {
+            if chain.folded.contains(&key) {
                 out.push_str(line);
                 continue;
             }
-            let Some(imported) = self.load_import(&resolved, pieces) else {
+            let Some(imported) = self.load_import(&resolved, chain, pieces) else {
                 out.push_str(line);
                 continue;
             };
@@ -941,25 +1035,30 @@ impl<'a> Engine<'a> {
                 Cow::Borrowed(imported.as_str())
             };
             let next_base = parent(&resolved).unwrap_or(base_dir).to_string();
-            chain.push(key);
+            chain.folded.push(key);
+            chain.files.push(resolved);
             let expanded = self.expand(&stripped, &next_base, hops - 1, chain, pieces);
-            chain.pop();
+            chain.folded.pop();
+            chain.files.pop();
             out.push_str(&expanded);
         }
         Cow::Owned(out)
     }
 
-    /// The editor packs (or a profile's extra files) as full paths, globs expanded and sorted.
-    fn pack_paths(&self) -> Vec<String> {
+    /// The editor packs (or a profile's extra files) as full paths, globs expanded and sorted,
+    /// each with its tree: the pack root for a relative entry (the repository's own file), `/`
+    /// for an absolute one (a file the host named itself).
+    fn pack_paths(&self) -> Vec<(String, String)> {
         let root = &self.plan.pack_root;
         let mut out = Vec::new();
         for rel in &self.plan.packs {
+            let tree = if rel.starts_with('/') { "/" } else { root };
             if rel.contains('*') {
                 let mut matches = glob(self.fs, root, rel);
                 matches.sort();
-                out.extend(matches);
+                out.extend(matches.into_iter().map(|m| (m, tree.to_string())));
             } else {
-                out.push(join(root, rel));
+                out.push((join(root, rel), tree.to_string()));
             }
         }
         out
@@ -993,12 +1092,11 @@ impl<'a> Engine<'a> {
                     (OmissionReason::BudgetTruncated, source.bytes - cut as u64)
                 };
                 cut_total = cut_total.saturating_add(cut_bytes);
-                omitted.push(GuidanceOmission {
-                    path: source.path.clone(),
+                omitted.push(GuidanceOmission::new(
+                    source.path.clone(),
                     reason,
-                    bytes: cut_bytes,
-                    shadowed_by: None,
-                });
+                    cut_bytes,
+                ));
                 if cut == 0 {
                     continue;
                 }

@@ -249,6 +249,9 @@ impl LaunchLinks {
 }
 
 fn resolve_dir(path: &Path, what: &str) -> Result<PathBuf> {
+    // A link target the host named (the project, an output or attached folder): resolved once
+    // into the root a link points at, never a path below a root that is then written or removed.
+    #[allow(clippy::disallowed_methods)]
     let canonical =
         std::fs::canonicalize(path).map_err(|e| Error::io(path, "resolve the folder", e))?;
     if !canonical.is_dir() {
