@@ -95,25 +95,34 @@ fn build(root: &Path, target: &Path, opts: &Options) -> Result<Programs> {
             bail!("cargo {build} failed");
         }
     }
-    let minimal = target.join("bench/minimal");
     std::fs::create_dir_all(target.join("bench"))?;
+    Ok(Programs {
+        projectfile: target.join("release/projectfile"),
+        minimal: compile_c(root, target, "minimal")?,
+        launcher: compile_c(root, target, "peak")?,
+        holder_pid: std::process::id().to_string(),
+        peak: None,
+    })
+}
+
+/// Builds `xtask/bench/NAME.c` with `$CC` (default `gcc`) into `<target>/bench/NAME`.
+fn compile_c(root: &Path, target: &Path, name: &str) -> Result<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
-    let source = root.join("xtask/bench/minimal.c");
-    eprintln!("$ {cc} -O2 -o {} {}", minimal.display(), source.display());
+    let (source, binary) = (
+        root.join(format!("xtask/bench/{name}.c")),
+        target.join(format!("bench/{name}")),
+    );
+    eprintln!("$ {cc} -O2 -o {} {}", binary.display(), source.display());
     let status = Command::new(&cc)
         .args(["-O2", "-Wall", "-o"])
-        .arg(&minimal)
+        .arg(&binary)
         .arg(&source)
         .status()
         .with_context(|| format!("run {cc} (set CC to a C compiler)"))?;
     if !status.success() {
         bail!("{cc} could not build {}", source.display());
     }
-    Ok(Programs {
-        projectfile: target.join("release/projectfile"),
-        minimal,
-        holder_pid: std::process::id().to_string(),
-    })
+    Ok(binary)
 }
 
 /// Output of a command, trimmed; empty when it cannot run.
@@ -167,15 +176,16 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         "quick": opts.quick,
         "machine": machine(root, &scratch),
     });
-    // `wait4` reports a child's peak memory from the spawning process's own (the memory map it
-    // replaced at exec): this is the least any figure below can read.
-    let floor = measured(&mut Command::new(&programs.minimal))?;
+    // Peak memory is measured under the launcher (see `Programs::for_memory`); a process that
+    // does nothing (the minimal program's usage message) shows the least a figure can read.
+    let memory = programs.for_memory(&scratch.join("peak"));
+    let floor = memory.run(&mut memory.command(&programs.minimal))?;
     report["machine"]["child_rss_floor_kib"] = json!(floor.max_rss_kib);
     let wants = |part: &str| opts.only.iter().any(|p| p == part);
     let q = |quick: usize, full: usize| if opts.quick { quick } else { full };
     if wants("start") {
         eprintln!("(d) `providers --json` start to exit");
-        report["start"] = start(&programs.projectfile, q(15, 100))?;
+        report["start"] = start(&programs, &memory, q(15, 100))?;
     }
     if wants("process") {
         eprintln!("acquire + release against the minimal program, small AGENTS.md");
@@ -242,14 +252,19 @@ fn in_process(target: &Path, scratch: &Path, quick: bool) -> Result<Value> {
 }
 
 /// (d): `providers --json` from start to exit, median of `runs`.
-fn start(bin: &Path, runs: usize) -> Result<Value> {
+fn start(programs: &Programs, memory: &Programs, runs: usize) -> Result<Value> {
     let mut walls = Vec::with_capacity(runs);
-    let mut rss = 0;
     for _ in 0..runs {
-        let m = measured(Command::new(bin).args(["providers", "--json"]))?;
+        let m = measured(Command::new(&programs.projectfile).args(["providers", "--json"]))?;
         json_of(&m, "providers")?;
         walls.push(m.wall);
-        rss = rss.max(m.max_rss_kib);
     }
+    let rss = memory
+        .run(
+            memory
+                .command(&programs.projectfile)
+                .args(["providers", "--json"]),
+        )?
+        .max_rss_kib;
     Ok(json!({"runs": runs, "median_ms": median_ms(&mut walls), "peak_rss_kib": rss}))
 }

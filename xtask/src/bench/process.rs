@@ -93,13 +93,56 @@ pub fn median_ms(v: &mut [Duration]) -> f64 {
 }
 
 /// The programs the process-level benchmarks run.
+#[derive(Clone)]
 pub struct Programs {
     /// The release `projectfile` binary.
     pub projectfile: PathBuf,
     /// The minimal C program (`xtask/bench/minimal.c`, built into the target directory).
     pub minimal: PathBuf,
+    /// The launcher that measures a process's own peak memory (`xtask/bench/peak.c`).
+    pub launcher: PathBuf,
     /// The holder of every lease the benchmark takes: this process.
     pub holder_pid: String,
+    /// With `Some(figure)`, every process runs under the launcher, which writes its peak memory
+    /// to `figure`: [`Programs::for_memory`].
+    pub peak: Option<PathBuf>,
+}
+
+impl Programs {
+    /// The same programs, each process run under the `peak` launcher so that its peak memory is
+    /// its own: `wait4` on a child of this benchmark would report at least the benchmark's own
+    /// memory (the kernel starts a child's figure at the size of the image its exec replaced).
+    /// For memory only: the launcher's fork is in its wall time.
+    pub fn for_memory(&self, figure: &Path) -> Programs {
+        Programs {
+            peak: Some(figure.to_path_buf()),
+            ..self.clone()
+        }
+    }
+
+    /// A command running `program`, under the launcher when measuring memory.
+    pub fn command(&self, program: &Path) -> Command {
+        match &self.peak {
+            None => Command::new(program),
+            Some(figure) => {
+                let mut cmd = Command::new(&self.launcher);
+                cmd.arg(figure).arg(program);
+                cmd
+            }
+        }
+    }
+
+    /// Runs `cmd` (from [`Programs::command`]) to completion; its peak memory is the launcher's
+    /// figure when measuring memory.
+    pub fn run(&self, cmd: &mut Command) -> Result<Measured> {
+        let mut m = measured(cmd)?;
+        if let Some(figure) = &self.peak {
+            let text = std::fs::read_to_string(figure)
+                .with_context(|| format!("read {}", figure.display()))?;
+            m.max_rss_kib = text.trim().parse().context("the launcher's figure")?;
+        }
+        Ok(m)
+    }
 }
 
 /// One workspace as projectfile sees it: the folder and the state directory.
@@ -121,7 +164,7 @@ impl Workspace {
     }
 
     fn command(&self, programs: &Programs) -> Command {
-        let mut cmd = Command::new(&programs.projectfile);
+        let mut cmd = programs.command(&programs.projectfile);
         cmd.env("PROJECTFILE_STATE_DIR", &self.state);
         cmd
     }
@@ -134,7 +177,7 @@ impl Workspace {
         prompt: &str,
         holder_pid: &str,
     ) -> Result<(Measured, String)> {
-        let m = measured(
+        let m = programs.run(
             self.command(programs)
                 .args(["acquire", "--json", "--provider", provider, "--workspace"])
                 .arg(&self.dir)
@@ -149,7 +192,7 @@ impl Workspace {
 
     /// `projectfile release --json`: the measured process and whether the lease was found.
     pub fn release(&self, programs: &Programs, token: &str) -> Result<(Measured, bool)> {
-        let m = measured(
+        let m = programs.run(
             self.command(programs)
                 .args(["release", "--json", "--token", token]),
         )?;
@@ -159,7 +202,7 @@ impl Workspace {
 
     /// How many leases `projectfile status` reports.
     pub fn lease_count(&self, programs: &Programs) -> Result<usize> {
-        let m = measured(
+        let m = programs.run(
             self.command(programs)
                 .args(["status", "--json", "--workspace"])
                 .arg(&self.dir),
@@ -210,11 +253,11 @@ pub fn minimal(
     concurrent: bool,
 ) -> Result<Pair> {
     let run = |args: &[&std::ffi::OsStr]| -> Result<Measured> {
-        let mut cmd = Command::new(&programs.minimal);
+        let mut cmd = programs.command(&programs.minimal);
         if let Some(lock) = lock {
             cmd.arg("-l").arg(lock);
         }
-        measured(cmd.args(args))
+        programs.run(cmd.args(args))
     };
     let add = run(&["add".as_ref(), file.as_os_str(), text.as_ref()])?;
     let remove = run(&["remove".as_ref(), file.as_os_str()])?;
@@ -248,17 +291,16 @@ pub fn interleaved(
     Ok(samples)
 }
 
-/// Median wall time and peak memory of one side's samples.
-pub fn summary(samples: &[Pair]) -> Value {
+/// Median wall time of one side's samples, and the peak memory of its two processes measured
+/// apart (`memory`, run under the launcher).
+pub fn summary(samples: &[Pair], memory: &Pair) -> Value {
     let mut walls: Vec<Duration> = samples.iter().map(|p| p.wall).collect();
-    let first = samples.iter().map(|p| p.first_rss_kib).max().unwrap_or(0);
-    let second = samples.iter().map(|p| p.second_rss_kib).max().unwrap_or(0);
     json!({
         "iterations": samples.len(),
         "median_ms": median_ms(&mut walls),
         "fastest_ms": walls.first().map_or(0.0, |d| d.as_secs_f64() * 1e3),
-        "first_peak_rss_kib": first,
-        "second_peak_rss_kib": second,
+        "first_peak_rss_kib": memory.first_rss_kib,
+        "second_peak_rss_kib": memory.second_rss_kib,
     })
 }
 

@@ -170,11 +170,7 @@ fn print_process(r: &Value) {
             &format!("{:.0} /s", f(&c["ours"]["cycles_per_second"])),
             &format!("{:.0} /s", f(&c["minimal"]["cycles_per_second"])),
             &format!("{:.2}", f(&c["throughput_ratio"])),
-            &format!(
-                "{:.1} | {:.1} MiB",
-                mib(&c["ours"]["peak_rss_kib"]),
-                mib(&c["minimal"]["peak_rss_kib"])
-            ),
+            "",
         );
     }
 }
@@ -261,7 +257,7 @@ pub fn print(r: &Value) {
         m["load_average_after"].as_str().unwrap_or("?"),
     );
     println!(
-        "(a child's peak RSS as wait4 reports it starts at the harness's own: {:.1} MiB here)",
+        "(peak RSS measured apart, under xtask/bench/peak.c: a process doing nothing reads {:.1} MiB)",
         mib(&m["child_rss_floor_kib"])
     );
     println!();

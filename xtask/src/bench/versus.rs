@@ -97,6 +97,9 @@ pub fn against_minimal(
     let mut ours = || process::ours(programs, &ws, PROMPT);
     let mut minimal = || process::minimal(programs, &minimal_file, PROMPT, None, false);
     let samples = interleaved(iterations, &mut [&mut ours, &mut minimal])?;
+    let memory = programs.for_memory(&base.join("peak"));
+    let ours_memory = process::ours(&memory, &ws, PROMPT)?;
+    let minimal_memory = process::minimal(&memory, &minimal_file, PROMPT, None, false)?;
     let byte_exact = same_bytes(&ours_file, original)?;
     ensure!(
         byte_exact,
@@ -108,7 +111,10 @@ pub fn against_minimal(
         "{}: the minimal program did not restore it",
         minimal_file.display()
     );
-    let (o, m) = (summary(&samples[0]), summary(&samples[1]));
+    let (o, m) = (
+        summary(&samples[0], &ours_memory),
+        summary(&samples[1], &minimal_memory),
+    );
     Ok(json!({
         "bytes": std::fs::metadata(original)?.len(),
         "ratio": ratio(&o, &m),
@@ -228,19 +234,26 @@ pub fn live_leases(
         .map(|s| s.as_mut() as &mut dyn FnMut() -> Result<Pair>)
         .collect();
     let samples = interleaved(iterations, &mut refs)?;
+    let memory = programs.for_memory(&scratch.join("peak"));
+    let mut summaries = Vec::new();
+    for (point, samples) in points.iter().zip(&samples) {
+        summaries.push(summary(
+            samples,
+            &process::ours(&memory, &point.ws, PROMPT)?,
+        ));
+    }
     let none = points
         .iter()
         .position(|p| p.leases == 0)
-        .map(|i| summary(&samples[i]));
+        .map(|i| summaries[i].clone());
     let mut out = Vec::new();
-    for (point, samples) in points.iter().zip(&samples) {
+    for (point, s) in points.iter().zip(summaries) {
         let left = point.ws.lease_count(programs)?;
         ensure!(
             left == point.leases,
             "{} live leases expected after the rounds, {left} found",
             point.leases
         );
-        let s = summary(samples);
         out.push(json!({
             "leases": point.leases,
             "distinct_holders": if point.distinct { point.leases } else { point.leases.min(1) },
@@ -256,15 +269,12 @@ pub fn live_leases(
 struct Tally {
     cycles: AtomicU64,
     lost: AtomicU64,
-    peak_rss_kib: AtomicU64,
     errors: Mutex<Vec<String>>,
 }
 
 impl Tally {
-    fn record(&self, pair: &Pair) {
+    fn record(&self) {
         self.cycles.fetch_add(1, Ordering::Relaxed);
-        let rss = pair.first_rss_kib.max(pair.second_rss_kib);
-        self.peak_rss_kib.fetch_max(rss, Ordering::Relaxed);
     }
 }
 
@@ -283,7 +293,7 @@ fn round(
             std::thread::spawn(move || {
                 for i in 0..cycles {
                     match cycle(w, i) {
-                        Ok(pair) => tally.record(&pair),
+                        Ok(_) => tally.record(),
                         Err(e) => {
                             if let Ok(mut v) = tally.errors.lock() {
                                 v.push(format!("{e:#}"));
@@ -357,7 +367,6 @@ pub fn cycling(
             "cycles": cycles,
             "seconds": secs,
             "cycles_per_second": if secs > 0.0 { cycles as f64 / secs } else { 0.0 },
-            "peak_rss_kib": t.peak_rss_kib.load(Ordering::Relaxed),
         })
     };
     let (o, m) = (side(&ours, ours_secs), side(&minimal, minimal_secs));
