@@ -11,11 +11,21 @@
 //! - a panic exits with status 101 after its message;
 //! - at exit, standard output is flushed.
 //!
-//! Arguments still reach `std::env::args_os`: on glibc std reads them from `.init_array`.
+//! Arguments still reach `std::env::args_os`: on glibc std reads them from `.init_array`. The
+//! unwinder is linked in statically (see below), so the process loads libc and nothing else.
 //! What is given up is std's message for a stack overflow on the main thread (it still stops
 //! the process, by SIGSEGV).
 
 use std::process::ExitCode;
+
+// The unwinder (`_Unwind_*`, for panics and backtraces), linked in statically as `gcc
+// -static-libgcc` does, so the process maps no `libgcc_s.so.1`: one library fewer to load and
+// relocate at every start, and none of its start-up probing of the CPU (each CPUID traps to the
+// hypervisor in a virtual machine). Whole archive: its objects must be taken before the linker
+// meets std's `-lgcc_s`, which `--as-needed` then drops.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[link(name = "gcc_eh", kind = "static", modifiers = "+whole-archive")]
+unsafe extern "C" {}
 
 /// The C entry point: prepares the process, runs the command line, exits with its code.
 #[unsafe(no_mangle)]

@@ -357,6 +357,41 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 #[test]
+fn the_binary_maps_no_library_but_libc() {
+    let env = Env::new();
+    let out = env
+        .cmd()
+        .args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "maps", "--", "sh", "-c", "cat /proc/$PPID/maps"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let maps = String::from_utf8_lossy(&out.stdout);
+    let libraries: std::collections::BTreeSet<&str> = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|path| path.contains(".so"))
+        .filter_map(|path| path.rsplit('/').next())
+        .collect();
+    // The dynamic loader and libc; the unwinder is linked in (no libgcc_s.so.1 to load).
+    assert!(
+        libraries.iter().any(|l| l.starts_with("libc")),
+        "{libraries:?}"
+    );
+    assert!(
+        libraries
+            .iter()
+            .all(|l| l.starts_with("libc") || l.starts_with("ld-linux")),
+        "{libraries:?}"
+    );
+}
+
+#[test]
 fn run_forwards_sigterm_and_releases() {
     let env = Env::new();
     let ready = env.outside.join("ready");

@@ -474,7 +474,10 @@ mod tests {
     #[test]
     fn each_distinct_holder_is_read_once_per_check() {
         let me = Holder::current_process().unwrap();
-        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
         let gone = Holder::process(child.id()).unwrap();
         child.kill().unwrap();
         child.wait().unwrap();
