@@ -25,7 +25,7 @@ pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -306,9 +306,7 @@ impl Root {
                 reason: "expected a regular file but found a directory or special file".to_string(),
             });
         }
-        let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
-        File::from(fd)
-            .read_to_end(&mut bytes)
+        let bytes = read_sized(&fd, 0, stat.st_size)
             .map_err(|e| Error::io(self.display_path(rel), "read", e))?;
         Ok(Some(FileSnapshot {
             bytes,
@@ -430,11 +428,7 @@ impl Root {
         explicit_mode: bool,
         display: &Path,
     ) -> Result<()> {
-        let mut file = File::from(
-            rustix::io::dup(fd).map_err(|e| Error::io(display, "duplicate a handle", errno(e)))?,
-        );
-        file.write_all(bytes)
-            .map_err(|e| Error::io(display, "write a temporary file beside", e))?;
+        write_all(fd, bytes).map_err(|e| Error::io(display, "write a temporary file beside", e))?;
         let final_mode = if explicit_mode || existing.is_some() {
             create_mode
         } else {
@@ -851,18 +845,51 @@ pub fn read_private_tail(path: &Path, max: u64) -> Result<Option<Tail>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, "open", e)),
     };
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "stat", e))?
-        .len();
+    let len = rustix::fs::fstat(&file)
+        .map_err(|e| Error::io(path, "stat", errno(e)))?
+        .st_size;
+    let len = u64::try_from(len).unwrap_or(0);
     let start = len.saturating_sub(max);
-    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
-    std::io::Seek::seek(&mut &file, std::io::SeekFrom::Start(start))
-        .map_err(|e| Error::io(path, "seek in", e))?;
-    (&file)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "read", e))?;
+    let size = i64::try_from(len - start).unwrap_or(i64::MAX);
+    let bytes = read_sized(&file, start, size).map_err(|e| Error::io(path, "read", e))?;
     Ok(Some(Tail { len, start, bytes }))
+}
+
+/// Writes all of `bytes` to `fd` (no handle duplicated for a `File`).
+fn write_all(fd: impl std::os::fd::AsFd, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match rustix::io::write(&fd, bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `fd` from `offset` to its end, read with `pread` into a buffer sized from
+/// `expected` (the size `fstat` gave) plus one byte, so a file that is what `fstat` said takes
+/// one `pread` and one more to see its end: no probing of the size and position first, as
+/// `read_to_end` does. A file that grew meanwhile is read to its new end all the same.
+fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io::Result<Vec<u8>> {
+    let expected = usize::try_from(expected).unwrap_or(0);
+    let mut bytes = vec![0u8; expected.saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
+        }
+        let at = offset.saturating_add(filled as u64);
+        match rustix::io::pread(&fd, &mut bytes[filled..], at) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// Removes a private directory we created under the state directory, with everything in it,
