@@ -13,7 +13,7 @@ use clap::{CommandFactory as _, Parser as _};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
-use projectfile::receipts::{ErrorReceipt, FragmentsReceipt, ProvidersReceipt, ResolveReceipt};
+use projectfile::receipts::{ErrorReceipt, FragmentsReceipt, ResolveReceipt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -83,7 +83,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Providers => {
-            let receipt = ProvidersReceipt::of_this_build();
+            let receipt = projectfile::receipts::providers_of_this_build();
             if global.json {
                 print_json(&receipt)?;
             } else {

@@ -1,5 +1,5 @@
 //! The shared conformance suite: check functions that take a provider (a [`Subject`]) and run on
-//! the real file system, each proving one promise of DESIGN.md section 4 for that provider. Checks
+//! the real file system, each proving one promise of docs/promises.md for that provider. Checks
 //! that do not apply to a provider's [`Capabilities`] or plan (a block check for a provider whose
 //! carrier is a launch argument or nothing at all, a marker check for a provider without markers)
 //! return early and say so on stderr; where they apply, they assert.
@@ -80,7 +80,7 @@ impl Subject {
     }
 
     /// A request carrying the prompt and every other input the provider's capabilities accept
-    /// (MCP servers, hooks with a script, CLI configuration; skills are issue 4's), so checks
+    /// (MCP servers, hooks with a script, CLI configuration; skills have checks of their own), so checks
     /// exercise every projection the provider can make.
     pub fn full_session(&self, prompt: &str) -> SessionRequest {
         full_session(&self.provider.capabilities(), prompt)
@@ -958,7 +958,7 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
                 );
             }
             Err(error) if label == "skills" => {
-                // Skills are projected by issue 4; a provider that accepts them is checked there.
+                // Skills have checks of their own; a provider that accepts them is checked there.
                 skip(
                     subject,
                     "unsupported_inputs_are_refused (skills)",
@@ -976,7 +976,7 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
     }
 }
 
-/// Promises 6 and 8 under crashes and power losses (issue 7): with every input the provider
+/// Promises 6, 8 and 16 under crashes, power losses and a lost state directory: with every input the provider
 /// accepts but skills (see [`Subject::full_session`]; skill folders have their own crash checks),
 /// [`crash::enumerate_crash_points_with`] stops the process model after every mutating file
 /// operation of every phase, and loses power there too, over an empty workspace and over one
@@ -1140,9 +1140,11 @@ fn before_mode(tree: &Tree, path: &str) -> u32 {
     }
 }
 
-/// Promise 2 and 12 for owned files: a user edit to an owned file during the session is never
-/// lost: the last release (or a later session's refresh) sets it aside under the state directory
-/// and reports it in `kept`, and the prior content (or absence) comes back.
+/// Promises 2, 12 and 13 for owned files, by the one undo rule: a file the user edited during the
+/// session is not ours any more. With no prior content it stays where the user put it, through a
+/// refresh and the last release, and is reported in `kept` (kept in place). Where the project's
+/// prior content must come back, the prior comes back and the edit is set aside under the state
+/// directory, reported with where it went.
 pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
     let probe = Fixture::new();
     let session = subject.full_session("edited");
@@ -1158,6 +1160,7 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
     for owned in &plan.owned_files {
         let path = owned.path.as_str();
         for with_prior in [false, true] {
+            let edit = format!("the user's edit of {path}\n");
             // Edited, then released by the only session.
             let fx = Fixture::new();
             if with_prior {
@@ -1165,17 +1168,12 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
             }
             let before = Tree::capture(&fx.workspace);
             let receipt = fx.acquire_session(subject, session.clone()).unwrap();
-            let edit = format!("the user's edit of {path}\n");
             fx.write(path, edit.as_bytes());
             let released = fx.projector.release(&receipt.token).unwrap();
             assert_kept(&released.kept, path, &edit);
-            assert_eq!(
-                Tree::capture(&fx.workspace),
-                before,
-                "{path}: the prior state is not back after the edit was set aside"
-            );
+            assert_edit_outcome(&fx, &before, path, &edit, with_prior);
 
-            // Edited while held, then refreshed by a second session.
+            // Edited while held, then a second session starts: the edit is not refreshed away.
             let fx = Fixture::new();
             if with_prior {
                 fx.write_mode(path, &prior_of(path), 0o640);
@@ -1185,12 +1183,30 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
             fx.write(path, edit.as_bytes());
             let b = fx.acquire_session(subject, session.clone()).unwrap();
             assert_kept(&b.kept, path, &edit);
-            assert_eq!(fx.read(path).as_deref(), Some(as_written(owned).as_slice()));
+            assert_eq!(fx.read(path).as_deref(), Some(edit.as_bytes()), "{path}");
             assert!(fx.release(&a.token));
             let last = fx.projector.release(&b.token).unwrap();
-            assert!(last.kept.is_empty(), "{path}: set aside twice");
-            assert_eq!(Tree::capture(&fx.workspace), before);
+            assert_kept(&last.kept, path, &edit);
+            assert_edit_outcome(&fx, &before, path, &edit, with_prior);
         }
+    }
+}
+
+/// After the last release of an edited owned file: with a prior, the workspace is as it was
+/// before the session; without one, it is that plus the user's edit, in place.
+fn assert_edit_outcome(fx: &Fixture, before: &Tree, path: &str, edit: &str, with_prior: bool) {
+    let now = Tree::capture(&fx.workspace);
+    if with_prior {
+        assert_eq!(&now, before, "{path}: the prior state is not back");
+        return;
+    }
+    assert_eq!(
+        fx.read(path).as_deref(),
+        Some(edit.as_bytes()),
+        "{path}: the edit moved"
+    );
+    for (p, node) in &before.0 {
+        assert_eq!(now.0.get(p), Some(node), "{path}: {p} changed");
     }
 }
 
@@ -1233,7 +1249,7 @@ pub fn markers_are_counted(subject: &Subject) {
                 r.files
                     .iter()
                     .find(|f| f.path == path && f.kind == "marker")
-                    .map(|f| f.action)
+                    .map(|f| f.action.as_str())
                     .unwrap_or("missing")
             })
             .collect();

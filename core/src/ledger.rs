@@ -7,12 +7,15 @@
 //! ```text
 //! <state>/workspaces/<key>/ledger.jsonl  the journal of one workspace's ledger
 //! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
-//! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session,
-//!                                        and prior skill folders taken over (`stash/<random>.<name>/`)
-//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session, files
-//!                                        changed in or added to a managed skill folder)
+//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session whose
+//!                                        prior content came back, files changed in or added to a
+//!                                        managed skill folder)
 //! <state>/workspaces/<key>/sessions/<t>/ private files of one session (Claude's prompt file)
+//! <state>/workspaces/<key>/stash/        prior contents kept by earlier builds (read, never written)
 //! ```
+//!
+//! The prior contents of paths we take over are not kept here but inside the workspace, where
+//! losing the state directory cannot take them: see [`crate::projector::priors`].
 //!
 //! `<key>` is a stable 64-bit FNV-1a hash of the canonical workspace path in hex; the ledger also
 //! stores the path itself, and a mismatch is refused rather than shared.
@@ -54,12 +57,55 @@ pub struct LeaseRecord {
     pub acquired_at: u64,
     /// The paths it holds.
     pub paths: Vec<RelPath>,
-    /// Its private directory under the state directory, if it has private files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Read from ledgers of earlier builds and never used: a session's private directory is
+    /// derived from its token, never from a recorded path.
+    #[serde(default, skip_serializing)]
     pub private_dir: Option<PathBuf>,
+    /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
-/// Prior content of an owned file, stashed under the state directory.
+impl LeaseRecord {
+    /// The namespace of its markers.
+    pub fn namespace(&self) -> &str {
+        self.namespace
+            .as_deref()
+            .unwrap_or(crate::provider::Namespace::DEFAULT)
+    }
+}
+
+/// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
+/// (see [`crate::projector::priors`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriorRef {
+    /// The priors folder at the top of the workspace (`.{ns}-priors`).
+    pub dir: String,
+    /// The random id of this prior's folder inside it.
+    pub id: String,
+}
+
+/// The prior content of an owned file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OwnedPrior {
+    /// Kept inside the workspace.
+    Workspace(PriorRef),
+    /// Stashed under the state directory by an earlier build.
+    Stash(Stash),
+}
+
+/// The prior folder of a skill folder we took over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FolderPrior {
+    /// Kept inside the workspace.
+    Workspace(PriorRef),
+    /// Stashed under the state directory by an earlier build.
+    Stash(SkillPrior),
+}
+
+/// Prior content of an owned file, stashed under the state directory (earlier builds).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stash {
     /// File name inside `stash/`.
@@ -91,8 +137,8 @@ pub struct Manifest {
     pub dirs: BTreeMap<String, u32>,
 }
 
-/// A same-named folder we took over: where its prior contents are kept until the last session
-/// ends.
+/// A same-named folder an earlier build took over: where its prior contents are kept until the
+/// last session ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillPrior {
     /// Its folder name inside `stash/`.
@@ -114,7 +160,7 @@ pub struct Retired {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryRecord {
-    /// Our block in a shared file.
+    /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]).
     Block {
         /// Tokens of the leases holding it.
         holders: BTreeSet<String>,
@@ -126,7 +172,7 @@ pub enum EntryRecord {
         /// What it is for.
         role: OwnedRole,
         /// The prior content, or `None` when there was no file.
-        prior: Option<Stash>,
+        prior: Option<OwnedPrior>,
         /// Exactly what we last wrote, to tell our bytes from a user's edit.
         written: String,
         /// The mode we last wrote it with.
@@ -143,14 +189,14 @@ pub enum EntryRecord {
         /// File or directory.
         marker: MarkerKind,
     },
-    /// A projected skill folder (see [`crate::skills`]).
+    /// A projected skill folder (see [`crate::projector::skill_folder`]).
     Skill {
         /// Tokens of the leases holding it.
         holders: BTreeSet<String>,
         /// The folder it was last copied from.
         source: PathBuf,
         /// The folder that stood there before, taken over; `None` when there was none.
-        prior: Option<SkillPrior>,
+        prior: Option<FolderPrior>,
         /// What the folder holds from us; `None` until the first build is recorded.
         manifest: Option<Manifest>,
         /// Earlier builds beside the folder still to be removed.
@@ -226,6 +272,14 @@ pub struct Ledger {
     /// was ours to create. Not a lease: [`Ledger::is_empty`] ignores it.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub block_files: BTreeSet<RelPath>,
+    /// The session texts each block may hold from us, by file and namespace, newest first: what
+    /// a release or a refresh compares the block's body with to tell the user's lines from ours.
+    /// After a write completes only its text is listed; a write a crash may have interrupted
+    /// leaves the earlier texts listed too. Kept after the last session ends, like
+    /// [`Ledger::block_files`]; a text is listed durably before it is written (see
+    /// [`crate::journal`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub block_bodies: BTreeMap<RelPath, BTreeMap<String, Vec<String>>>,
     /// User bytes set aside, for `status`.
     #[serde(default)]
     pub kept: Vec<KeptRecord>,
@@ -241,6 +295,7 @@ impl Ledger {
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
             block_files: BTreeSet::new(),
+            block_bodies: BTreeMap::new(),
             kept: Vec::new(),
         }
     }
@@ -284,7 +339,7 @@ impl Ledger {
     }
 
     /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
-    /// [`Ledger::block_files`] hint does not count).
+    /// [`Ledger::block_files`] and [`Ledger::block_bodies`] hints do not count).
     pub fn is_empty(&self) -> bool {
         self.leases.is_empty()
             && self.entries.is_empty()

@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick] [--cycles N]`: the benchmark suite of DESIGN.md section 8, a
+//! `cargo xtask bench [--quick] [--cycles N]`: the benchmark suite of BENCHMARKS.md, a
 //! benchmark and never a timed test. It builds the `projectfile` binary and the `bench` example of
 //! projectfile-core in release, runs them, prints a table and writes `target/bench.json`.
 //!

@@ -663,6 +663,32 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
     Ok(LockGuard { _file: file })
 }
 
+impl Root {
+    /// Takes an exclusive lock on the file `rel` below this root (created, mode 0600, if absent),
+    /// waiting for other holders. Never follows a symlink on the way or at `rel`.
+    pub fn lock_file(&self, rel: &RelPath) -> Result<LockGuard> {
+        let parent = self.require_parent(rel)?;
+        let display = self.display_path(rel);
+        let fd = rustix::fs::openat(
+            &parent,
+            rel.file_name(),
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| self.explain(&parent, rel.file_name(), Path::new(rel.as_str()), e, false))?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&display, "stat", errno(e)))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(Error::Unsafe {
+                path: display,
+                reason: "the lock file is not a regular file".to_string(),
+            });
+        }
+        let file = File::from(fd);
+        file.lock().map_err(|e| Error::io(&display, "lock", e))?;
+        Ok(LockGuard { _file: file })
+    }
+}
+
 /// Whether some process holds a lock on `path` (a lease holder of kind `lock`). A missing file
 /// means no holder.
 pub fn is_locked_by_other(path: &Path) -> Result<bool> {

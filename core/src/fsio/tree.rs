@@ -576,6 +576,46 @@ impl Root {
         Ok(Some((dir, name)))
     }
 
+    /// The names of every entry directly inside the directory `rel` (lossily as UTF-8), never
+    /// following a symlink on the way or at `rel`. `Ok(None)` when it is missing; an error when
+    /// a symlink or a file stands there.
+    pub fn entry_names(&self, rel: &RelPath) -> Result<Option<Vec<String>>> {
+        let Some(fd) = self.open_dir_rel(rel)? else {
+            return Ok(None);
+        };
+        let names = list_names(&fd, &self.display_path(rel))?;
+        Ok(Some(
+            names
+                .iter()
+                .map(|n| String::from_utf8_lossy(n.to_bytes()).into_owned())
+                .collect(),
+        ))
+    }
+
+    /// Opens the directory `rel` below this root as a root of its own, never following a
+    /// symlink on the way or at `rel`; with `create`, missing directories are made (mode 0700).
+    /// `Ok(None)` when it is missing and not created; an error when a symlink or a file stands
+    /// on the way.
+    pub fn open_subroot(&self, rel: &RelPath, create: bool) -> Result<Option<Root>> {
+        if create {
+            for dir in rel.ancestors().iter().chain(std::iter::once(rel)) {
+                let Some(parent) = self.open_parent(dir)? else {
+                    return Ok(None);
+                };
+                let shown = self.display_path(dir);
+                let name = c_name(OsStr::new(dir.file_name()), &shown)?;
+                match rustix::fs::mkdirat(&parent, name.as_c_str(), Mode::from_raw_mode(0o700)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(io(&shown, "create the directory", e)),
+                }
+            }
+        }
+        Ok(self.open_dir_rel(rel)?.map(|fd| Root {
+            path: self.display_path(rel),
+            fd,
+        }))
+    }
+
     /// Lists the folder `rel` and everything below it (files with their SHA-256), without
     /// following symlinks. `Ok(None)` when it is missing; an error when `rel` is a symlink or a
     /// file.
