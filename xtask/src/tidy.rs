@@ -9,7 +9,9 @@
 //! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
 //!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
 //!   `disallowed-methods` enforces the std calls at compile time, this catches the rest);
-//! - no placeholder macros and no ignored tests anywhere.
+//! - no placeholder macros and no ignored tests anywhere;
+//! - in `core/src`, no function longer than 110 lines and no circle among the top-level modules
+//!   (`structure`).
 
 use anyhow::{Context, Result};
 use std::fmt;
@@ -20,6 +22,7 @@ use std::path::Path;
 #[path = "../../conformance/src/facts.rs"]
 #[allow(dead_code)]
 mod facts;
+mod structure;
 
 /// Provider crates that are still placeholders while their issue lands them. They are skipped
 /// only while they implement no `Provider`; from then on every rule applies. Remove a name when
@@ -66,6 +69,8 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     modules_have_docs(root, &files, &mut problems)?;
     writes_go_through_fsio(root, &files, &mut problems)?;
     no_placeholders(root, &files, &mut problems)?;
+    structure::function_lengths(root, &files, &mut problems)?;
+    structure::no_import_circles(root, &files, &mut problems)?;
     Ok(problems)
 }
 
