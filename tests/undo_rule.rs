@@ -1,4 +1,4 @@
-//! Black-box tests of the one undo rule (docs/promises.md, promises 2, 11, 12, 13 and 15): a
+//! Black-box tests of the one undo rule (docs/promises.md, promises 2, 11, 12, 13, 15 and 16): a
 //! release or a refresh removes or replaces only what is provably ours; whatever is not (lines
 //! the user wrote inside our block, a generated file the user edited, a folder the user put in
 //! place of our skill) stays where the user put it and is reported; and the project's own prior
@@ -281,4 +281,106 @@ fn an_owned_files_prior_survives_the_loss_of_the_state_directory() {
     for (path, node) in &before {
         assert_eq!(tree(&sb.ws).get(path), Some(node), "{path}");
     }
+}
+
+#[test]
+fn a_folder_the_user_put_in_place_of_our_skill_is_not_refreshed_away() {
+    let sb = Sandbox::new();
+    let source = sb.base.join("review-src");
+    write(&source, "SKILL.md", b"---\nname: review\n---\nours\n");
+    let skill = format!("review={}", source.display());
+    let a = acquire(&sb, "pi", "First.", &["--skill", &skill]);
+    let folder = sb.ws.join(".pi/skills/review");
+    std::fs::remove_dir_all(&folder).unwrap();
+    write(&folder, "SKILL.md", b"the user's own\n");
+    let users = tree(&folder);
+    let b = acquire(&sb, "pi", "Second.", &["--skill", &skill]);
+    assert_eq!(tree(&folder), users, "a second start does not replace it");
+    kept_record(&b, ".pi/skills/review");
+    release(&sb, &a);
+    release(&sb, &b);
+    assert_eq!(tree(&folder), users);
+}
+
+#[test]
+fn a_users_folder_over_a_taken_over_one_is_set_aside_and_the_projects_comes_back() {
+    let sb = Sandbox::new();
+    write(
+        &sb.ws,
+        ".claude/skills/review/SKILL.md",
+        b"the project's own\n",
+    );
+    let before = tree(&sb.ws);
+    let source = sb.base.join("review-src");
+    write(&source, "SKILL.md", b"ours\n");
+    let skill = format!("review={}", source.display());
+    let version = ["--skill", &skill, "--cli-version", "2.1.300"];
+    let a = acquire(&sb, "claude", "Claude session.", &version);
+    let folder = sb.ws.join(".claude/skills/review");
+    std::fs::remove_dir_all(&folder).unwrap();
+    write(&folder, "SKILL.md", b"the user's replacement\n");
+    let end = release(&sb, &a);
+    assert_eq!(tree(&sb.ws), before, "the project's own folder is back");
+    let kept = kept_record(&end, ".claude/skills/review");
+    let kept_at = Path::new(kept["kept_at"].as_str().unwrap());
+    assert!(
+        kept_at.starts_with(&sb.state),
+        "set aside under the state directory"
+    );
+    assert_eq!(
+        std::fs::read(kept_at.join("SKILL.md")).unwrap(),
+        b"the user's replacement\n"
+    );
+}
+
+#[test]
+fn an_edited_generated_file_is_not_refreshed_away_by_a_second_session() {
+    let sb = Sandbox::new();
+    let config = sb.base.join("cli.json");
+    std::fs::write(&config, br#"{"permissions": {"allow": []}}"#).unwrap();
+    let cli = ["--cli-config", config.to_str().unwrap()];
+    let a = acquire(&sb, "cursor", "First.", &cli);
+    let edit = b"{\"permissions\": {\"deny\": [\"Shell(rm)\"]}}\n";
+    write(&sb.ws, ".cursor/cli.json", edit);
+    let b = acquire(&sb, "cursor", "Second.", &cli);
+    assert_eq!(read(&sb.ws, ".cursor/cli.json").as_deref(), Some(&edit[..]));
+    kept_record(&b, ".cursor/cli.json");
+    assert!(
+        b["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["path"].as_str().unwrap().ends_with(".cursor/cli.json")),
+        "{b}"
+    );
+    release(&sb, &a);
+    release(&sb, &b);
+    assert_eq!(read(&sb.ws, ".cursor/cli.json").as_deref(), Some(&edit[..]));
+}
+
+#[test]
+fn an_edit_over_the_projects_own_config_is_set_aside_and_the_prior_comes_back() {
+    let sb = Sandbox::new();
+    write(
+        &sb.ws,
+        ".cursor/cli.json",
+        b"{\"the project's\": \"own\"}\n",
+    );
+    let before = tree(&sb.ws);
+    let config = sb.base.join("cli.json");
+    std::fs::write(&config, br#"{"permissions": {"allow": []}}"#).unwrap();
+    let a = acquire(
+        &sb,
+        "cursor",
+        "Cursor session.",
+        &["--cli-config", config.to_str().unwrap()],
+    );
+    write(&sb.ws, ".cursor/cli.json", b"edited during the session\n");
+    let end = release(&sb, &a);
+    assert_eq!(tree(&sb.ws), before);
+    let kept = kept_record(&end, ".cursor/cli.json");
+    assert_eq!(
+        std::fs::read(kept["kept_at"].as_str().unwrap()).unwrap(),
+        b"edited during the session\n"
+    );
 }

@@ -244,7 +244,7 @@ impl Projector {
             probes: &probes,
             view: &locked.root,
         })?;
-        plan_check::validate_plan(provider.name(), &plan)?;
+        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
         let token = format!(
             "pf1-{}-{}",
             workspace_key(&canonical),

@@ -1,12 +1,12 @@
 //! Plan checks: what core refuses in a provider's plan before anything is recorded (one path
-//! named twice, anything inside a skill folder, a private file name that is not a plain name, a
-//! hook script without explicit mode bits).
+//! named twice, anything inside a skill folder or the priors folder, a private file name that is
+//! not a plain name, a hook script without explicit mode bits).
 
 use crate::error::{Error, Result};
-use crate::plan::{OwnedRole, Plan};
+use crate::plan::{Namespace, OwnedRole, Plan};
 
 /// Refuses a plan that names one path twice, or a private file name that is not a plain name.
-pub(crate) fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
+pub(crate) fn validate_plan(provider: &str, plan: &Plan, namespace: &Namespace) -> Result<()> {
     let mut seen: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let all = plan
         .blocks
@@ -33,6 +33,16 @@ pub(crate) fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
             });
         }
         skill_paths.push(path);
+    }
+    let priors = super::priors::dir_name(namespace);
+    if let Some(inside) = seen
+        .iter()
+        .find(|p| p.split('/').next() == Some(priors.as_str()))
+    {
+        return Err(Error::Provider {
+            provider: provider.to_string(),
+            reason: format!("the plan puts {inside} inside the priors folder {priors}"),
+        });
     }
     // Nothing else may live inside a skill folder, nor a skill folder inside another.
     for skill in &skill_paths {
@@ -61,4 +71,43 @@ pub(crate) fn validate_plan(provider: &str, plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::plan::{BlockProjection, RelPath, SkillProjection};
+
+    #[test]
+    fn nothing_is_planned_into_the_priors_folder() {
+        let ns = Namespace::default();
+        let block = Plan {
+            blocks: vec![BlockProjection {
+                path: RelPath::new(".agentworks-priors/AGENTS.md").unwrap(),
+                body: String::new(),
+            }],
+            ..Plan::default()
+        };
+        let skill = Plan {
+            skills: vec![SkillProjection {
+                skills_dir: RelPath::new(".agentworks-priors").unwrap(),
+                name: "review".into(),
+                source: "/nowhere".into(),
+            }],
+            ..Plan::default()
+        };
+        for plan in [block, skill] {
+            let e = validate_plan("p", &plan, &ns).unwrap_err();
+            assert!(e.to_string().contains("inside the priors folder"), "{e}");
+        }
+        let fine = Plan {
+            blocks: vec![BlockProjection {
+                path: RelPath::new(".agentworks-priors-not/AGENTS.md").unwrap(),
+                body: String::new(),
+            }],
+            ..Plan::default()
+        };
+        validate_plan("p", &fine, &ns).unwrap();
+    }
 }
