@@ -16,7 +16,9 @@ With --json every command prints one object whose \"schema\" field names its sha
 (projectfile.acquire.v1, …; see docs/receipts.md).
 
 Exit codes: 0 success; 1 the operation failed (stderr: `error: <path>: <reason>`);
-2 bad usage; `run` exits with the command's own status (128+N when killed by signal N).";
+2 bad usage; 3 `release` or `strip-stale` left cleanup pending (the receipt's `pending` lists what
+and why; the next start retries it); `run` exits with the command's own status (128+N when killed
+by signal N).";
 
 /// Project per-session instructions, skills and configuration into the files each AI coding CLI
 /// reads, and take them out again without losing a byte of the project.
@@ -50,6 +52,10 @@ pub struct GlobalArgs {
     /// Log each step (state, lock, stale cleaning, plan, writes, release) to stderr.
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Wait at most SECS for another process holding the workspace lock, then fail with nothing
+    /// changed; after a second of waiting, one stderr line names the lock and its holder.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30)]
+    pub wait: u64,
 }
 
 /// The commands.

@@ -10,6 +10,7 @@ mod verbose;
 
 use anyhow::Context as _;
 use clap::{CommandFactory as _, Parser as _};
+use projectfile::core::fsio::{LockNotice, LockWait};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
@@ -22,6 +23,26 @@ use verbose::Verbose;
 
 /// Exit code for an operation that failed (usage errors exit 2, from clap).
 const EXIT_FAILURE: u8 = 1;
+/// Exit code for a release or strip-stale that left undos pending (cleanup deferred to the next
+/// start; the receipt lists each).
+const EXIT_DEFERRED: u8 = 3;
+
+/// Success, or [`EXIT_DEFERRED`] when something could not be undone yet (each printed on stderr
+/// without `--json`).
+fn deferred(pending: &[projectfile::core::receipts::PendingUndo], json: bool) -> ExitCode {
+    if pending.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    if !json {
+        for p in pending {
+            eprintln!(
+                "pending: {}: {} (the next start retries it)",
+                p.path, p.reason
+            );
+        }
+    }
+    ExitCode::from(EXIT_DEFERRED)
+}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -62,10 +83,21 @@ fn state_dir(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
     let namespace = Namespace::new(global.namespace.clone())?;
-    Ok(Projector::new(
-        state_dir(global.state_dir.clone())?,
-        namespace,
-    ))
+    let wait = LockWait {
+        limit: std::time::Duration::from_secs(global.wait),
+        notice: Some(std::sync::Arc::new(|notice: &LockNotice| {
+            let by = notice
+                .holder
+                .map_or_else(String::new, |pid| format!(", held by process {pid}"));
+            eprintln!(
+                "projectfile: waiting up to {} s for the workspace lock {}{by}",
+                notice.limit.as_secs(),
+                notice.path.display()
+            );
+        })),
+        ..LockWait::default()
+    };
+    Ok(Projector::new(state_dir(global.state_dir.clone())?, namespace).with_lock_wait(wait))
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
@@ -137,7 +169,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     eprintln!("warning: {}: {}", w.path, w.message);
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(deferred(&receipt.pending, global.json))
         }
         Command::Run(args) => {
             let projector = projector(&global)?;
@@ -195,6 +227,12 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         kept.reason
                     );
                 }
+                for p in &report.pending {
+                    println!(
+                        "pending {}: {} (the next start retries it)",
+                        p.path, p.reason
+                    );
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -219,7 +257,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                     println!("nothing stale");
                 }
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(deferred(&report.pending, global.json))
         }
     }
 }

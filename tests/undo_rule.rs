@@ -15,11 +15,7 @@ mod support;
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use support::{Sandbox, tree};
-
-fn me() -> String {
-    std::process::id().to_string()
-}
+use support::{Sandbox, me, tree};
 
 fn write(root: &Path, rel: &str, bytes: &[u8]) {
     let path = root.join(rel);

@@ -266,14 +266,18 @@ impl Default for Fixture {
     }
 }
 
-/// Files under a state directory that record something: everything but the workspace locks and
-/// ledger journals whose newest record is an empty ledger (both kept once a workspace has been
-/// used).
+/// Files under a state directory that record something: everything but the workspace locks,
+/// ledger journals whose newest record is an empty ledger, and the `paths/` notes of which folder
+/// each path named (all kept once a workspace has been used).
 pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
     use projectfile_core::journal::{JOURNAL_FILE, records_nothing};
     walk_files(state)
         .into_iter()
         .filter(|p| match p.file_name().and_then(|n| n.to_str()) {
+            // Which folder each path named: kept, like the lock file.
+            _ if p.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new("paths")) => {
+                false
+            }
             Some("lock") => false,
             Some(JOURNAL_FILE) => !std::fs::read(p).is_ok_and(|b| records_nothing(&b)),
             _ => true,

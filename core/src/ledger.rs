@@ -17,8 +17,14 @@
 //! The prior contents of paths we take over are not kept here but inside the workspace, where
 //! losing the state directory cannot take them: see [`crate::projector::priors`].
 //!
-//! `<key>` is a stable 64-bit FNV-1a hash of the canonical workspace path in hex; the ledger also
-//! stores the path itself, and a mismatch is refused rather than shared.
+//! `<key>` names the workspace folder itself, not a path to it: a stable 64-bit FNV-1a hash, in
+//! hex, of the folder's device and inode numbers, so every path to one folder (a bind mount, a
+//! symlinked parent, another spelling) shares one lock and one ledger. The ledger also stores the
+//! path it was written through and the folder's identity; a recorded path that now names another
+//! folder is refused, never taken for the one the ledger describes. `<state>/paths/<path key>`
+//! remembers which folder each path last named, so a path whose folder changed (a deleted and
+//! re-created checkout) is reported. A key of a folder that cannot be looked at (and the keys of
+//! earlier builds) hashes the canonical path instead.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,9 +47,47 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// The state-directory key of a canonical workspace path.
+/// The state-directory key of a canonical workspace path: the hash of its folder's
+/// [`FolderIdentity`] (of the path itself when the folder cannot be looked at).
 pub fn workspace_key(canonical: &Path) -> String {
-    format!("{:016x}", fnv1a64(canonical.as_os_str().as_encoded_bytes()))
+    match FolderIdentity::of(canonical) {
+        Some(identity) => identity.key(),
+        None => path_key(canonical),
+    }
+}
+
+/// The hash of a path itself (the state-directory key earlier builds used, and the name under
+/// `<state>/paths/` that remembers which folder a path named).
+pub fn path_key(path: &Path) -> String {
+    format!("{:016x}", fnv1a64(path.as_os_str().as_encoded_bytes()))
+}
+
+/// Which folder a path names: its device and inode numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderIdentity {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+impl FolderIdentity {
+    /// The identity of the folder at `path` (following links: any path to it).
+    pub fn of(path: &Path) -> Option<FolderIdentity> {
+        let stat = rustix::fs::stat(path).ok()?;
+        Some(FolderIdentity {
+            dev: stat.st_dev,
+            ino: stat.st_ino,
+        })
+    }
+
+    /// Its state-directory key.
+    pub fn key(self) -> String {
+        format!(
+            "{:016x}",
+            fnv1a64(format!("dev={} ino={}", self.dev, self.ino).as_bytes())
+        )
+    }
 }
 
 /// One session's hold.
@@ -160,10 +204,15 @@ pub struct Retired {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryRecord {
-    /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]).
+    /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]): one
+    /// block per namespace, each taken out when no holder of its namespace is left.
     Block {
         /// Tokens of the leases holding it.
         holders: BTreeSet<String>,
+        /// The namespaces whose block we put in the file; empty in ledgers of earlier builds (the
+        /// default namespace).
+        #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+        namespaces: BTreeSet<String>,
     },
     /// A file we own while sessions live.
     Owned {
@@ -181,6 +230,10 @@ pub enum EntryRecord {
         /// left it in the file, so it counts as ours too until the write is known to be done.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         writing: Option<String>,
+        /// The namespace whose marker proves it ours; `None` in ledgers of earlier builds (the
+        /// default namespace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
     },
     /// A file or folder whose presence we created.
     Marker {
@@ -202,14 +255,34 @@ pub enum EntryRecord {
         /// Earlier builds beside the folder still to be removed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         retired: Vec<Retired>,
+        /// The namespace of its marker file; `None` in ledgers of earlier builds (the default
+        /// namespace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
     },
 }
 
 impl EntryRecord {
+    /// The namespace whose markers prove this entry ours (a block keeps one per namespace in its
+    /// `namespaces`; this is the default namespace for it).
+    pub fn namespace(&self) -> &str {
+        match self {
+            EntryRecord::Owned {
+                namespace: Some(ns),
+                ..
+            }
+            | EntryRecord::Skill {
+                namespace: Some(ns),
+                ..
+            } => ns,
+            _ => crate::plan::Namespace::DEFAULT,
+        }
+    }
+
     /// The tokens holding this entry.
     pub fn holders(&self) -> &BTreeSet<String> {
         match self {
-            EntryRecord::Block { holders }
+            EntryRecord::Block { holders, .. }
             | EntryRecord::Owned { holders, .. }
             | EntryRecord::Marker { holders, .. }
             | EntryRecord::Skill { holders, .. } => holders,
@@ -219,7 +292,7 @@ impl EntryRecord {
     /// The tokens holding this entry, mutably.
     pub fn holders_mut(&mut self) -> &mut BTreeSet<String> {
         match self {
-            EntryRecord::Block { holders }
+            EntryRecord::Block { holders, .. }
             | EntryRecord::Owned { holders, .. }
             | EntryRecord::Marker { holders, .. }
             | EntryRecord::Skill { holders, .. } => holders,
@@ -254,8 +327,11 @@ pub struct KeptRecord {
 pub struct Ledger {
     /// Format version.
     pub version: u32,
-    /// The canonical workspace path.
+    /// The canonical workspace path (the one it was first written through).
     pub workspace: PathBuf,
+    /// The workspace folder's identity; `None` in ledgers of earlier builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
     #[serde(default)]
     pub leases: BTreeMap<String, LeaseRecord>,
@@ -283,6 +359,10 @@ pub struct Ledger {
     /// User bytes set aside, for `status`.
     #[serde(default)]
     pub kept: Vec<KeptRecord>,
+    /// Entries whose undo failed, with the reason: left recorded, retried at every start, shown
+    /// by `status`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pending: BTreeMap<RelPath, String>,
 }
 
 impl Ledger {
@@ -291,12 +371,14 @@ impl Ledger {
         Ledger {
             version: LEDGER_VERSION,
             workspace: workspace.to_path_buf(),
+            identity: FolderIdentity::of(workspace),
             leases: BTreeMap::new(),
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
             block_files: BTreeSet::new(),
             block_bodies: BTreeMap::new(),
             kept: Vec::new(),
+            pending: BTreeMap::new(),
         }
     }
 
@@ -315,8 +397,10 @@ impl Ledger {
                 ),
             });
         }
+        // Another path to the same folder shares the ledger.
         if let Some(workspace) = workspace
             && ledger.workspace != workspace
+            && (ledger.identity.is_none() || ledger.identity != FolderIdentity::of(workspace))
         {
             return Err(Error::Ledger {
                 path: file.to_path_buf(),
@@ -366,6 +450,7 @@ mod tests {
             RelPath::new("AGENTS.md").unwrap(),
             EntryRecord::Block {
                 holders: ["t".to_string()].into(),
+                namespaces: Default::default(),
             },
         );
         let bytes = l.to_json(Path::new("f")).unwrap();

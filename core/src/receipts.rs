@@ -206,6 +206,16 @@ pub struct Warning {
     pub message: String,
 }
 
+/// An undo that could not be done: the entry stays recorded and the next start retries it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PendingUndo {
+    /// The path concerned (absolute).
+    pub path: String,
+    /// Why it could not be undone (the error, one sentence).
+    pub reason: String,
+}
+
 /// What `acquire` did.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -263,6 +273,10 @@ pub struct ReleaseReceipt {
     pub stale_cleaned: Vec<StaleCleaned>,
     /// Cleaning problems that did not stop the release.
     pub warnings: Vec<Warning>,
+    /// What could not be undone now (cleanup deferred to the next start): the CLI exits 3.
+    /// Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingUndo>,
 }
 
 /// One lease as `status` shows it.
@@ -346,6 +360,9 @@ pub struct StatusReport {
     pub kept: Vec<KeptRecord>,
     /// Paths taken over, and where their prior contents are kept.
     pub taken_over: Vec<TakenOver>,
+    /// Undos that failed and wait for the next start, with the reason. Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingUndo>,
 }
 
 /// What `strip-stale` did.
@@ -364,6 +381,10 @@ pub struct StripReport {
     pub kept: Vec<KeptRecord>,
     /// Problems that did not stop the cleaning.
     pub warnings: Vec<Warning>,
+    /// What could not be undone now (cleanup deferred to the next start): the CLI exits 3.
+    /// Absent when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingUndo>,
 }
 
 /// One provider compiled into this build.
@@ -435,7 +456,7 @@ pub struct FragmentsReceipt {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
     /// A stable machine-readable kind: `io`, `symlink`, `unsafe_target`, `malformed_block`,
-    /// `ledger`, `invalid`, `provider` (core's errors), or `usage` (anything the command line
+    /// `ledger`, `invalid`, `provider`, `busy` (core's errors), or `usage` (anything the command line
     /// itself refused: an unknown provider, an unreadable prompt file, …).
     pub kind: &'static str,
     /// The path the error is about, when it is about one.

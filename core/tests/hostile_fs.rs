@@ -217,8 +217,9 @@ fn owned_file_replaced_by_a_directory_is_left_alone_with_a_warning_and_cleaned_o
             .warnings
             .iter()
             .any(|w| w.path.ends_with(RULE) && w.message.contains("directory")),
-        "{:?}",
-        released.warnings
+        "{:?} {:?}",
+        released.warnings,
+        released.pending
     );
     assert_eq!(
         fx.read(&format!("{RULE}/theirs.md")).unwrap(),

@@ -98,3 +98,8 @@ pub fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
     walk(root, root, &mut out);
     out
 }
+
+/// This test process's pid, as a `--holder-pid` value (it lives as long as the test).
+pub fn me() -> String {
+    std::process::id().to_string()
+}

@@ -458,8 +458,7 @@ fn set_mode_and_times(
     rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))
         .map_err(|e| io(shown, "set the mode of", e))?;
     if let Some(st) = times {
-        rustix::fs::futimens(&fd, &timestamps(st))
-            .map_err(|e| io(shown, "set the times of", e))?;
+        rustix::fs::futimens(&fd, &timestamps(st)).map_err(|e| io(shown, "set the times of", e))?;
     }
     Ok(())
 }

@@ -18,7 +18,9 @@ use crate::journal::Durability;
 use crate::ledger::{EntryRecord, KeptRecord};
 use crate::plan::RelPath;
 use crate::provider::Namespace;
-use crate::receipts::{FileAction, FileKind, FileReceipt, StaleCleaned, TakenOver, Warning};
+use crate::receipts::{
+    FileAction, FileKind, FileReceipt, PendingUndo, StaleCleaned, TakenOver, Warning,
+};
 
 use super::locked::Locked;
 
@@ -30,11 +32,13 @@ pub(crate) struct Outcome {
     pub warnings: Vec<Warning>,
     pub stale: Vec<StaleCleaned>,
     /// Paths this acquire recorded for the first time and has not applied yet.
-    pub pending: BTreeSet<RelPath>,
+    pub unapplied: BTreeSet<RelPath>,
     /// What stood at a path recorded for the first time, for the receipt's action.
     pub arrivals: BTreeMap<RelPath, Arrival>,
     /// Directories this acquire recorded and is to create.
     pub to_create: Vec<RelPath>,
+    /// Undos that could not be done (the entry stays recorded and is retried at the next start).
+    pub pending: Vec<PendingUndo>,
 }
 
 /// What stood at a path when a session first recorded it.
@@ -110,6 +114,41 @@ impl Cx<'_> {
     /// Saves the ledger.
     pub fn save(&self, durability: Durability) -> Result<()> {
         self.l.save(durability)
+    }
+
+    /// Records that undoing `path` failed for `error`: reported as pending, kept in the ledger
+    /// (for `status`) until an undo succeeds.
+    pub fn pending(&mut self, path: &RelPath, error: &Error) {
+        let reason = error.to_string();
+        let shown = self.shown(path);
+        self.out.pending.retain(|p| p.path != shown);
+        self.out.warnings.retain(|w| w.path != shown);
+        self.out.pending.push(PendingUndo {
+            path: shown.clone(),
+            reason: reason.clone(),
+        });
+        // Also a warning, for readers of the receipt that know no `pending`.
+        self.warn(shown, reason.clone());
+        self.l.ledger.pending.insert(path.clone(), reason);
+    }
+
+    /// Records that `path` has nothing left to undo.
+    pub fn settled(&mut self, path: &RelPath) {
+        self.l.ledger.pending.remove(path);
+    }
+
+    /// Runs `f` in the namespace `ns` (one a record names, whatever namespace the command was
+    /// given); a name that is not a valid namespace falls back to the default one.
+    pub fn in_namespace<R>(&mut self, ns: &str, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+        let namespace = Namespace::new(ns).unwrap_or_default();
+        let markers = Markers::new(&namespace);
+        let mut inner = Cx {
+            l: &mut *self.l,
+            ns: &namespace,
+            markers: &markers,
+            out: &mut *self.out,
+        };
+        f(&mut inner)
     }
 
     /// Turns a block-engine refusal about `path` into an error naming the file and line.

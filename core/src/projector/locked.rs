@@ -19,9 +19,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::fsio::{self, LockGuard, Root};
+use crate::fsio::{self, LockGuard, LockWait, Root};
 use crate::journal::{Durability, Journal};
-use crate::ledger::{EntryRecord, KeptRecord, Ledger, OwnedPrior, workspace_key};
+use crate::ledger::{EntryRecord, FolderIdentity, KeptRecord, Ledger, OwnedPrior, path_key};
 use crate::plan::RelPath;
 use crate::receipts::Warning;
 
@@ -45,7 +45,8 @@ pub(crate) struct Locked {
     pub unrecorded_blocks: Vec<RelPath>,
     /// Warnings about the file systems of the state directory and the workspace.
     pub fs_warnings: Vec<Warning>,
-    _lock: LockGuard,
+    /// The workspace lock (absent only for a read-only look at a state without a lock file).
+    _lock: Option<LockGuard>,
 }
 
 /// Refuses a path that is not valid UTF-8: the ledger and every receipt record paths as JSON
@@ -60,6 +61,50 @@ pub(crate) fn require_utf8(path: &Path, what: &str) -> Result<()> {
             "{what}'s path is not valid UTF-8, and the ledger and receipts record paths as JSON text; use a path that is"
         ),
     })
+}
+
+/// How an operation opens a workspace's state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Access<'a> {
+    /// Acquire and strip-stale: the state directory, lock and ledger are created as needed, for
+    /// this canonical workspace.
+    Create(&'a Path),
+    /// Release: what exists, for whatever workspace the ledger records; nothing is created.
+    Existing,
+    /// Status: what exists, for this canonical workspace, changing nothing (no directory, lock
+    /// file or ledger is created; a lock file that is absent is not waited for).
+    ReadOnly(&'a Path),
+}
+
+/// Remembers under `<state>/paths/<path key>` that `canonical` names the folder whose key is
+/// `key`; a warning when it named another folder before (whose record stays where it is,
+/// untouched).
+pub(crate) fn remember_path(
+    state_dir: &Path,
+    canonical: &Path,
+    key: &str,
+) -> Result<Option<Warning>> {
+    let base = Root::create_private(state_dir)?;
+    let paths = RelPath::new("paths")?;
+    let file = paths.join(&path_key(canonical))?;
+    let before = base.read(&file)?.map(|s| s.bytes);
+    if before.as_deref() == Some(key.as_bytes()) {
+        return Ok(None);
+    }
+    base.create_dir(&paths)?;
+    base.write_atomic(&file, key.as_bytes(), Some(0o600))?;
+    let Some(before) = before else {
+        return Ok(None);
+    };
+    let earlier = String::from_utf8_lossy(&before).into_owned();
+    Ok(Some(Warning {
+        path: canonical.display().to_string(),
+        message: format!(
+            "this path named another folder before (its record is {}); that record is kept and not applied here",
+            base.display_path(&RelPath::new("workspaces")?.join(&earlier)?)
+                .display()
+        ),
+    }))
 }
 
 /// `<state>/workspaces/<key>` as a root, reached without following a link below `state_dir`;
@@ -80,14 +125,23 @@ fn open_state(state_dir: &Path, key: &str, create: bool) -> Result<Option<Root>>
 }
 
 impl Locked {
-    /// Locks the workspace whose state directory is `key` under `state_dir` and loads its ledger.
-    /// With `canonical`, the state directory is created and the ledger is that workspace's
-    /// (maybe empty). Without it (a release knows only its token's key), the workspace is the
-    /// one the ledger records, and `Ok(None)` means nothing is recorded there.
-    pub fn open(state_dir: &Path, key: &str, canonical: Option<&Path>) -> Result<Option<Locked>> {
+    /// Locks the workspace whose state directory is `key` under `state_dir` (waiting for another
+    /// holder at most as `wait` says) and loads its ledger. `Ok(None)` when `access` creates
+    /// nothing and nothing is recorded there.
+    pub fn open(
+        state_dir: &Path,
+        key: &str,
+        access: Access<'_>,
+        wait: &LockWait,
+    ) -> Result<Option<Locked>> {
         let state_path = state_dir.join("workspaces").join(key);
         require_utf8(&state_path, "the state directory")?;
-        let Some(state) = open_state(state_dir, key, canonical.is_some())? else {
+        let (create, canonical) = match access {
+            Access::Create(canonical) => (true, Some(canonical)),
+            Access::Existing => (false, None),
+            Access::ReadOnly(canonical) => (false, Some(canonical)),
+        };
+        let Some(state) = open_state(state_dir, key, create)? else {
             return Ok(None);
         };
         // Locks and atomic renames must be real: refuse or warn on remote file systems.
@@ -101,21 +155,39 @@ impl Locked {
             Ok(family.is_some())
         };
         let remote_state = check(state.path(), fsio::FsRole::State)?;
-        let lock = state.lock_file(&RelPath::new("lock")?)?;
-        let (journal, ledger) = Journal::load(&state, canonical, remote_state)?;
+        let lock = state.lock_file(&RelPath::new("lock")?, create, wait)?;
+        if lock.is_none() && !matches!(access, Access::ReadOnly(_)) {
+            return Ok(None);
+        }
+        let (journal, ledger) = match access {
+            Access::ReadOnly(_) => Journal::read(&state, canonical, remote_state)?,
+            _ => Journal::load(&state, canonical, remote_state)?,
+        };
         let Some(ledger) = ledger else {
             return Ok(None);
         };
-        if workspace_key(&ledger.workspace) != key {
-            return Err(Error::Ledger {
-                path: journal.path().to_path_buf(),
-                reason: format!(
-                    "it records {}, whose key is not {key}",
-                    ledger.workspace.display()
-                ),
-            });
+        // The folder this ledger describes, through the path given or the one it records.
+        let here = canonical.unwrap_or(&ledger.workspace).to_path_buf();
+        match FolderIdentity::of(&here) {
+            None => {
+                return Err(Error::io(
+                    &here,
+                    "open the workspace",
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                ));
+            }
+            Some(identity) if identity.key() != key && path_key(&here) != key => {
+                return Err(Error::Ledger {
+                    path: here,
+                    reason: format!(
+                        "this path names another folder than the one the ledger {} was written for (its device and inode changed); nothing there was touched",
+                        journal.path().display()
+                    ),
+                });
+            }
+            Some(_) => {}
         }
-        check(&ledger.workspace, fsio::FsRole::Workspace)?;
+        check(&here, fsio::FsRole::Workspace)?;
         let unrecorded_blocks = ledger
             .block_files
             .iter()
@@ -123,7 +195,7 @@ impl Locked {
             .cloned()
             .collect();
         Ok(Some(Locked {
-            root: Root::open(&ledger.workspace)?,
+            root: Root::open(&here)?,
             kept_durable: Cell::new(ledger.kept.len()),
             unrecorded_blocks,
             state,

@@ -33,7 +33,7 @@ impl Projection for Marker {
             cx.report(path, FileKind::Marker, FileAction::Exists);
             return Ok(Durability::Deferred);
         }
-        cx.out.pending.insert(path.clone());
+        cx.out.unapplied.insert(path.clone());
         cx.l.ledger.entries.insert(
             path.clone(),
             EntryRecord::Marker {
@@ -45,11 +45,11 @@ impl Projection for Marker {
     }
 
     fn apply(cx: &mut Cx<'_>, _token: &str, marker: &MarkerProjection) -> Result<()> {
-        if !cx.out.pending.contains(&marker.path) {
+        if !cx.out.unapplied.contains(&marker.path) {
             return Ok(());
         }
         cx.l.root.create_marker(&marker.path, marker.kind)?;
-        cx.out.pending.remove(&marker.path);
+        cx.out.unapplied.remove(&marker.path);
         cx.report(&marker.path, FileKind::Marker, FileAction::Created);
         Ok(())
     }

@@ -41,7 +41,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::block::{self, Markers};
 use crate::error::{Error, Result};
-use crate::fsio;
+use crate::fsio::{self, LockWait};
 use crate::holder::{Holder, Liveness};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
@@ -49,13 +49,13 @@ use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe};
 use crate::receipts::schema;
 pub use crate::receipts::{
-    AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PriorState,
-    ReleaseReceipt, StaleCleaned, StatusReport, StripReport, TakenOver, Warning,
+    AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PendingUndo,
+    PriorState, ReleaseReceipt, StaleCleaned, StatusReport, StripReport, TakenOver, Warning,
 };
 
 use created_dir::CreatedDirs;
 use kind::{Cx, Entry, Outcome, Projection, stricter};
-use locked::{Locked, require_utf8};
+use locked::{Access, Locked, require_utf8};
 use marker::Marker;
 use owned_file::OwnedFile;
 use private_file::PrivateFiles;
@@ -97,6 +97,7 @@ pub struct Projector {
     state_dir: PathBuf,
     namespace: Namespace,
     markers: Markers,
+    wait: LockWait,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
@@ -115,7 +116,15 @@ impl Projector {
             state_dir: state_dir.into(),
             namespace,
             markers,
+            wait: LockWait::default(),
         }
+    }
+
+    /// This projector, waiting for another process's workspace lock as `wait` says (by default
+    /// at most [`LockWait::DEFAULT_LIMIT`], telling no one).
+    pub fn with_lock_wait(mut self, wait: LockWait) -> Projector {
+        self.wait = wait;
+        self
     }
 
     /// The state directory.
@@ -146,10 +155,14 @@ impl Projector {
     /// Locks the workspace `canonical` (creating its state directory) and loads its ledger.
     fn lock(&self, canonical: &Path) -> Result<Locked> {
         let key = workspace_key(canonical);
-        Locked::open(&self.state_dir, &key, Some(canonical))?.ok_or_else(|| {
+        let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
+        let opened = Locked::open(&self.state_dir, &key, Access::Create(canonical), &self.wait)?;
+        let mut locked = opened.ok_or_else(|| {
             // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
             Error::invalid(canonical.display().to_string(), "no ledger was loaded")
-        })
+        })?;
+        locked.fs_warnings.extend(moved);
+        Ok(locked)
     }
 
     /// The context one operation on `locked` works in.
@@ -265,7 +278,7 @@ impl Projector {
         if let Err(error) = apply_plan(&mut cx, &token, &plan) {
             // Nothing is left half done: forget entries this token recorded but never applied,
             // undo what it did apply, and keep the ledger true.
-            for path in std::mem::take(&mut cx.out.pending) {
+            for path in std::mem::take(&mut cx.out.unapplied) {
                 cx.l.ledger.entries.remove(&path);
             }
             release_token(&mut cx, &token);
@@ -312,11 +325,12 @@ impl Projector {
             kept: Vec::new(),
             stale_cleaned: Vec::new(),
             warnings: Vec::new(),
+            pending: Vec::new(),
         };
         let Some(key) = token_key(token) else {
             return Ok(receipt);
         };
-        let mut locked = match Locked::open(&self.state_dir, key, None) {
+        let mut locked = match Locked::open(&self.state_dir, key, Access::Existing, &self.wait) {
             Ok(Some(locked)) => locked,
             Ok(None) => return Ok(receipt),
             Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -342,6 +356,7 @@ impl Projector {
         receipt.kept = outcome.kept;
         receipt.stale_cleaned = outcome.stale;
         receipt.warnings = outcome.warnings;
+        receipt.pending = outcome.pending;
         Ok(receipt)
     }
 
@@ -395,13 +410,34 @@ impl Projector {
             files: outcome.files,
             kept: outcome.kept,
             warnings: outcome.warnings,
+            pending: outcome.pending,
         })
     }
 
-    /// Leases, holders, liveness and leftovers of a workspace. Changes nothing.
+    /// Leases, holders, liveness and leftovers of a workspace. Changes nothing: no state
+    /// directory, lock file or ledger is created.
     pub fn status(&self, workspace: &Path) -> Result<StatusReport> {
         let canonical = Self::canonical_workspace(workspace)?;
-        let mut locked = self.lock(&canonical)?;
+        let key = workspace_key(&canonical);
+        let opened = Locked::open(
+            &self.state_dir,
+            &key,
+            Access::ReadOnly(&canonical),
+            &self.wait,
+        )?;
+        let Some(mut locked) = opened else {
+            return Ok(StatusReport {
+                schema: schema::STATUS,
+                workspace: canonical,
+                leases: Vec::new(),
+                entries: Vec::new(),
+                created_dirs: Vec::new(),
+                stale: Vec::new(),
+                kept: Vec::new(),
+                taken_over: Vec::new(),
+                pending: Vec::new(),
+            });
+        };
         let mut outcome = Outcome::default();
         let cx = self.cx(&mut locked, &mut outcome);
         let ledger = &cx.l.ledger;
@@ -458,6 +494,14 @@ impl Projector {
             stale,
             kept: ledger.kept.clone(),
             taken_over,
+            pending: ledger
+                .pending
+                .iter()
+                .map(|(path, reason)| PendingUndo {
+                    path: cx.shown(path),
+                    reason: reason.clone(),
+                })
+                .collect(),
         })
     }
 }
@@ -548,6 +592,17 @@ fn undo_orphans(cx: &mut Cx<'_>) {
     for entry in cx.l.ledger.entries.values_mut() {
         entry.holders_mut().retain(|t| live_tokens.contains(t));
     }
+    // Blocks: one per namespace, each out once no holder of its own namespace is left.
+    let blocks: Vec<RelPath> =
+        cx.l.ledger
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, EntryRecord::Block { .. }))
+            .map(|(p, _)| p.clone())
+            .collect();
+    for path in blocks {
+        shared_block::release_namespaces(cx, &path);
+    }
     let orphans: Vec<RelPath> =
         cx.l.ledger
             .entries
@@ -559,18 +614,17 @@ fn undo_orphans(cx: &mut Cx<'_>) {
         let Some(record) = cx.l.ledger.entries.get(&path).cloned() else {
             continue;
         };
-        match undo_entry(
-            cx,
-            Entry {
-                path: &path,
-                record: &record,
-            },
-        ) {
+        let entry = Entry {
+            path: &path,
+            record: &record,
+        };
+        match cx.in_namespace(record.namespace(), |cx| undo_entry(cx, entry)) {
             Ok(()) => {
                 cx.l.ledger.entries.remove(&path);
+                cx.settled(&path);
                 let _ = cx.l.root.remove_temp_files(&path);
             }
-            Err(e) => cx.warn(cx.shown(&path), e.to_string()),
+            Err(e) => cx.pending(&path, &e),
         }
     }
     let mut dirs: Vec<RelPath> = cx.l.ledger.created_dirs.iter().cloned().collect();
@@ -620,17 +674,28 @@ fn strip_unrecorded_blocks(cx: &mut Cx<'_>) {
         if cx.l.ledger.entries.contains_key(&path) {
             continue;
         }
-        let taken = SharedBlock::take_out(cx, &path);
+        // Every namespace that ever wrote a block there, and this command's.
+        let mut namespaces: Vec<String> =
+            cx.l.ledger
+                .block_bodies
+                .get(&path)
+                .map(|by_ns| by_ns.keys().cloned().collect())
+                .unwrap_or_default();
+        if !namespaces.iter().any(|ns| ns == cx.ns.as_str()) {
+            namespaces.push(cx.ns.as_str().to_string());
+        }
+        for ns in namespaces {
+            match cx.in_namespace(&ns, |cx| SharedBlock::take_out(cx, &path)) {
+                Ok(true) => cx.warn(
+                    cx.shown(&path),
+                    "removed a session block no lease records (its record was lost, as a power loss can do); the file is as the user left it",
+                ),
+                Ok(false) => {}
+                Err(e) => cx.warn(cx.shown(&path), e.to_string()),
+            }
+        }
         // A crash mid-write of that block left its temporary file too.
         let _ = cx.l.root.remove_temp_files(&path);
-        match taken {
-            Ok(true) => cx.warn(
-                cx.shown(&path),
-                "removed a session block no lease records (its record was lost, as a power loss can do); the file is as the user left it",
-            ),
-            Ok(false) => {}
-            Err(e) => cx.warn(cx.shown(&path), e.to_string()),
-        }
     }
 }
 

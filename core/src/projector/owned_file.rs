@@ -73,7 +73,7 @@ impl Projection for OwnedFile {
                 Arrival::TakenOver,
             ),
         };
-        cx.out.pending.insert(path.clone());
+        cx.out.unapplied.insert(path.clone());
         cx.out.arrivals.insert(path.clone(), arrival);
         cx.l.ledger.entries.insert(
             path.clone(),
@@ -84,6 +84,7 @@ impl Projection for OwnedFile {
                 written: String::new(),
                 written_mode: None,
                 writing: Some(content),
+                namespace: Some(cx.ns.as_str().to_string()),
             },
         );
         Ok(Durability::Durable)
@@ -162,7 +163,7 @@ impl Projection for OwnedFile {
             *written_mode = owned.mode;
             *writing = None;
         }
-        cx.out.pending.remove(path);
+        cx.out.unapplied.remove(path);
         cx.report(path, FileKind::Owned, action);
         Ok(())
     }
@@ -229,7 +230,7 @@ impl OwnedFile {
             cx.shown(path),
             "edited during the session: left as the user left it, so this session does not get its own content there",
         );
-        cx.out.pending.remove(path);
+        cx.out.unapplied.remove(path);
         cx.report(path, FileKind::Owned, FileAction::Kept);
         Ok(())
     }

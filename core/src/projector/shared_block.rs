@@ -12,10 +12,12 @@
 //!
 //! [`Ledger::block_bodies`]: crate::ledger::Ledger::block_bodies
 
+use std::collections::BTreeSet;
+
 use crate::error::{Error, Result};
 use crate::journal::Durability;
 use crate::ledger::EntryRecord;
-use crate::plan::{BlockProjection, RelPath};
+use crate::plan::{BlockProjection, Namespace, RelPath};
 use crate::receipts::{FileAction, FileKind, TakenOver};
 
 use super::kind::{Arrival, Cx, Entry, Projection};
@@ -77,18 +79,24 @@ impl Projection for SharedBlock {
         let path = &block.path;
         let listed = ledger.block_files.contains(path);
         if !ledger.entries.contains_key(path) {
-            cx.out.pending.insert(path.clone());
+            cx.out.unapplied.insert(path.clone());
         }
         let entry = ledger
             .entries
             .entry(path.clone())
             .or_insert_with(|| EntryRecord::Block {
                 holders: Default::default(),
+                namespaces: Default::default(),
             });
-        if !matches!(entry, EntryRecord::Block { .. }) {
+        let EntryRecord::Block {
+            holders,
+            namespaces,
+        } = entry
+        else {
             return Err(two_kinds(path));
-        }
-        entry.holders_mut().insert(token.to_string());
+        };
+        holders.insert(token.to_string());
+        namespaces.insert(cx.ns.as_str().to_string());
         ledger.block_files.insert(path.clone());
         let bodies = ledger
             .block_bodies
@@ -145,7 +153,7 @@ impl Projection for SharedBlock {
         {
             *bodies = vec![block.body.clone()];
         }
-        cx.out.pending.remove(path);
+        cx.out.unapplied.remove(path);
         let action = match upserted.action {
             crate::block::UpsertAction::Inserted if current.is_none() => FileAction::Created,
             crate::block::UpsertAction::Inserted => FileAction::Inserted,
@@ -160,11 +168,68 @@ impl Projection for SharedBlock {
     }
 
     fn undo(cx: &mut Cx<'_>, entry: Entry<'_>) -> Result<()> {
-        Self::take_out(cx, entry.path).map(|_| ())
+        let EntryRecord::Block { namespaces, .. } = entry.record else {
+            return Ok(());
+        };
+        for ns in recorded_namespaces(namespaces) {
+            cx.in_namespace(&ns, |cx| Self::take_out(cx, entry.path))?;
+        }
+        Ok(())
     }
 
     fn status(_cx: &Cx<'_>, _entry: Entry<'_>) -> Option<TakenOver> {
         None
+    }
+}
+
+/// The namespaces whose block an entry put in its file (ledgers of earlier builds recorded none:
+/// the default namespace).
+pub(crate) fn recorded_namespaces(namespaces: &BTreeSet<String>) -> Vec<String> {
+    if namespaces.is_empty() {
+        vec![Namespace::DEFAULT.to_string()]
+    } else {
+        namespaces.iter().cloned().collect()
+    }
+}
+
+/// Takes out the block of each namespace of the entry at `path` that no holder of its own
+/// namespace is left for, and forgets the entry once no holder and no block is left. Errors are
+/// reported as pending undos (the entry stays recorded and is retried at the next start).
+pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
+    let Some(EntryRecord::Block {
+        holders,
+        namespaces,
+    }) = cx.l.ledger.entries.get(path).cloned()
+    else {
+        return;
+    };
+    let live: BTreeSet<String> = holders
+        .iter()
+        .filter_map(|token| cx.l.ledger.leases.get(token))
+        .map(|lease| lease.namespace().to_string())
+        .collect();
+    let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
+    let mut failed = None;
+    for ns in recorded_namespaces(&namespaces) {
+        if live.contains(&ns) {
+            continue;
+        }
+        match cx.in_namespace(&ns, |cx| SharedBlock::take_out(cx, path)) {
+            Ok(_) => {
+                left.remove(&ns);
+            }
+            Err(e) => failed = Some(e),
+        }
+    }
+    match failed {
+        Some(e) => cx.pending(path, &e),
+        None => cx.settled(path),
+    }
+    if holders.is_empty() && left.is_empty() {
+        cx.l.ledger.entries.remove(path);
+        let _ = cx.l.root.remove_temp_files(path);
+    } else if let Some(EntryRecord::Block { namespaces, .. }) = cx.l.ledger.entries.get_mut(path) {
+        *namespaces = left;
     }
 }
 
