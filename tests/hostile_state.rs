@@ -254,3 +254,31 @@ fn a_recorded_private_directory_is_never_trusted() {
     assert_eq!(end["stale_cleaned"].as_array().unwrap().len(), 1, "{end}");
     assert_eq!(tree(&victim), before, "a recorded path was trusted");
 }
+
+#[test]
+fn symlinks_planted_at_stash_and_paths_are_never_followed() {
+    let sb = Sandbox::new();
+    let a = acquired(&sb, "codex", &[]);
+    release(&sb, &a);
+    let victim = victim(&sb);
+    let before = tree(&victim);
+    // `stash/` (kept by earlier builds, swept of what no entry names) points at the victim.
+    replace_with_link(&key_dir(&sb).join("stash"), &victim);
+    let b = acquired(&sb, "codex", &[]);
+    let (out, _) = release(&sb, &b);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        tree(&victim),
+        before,
+        "stash: the link's target was touched"
+    );
+    // `paths/` (which folder each path named) points at the victim: refused, nothing written.
+    replace_with_link(&sb.state.join("paths"), &victim);
+    let (out, _) = acquire(&sb, "codex", &[]);
+    assert_refused(&out, "paths");
+    assert_eq!(
+        tree(&victim),
+        before,
+        "paths: the link's target was touched"
+    );
+}

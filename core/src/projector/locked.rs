@@ -7,6 +7,7 @@
 //! <state>/workspaces/<key>/kept/            user bytes set aside
 //! <state>/workspaces/<key>/sessions/<token> one session's private files
 //! <state>/workspaces/<key>/stash/           prior contents kept by earlier builds
+//! <state>/paths/<path key>                  which folder (key) a workspace path last named
 //! ```
 //!
 //! Every path removed or walked here is derived from names we generated (the workspace key, a
@@ -78,7 +79,8 @@ pub(crate) enum Access<'a> {
 
 /// Remembers under `<state>/paths/<path key>` that `canonical` names the folder whose key is
 /// `key`; a warning when it named another folder before (whose record stays where it is,
-/// untouched).
+/// untouched). Called under that folder's lock, so a temporary file beside the note was left by
+/// a process killed mid-write.
 pub(crate) fn remember_path(
     state_dir: &Path,
     canonical: &Path,
@@ -87,6 +89,7 @@ pub(crate) fn remember_path(
     let base = Root::create_private(state_dir)?;
     let paths = RelPath::new("paths")?;
     let file = paths.join(&path_key(canonical))?;
+    base.remove_temp_files(&file)?;
     let before = base.read(&file)?.map(|s| s.bytes);
     if before.as_deref() == Some(key.as_bytes()) {
         return Ok(None);

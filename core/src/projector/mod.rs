@@ -155,12 +155,13 @@ impl Projector {
     /// Locks the workspace `canonical` (creating its state directory) and loads its ledger.
     fn lock(&self, canonical: &Path) -> Result<Locked> {
         let key = workspace_key(canonical);
-        let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
         let opened = Locked::open(&self.state_dir, &key, Access::Create(canonical), &self.wait)?;
         let mut locked = opened.ok_or_else(|| {
             // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
             Error::invalid(canonical.display().to_string(), "no ledger was loaded")
         })?;
+        // Under the lock of the folder the path names now.
+        let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
         locked.fs_warnings.extend(moved);
         Ok(locked)
     }

@@ -123,6 +123,8 @@ impl Projection for OwnedFile {
         let action = if let Some(p) = &taking {
             let digest = priors::digest(content.as_bytes());
             priors::take(&cx.l.root, p, path, PriorKind::File, Some(digest))?;
+            // Moved: from here on a failed acquire undoes this entry (the prior comes back).
+            cx.out.unapplied.remove(path);
             FileAction::Replaced
         } else {
             match (cx.out.arrivals.get(path), &current) {
