@@ -292,6 +292,27 @@ impl Root {
     /// umask decide for a new file. Refuses when `rel` is a symlink, a directory, or a regular
     /// file with more than one hard link (replacing it would split it from its other names).
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+        self.replace_file(rel, bytes, mode, true)
+    }
+
+    /// [`Root::write_atomic`] without any sync: atomic (readers see the old bytes or the new) but
+    /// not durable, for notes a power loss may take without harm (they are written again).
+    pub fn write_atomic_unsynced(
+        &self,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
+        self.replace_file(rel, bytes, mode, false)
+    }
+
+    fn replace_file(
+        &self,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+        durable: bool,
+    ) -> Result<()> {
         let parent = self.require_parent(rel)?;
         let name = rel.file_name();
         let display = self.display_path(rel);
@@ -322,14 +343,20 @@ impl Root {
             Mode::from_raw_mode(0o600),
         )
         .map_err(|e| Error::io(&display, "create a temporary file beside", errno(e)))?;
-        let result = self.fill_temp(
-            &fd,
-            bytes,
-            create_mode,
-            existing.as_ref(),
-            mode.is_some(),
-            &display,
-        );
+        let result = self
+            .fill_temp(
+                &fd,
+                bytes,
+                create_mode,
+                existing.as_ref(),
+                mode.is_some(),
+                &display,
+            )
+            .and_then(|()| match durable {
+                true => sync(&fd)
+                    .map_err(|e| Error::io(&display, "fsync a temporary file beside", errno(e))),
+                false => Ok(()),
+            });
         if let Err(e) = result {
             let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
             return Err(e);
@@ -346,7 +373,9 @@ impl Root {
             ));
         }
         faults::check("write_atomic:after_rename", &display)?;
-        sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        if durable {
+            sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        }
         Ok(())
     }
 
@@ -384,7 +413,6 @@ impl Root {
                 );
             }
         }
-        sync(fd).map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
         Ok(())
     }
 

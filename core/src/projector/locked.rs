@@ -94,8 +94,9 @@ pub(crate) fn remember_path(
     if before.as_deref() == Some(key.as_bytes()) {
         return Ok(None);
     }
-    base.create_dir(&paths)?;
-    base.write_atomic(&file, key.as_bytes(), Some(0o600))?;
+    // A note, not a record: a power loss may take it, and the next start writes it again.
+    base.open_subroot(&paths, true)?;
+    base.write_atomic_unsynced(&file, key.as_bytes(), Some(0o600))?;
     let Some(before) = before else {
         return Ok(None);
     };
