@@ -74,11 +74,8 @@ pub struct FolderIdentity {
 impl FolderIdentity {
     /// The identity of the folder at `path` (following links: any path to it).
     pub fn of(path: &Path) -> Option<FolderIdentity> {
-        let stat = rustix::fs::stat(path).ok()?;
-        Some(FolderIdentity {
-            dev: stat.st_dev,
-            ino: stat.st_ino,
-        })
+        let (dev, ino) = crate::fsio::identity_of(path)?;
+        Some(FolderIdentity { dev, ino })
     }
 
     /// Its state-directory key.

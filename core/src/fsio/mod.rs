@@ -842,6 +842,13 @@ fn wait_for_lock(
     }
 }
 
+/// The device and inode numbers of what `path` names (following links: any path to it), or
+/// `None` when it cannot be looked at. Read-only: one `stat(2)`.
+pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    let stat = rustix::fs::stat(path).ok()?;
+    Some((stat.st_dev, stat.st_ino))
+}
+
 /// The process holding a `flock` on the file `stat` describes, from `/proc/locks` (Linux);
 /// `None` when it cannot be told.
 pub fn lock_holder(stat: &rustix::fs::Stat) -> Option<u32> {
