@@ -17,7 +17,8 @@ With --json every command prints one object whose \"schema\" field names its sha
 
 Exit codes: 0 success; 1 the operation failed (stderr: `error: <path>: <reason>`); 2 bad usage
 (an unknown command, flag or provider, a missing or refused value such as an empty prompt);
-`run` exits with the command's own status (128+N when killed by signal N).";
+3 `release` or `strip-stale` left cleanup pending (the receipt's `pending` lists what and why; the
+next start retries it); `run` exits with the command's own status (128+N when killed by signal N).";
 
 /// The providers compiled into this build, as the accepted values of a provider argument: an
 /// unknown name is bad usage (exit 2), and completions offer the names.
@@ -59,6 +60,10 @@ pub struct GlobalArgs {
     /// Log each step (state, lock, stale cleaning, plan, writes, release) to stderr.
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Wait at most SECS for another process holding the workspace lock, then fail with nothing
+    /// changed; after a second of waiting, one stderr line names the lock and its holder.
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 30)]
+    pub wait: u64,
 }
 
 /// The commands.

@@ -7,6 +7,7 @@
 //! | 0 | success |
 //! | 1 | the operation failed ([`FAILURE`]): core refused or an I/O error, nothing left half done |
 //! | 2 | bad usage ([`USAGE`]): clap refused the arguments, or a value the command refuses before doing anything (an unknown provider, an empty prompt, `resolve --cwd` outside the workspace); error kind `usage` |
+//! | 3 | cleanup deferred ([`DEFERRED`]): `release` or `strip-stale` could not undo everything now; the receipt's `pending` lists each undo, and the next start retries it |
 //! | N | `run`: the command's own status, 128+S when it was killed by signal S |
 
 use projectfile::core::Error;
@@ -18,6 +19,9 @@ use std::process::ExitCode;
 pub const FAILURE: u8 = 1;
 /// Exit code of bad usage.
 pub const USAGE: u8 = 2;
+/// Exit code of a release or strip-stale that left undos pending (cleanup deferred to the next
+/// start; the receipt lists each).
+pub const DEFERRED: u8 = 3;
 
 /// An error the command line raises itself, with its exit code and receipt kind.
 #[derive(Debug)]

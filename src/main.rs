@@ -19,18 +19,34 @@ mod verbose;
 
 use anyhow::Context as _;
 use clap::CommandFactory as _;
+use projectfile::core::fsio::{LockNotice, LockWait};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
-use projectfile::receipts::{
-    CompletionsReceipt, FragmentsReceipt, ProvidersReceipt, RenderReceipt, ResolveReceipt,
-};
+use projectfile::receipts::{CompletionsReceipt, FragmentsReceipt, RenderReceipt, ResolveReceipt};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use cli::{Cli, Command, SessionArgs};
 use failure::CliError;
 use verbose::Verbose;
+
+/// Success, or exit code 3 ([`failure::DEFERRED`]) when something could not be undone yet (each
+/// printed on stderr without `--json`).
+fn deferred(pending: &[projectfile::core::receipts::PendingUndo], json: bool) -> ExitCode {
+    if pending.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    if !json {
+        for p in pending {
+            output::stderr(format_args!(
+                "pending: {}: {} (the next start retries it)",
+                p.path, p.reason
+            ));
+        }
+    }
+    ExitCode::from(failure::DEFERRED)
+}
 
 /// The command line's work, from parsing to the exit code.
 #[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
@@ -82,7 +98,21 @@ fn projector(global: &cli::GlobalArgs) -> anyhow::Result<Projector> {
     let namespace = Namespace::new(global.namespace.clone())?;
     let dir = state_dir(global.state_dir.clone())?;
     usable_state_dir(global.state_dir.as_deref().unwrap_or(&dir))?;
-    Ok(Projector::new(dir, namespace))
+    let wait = LockWait {
+        limit: std::time::Duration::from_secs(global.wait),
+        notice: Some(std::sync::Arc::new(|notice: &LockNotice| {
+            let by = notice
+                .holder
+                .map_or_else(String::new, |pid| format!(", held by process {pid}"));
+            output::stderr(format_args!(
+                "projectfile: waiting up to {} s for the workspace lock {}{by}",
+                notice.limit.as_secs(),
+                notice.path.display()
+            ));
+        })),
+        ..LockWait::default()
+    };
+    Ok(Projector::new(dir, namespace).with_lock_wait(wait))
 }
 
 /// Refuses a state directory that is, or lies under, something other than a directory, naming
@@ -126,7 +156,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Providers => {
-            let receipt = ProvidersReceipt::of_this_build();
+            let receipt = projectfile::receipts::providers_of_this_build();
             if global.json {
                 print_json(&receipt)?;
             } else {
@@ -181,7 +211,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 print_warnings(&receipt.warnings);
                 text.print("the receipt")?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(deferred(&receipt.pending, global.json))
         }
         Command::Run(args) => {
             let projector = projector(&global)?;
@@ -223,7 +253,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 text.print("the report")?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(deferred(&report.pending, global.json))
         }
     }
 }
@@ -594,6 +624,12 @@ fn status_text(report: &projectfile::core::projector::StatusReport) -> output::T
             kept.path,
             kept.kept_at.display(),
             kept.reason
+        ));
+    }
+    for p in &report.pending {
+        text.line(format_args!(
+            "pending {}: {} (the next start retries it)",
+            p.path, p.reason
         ));
     }
     text

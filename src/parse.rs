@@ -1,6 +1,6 @@
 //! Parsing the command line without building all of it: clap builds every subcommand, argument
 //! and help text of [`Cli`] before it parses anything, and frees them after, which was about half
-//! of the instructions an `acquire` or `release` process ran. [`parse`] builds the root's global
+//! of the instructions an `acquire` or `release` process ran. [`try_parse`] builds the root's global
 //! options and only the subcommand the command line names, from the same derived definitions, so
 //! a command line it accepts means exactly what it means to the full [`Cli`] (a property test
 //! checks this). Anything else (help, `--version`, any error, a subcommand not listed here) is
@@ -11,9 +11,6 @@ use std::ffi::OsString;
 
 use crate::cli::{AcquireArgs, Cli, GlobalArgs, ReleaseArgs, RunArgs, WorkspaceArgs};
 
-/// Global options that take a value: the token after them is that value, not a subcommand.
-const GLOBAL_VALUE_OPTIONS: [&str; 2] = ["--state-dir", "--namespace"];
-
 /// The command line of this process, parsed (see the module docs), or clap's error for it.
 pub fn try_parse() -> Result<Cli, clap::Error> {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -23,16 +20,25 @@ pub fn try_parse() -> Result<Cli, clap::Error> {
     }
 }
 
+/// The `--long` names of the options of `root` that take a value: the token after one of them
+/// is its value, not a subcommand.
+fn value_options(root: &clap::Command) -> Vec<String> {
+    root.get_arguments()
+        .filter(|arg| arg.get_action().takes_values())
+        .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+        .collect()
+}
+
 /// The subcommand `args` names: the first token after the program name that is neither an
-/// option nor the value of a global option. `None` after `--` or when there is none.
-fn subcommand_name(args: &[OsString]) -> Option<&str> {
+/// option nor the value of one of `value_options`. `None` after `--` or when there is none.
+fn subcommand_name<'a>(args: &'a [OsString], value_options: &[String]) -> Option<&'a str> {
     let mut tokens = args.iter().skip(1);
     while let Some(token) = tokens.next() {
         let token = token.to_str()?;
         if token == "--" {
             return None;
         }
-        if GLOBAL_VALUE_OPTIONS.contains(&token) {
+        if value_options.iter().any(|option| option == token) {
             tokens.next();
         } else if !token.starts_with('-') {
             return Some(token);
@@ -41,10 +47,10 @@ fn subcommand_name(args: &[OsString]) -> Option<&str> {
     None
 }
 
-/// The root command with its global options and the one subcommand `name`, when `name` is one
-/// of the commands parsed this way (the ones a host runs per session).
-fn root_with(name: &str) -> Option<clap::Command> {
-    let sub = match name {
+/// The subcommand `name` as [`Cli`] defines it, when it is one of the commands parsed this way
+/// (the ones a host runs per session).
+fn subcommand(name: &str) -> Option<clap::Command> {
+    Some(match name {
         "acquire" => AcquireArgs::augment_args(clap::Command::new("acquire")),
         "release" => ReleaseArgs::augment_args(clap::Command::new("release")),
         "run" => RunArgs::augment_args(clap::Command::new("run")),
@@ -52,17 +58,15 @@ fn root_with(name: &str) -> Option<clap::Command> {
         "strip-stale" => WorkspaceArgs::augment_args(clap::Command::new("strip-stale")),
         "providers" => clap::Command::new("providers"),
         _ => return None,
-    };
-    let root = clap::Command::new("projectfile")
-        .subcommand_required(true)
-        .subcommand(sub);
-    Some(GlobalArgs::augment_args(root))
+    })
 }
 
-/// `args` parsed with only the subcommand they name, or `None` when that does not succeed (the
-/// full parser then has the last word).
+/// `args` parsed with the global options and only the subcommand they name, or `None` when that
+/// does not succeed (the full parser then has the last word).
 fn lean(args: &[OsString]) -> Option<Cli> {
-    let mut root = root_with(subcommand_name(args)?)?;
+    let root = GlobalArgs::augment_args(clap::Command::new("projectfile"));
+    let sub = subcommand(subcommand_name(args, &value_options(&root))?)?;
+    let mut root = root.subcommand_required(true).subcommand(sub);
     let matches = root.try_get_matches_from_mut(args).ok()?;
     let cli = Cli::from_arg_matches(&matches).ok()?;
     // Freeing the command and the matches would cost more than the rest of a short command's
@@ -92,6 +96,7 @@ mod tests {
         &["--state-dir", "/s"],
         &["--namespace", "n"],
         &["--state-dir=/t"],
+        &["--wait", "5"],
         &["--provider", "codex"],
         &["--workspace", "/w"],
         &["--prompt", "p"],

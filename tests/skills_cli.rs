@@ -12,11 +12,10 @@
 mod support;
 
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output};
-use support::Sandbox;
+use support::{Sandbox, tree};
 
 const FOLDER: &str = ".agents/skills/review";
 
@@ -111,37 +110,6 @@ fn sleeper() -> Child {
     Command::new("sleep").arg("600").spawn().unwrap()
 }
 
-/// Every path under `root` with its bytes or link target and mode, never following links.
-fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
-        for entry in std::fs::read_dir(dir).unwrap().flatten() {
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let meta = std::fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            let bytes = if meta.file_type().is_symlink() {
-                std::fs::read_link(&path)
-                    .unwrap()
-                    .into_os_string()
-                    .into_encoded_bytes()
-            } else if meta.is_dir() {
-                walk(root, &path, out);
-                b"<dir>".to_vec()
-            } else {
-                std::fs::read(&path).unwrap()
-            };
-            out.insert(rel, (bytes, mode));
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
 fn action(receipt: &Value, path: &str) -> String {
     receipt["files"]
         .as_array()
@@ -184,7 +152,10 @@ fn the_projects_own_skill_survives_three_sessions_and_a_sigkill() {
     assert_eq!(taken["path"], FOLDER);
     assert_eq!(taken["state"], "stashed");
     let stash = PathBuf::from(taken["stash"].as_str().unwrap());
-    assert!(stash.starts_with(&env.state));
+    assert!(
+        stash.starts_with(env.ws.join(".agentworks-priors")),
+        "kept inside the workspace: {stash:?}"
+    );
     assert_eq!(
         std::fs::read(stash.join("SKILL.md")).unwrap(),
         b"---\nname: review\n---\nthe project's own\n"

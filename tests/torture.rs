@@ -1,4 +1,4 @@
-//! Process torture (DESIGN.md promises 2, 3, 6 and 7 under fire): N workers drive real
+//! Process torture (docs/promises.md, promises 2, 3, 6 and 7 under fire): N workers drive real
 //! `projectfile` processes on one workspace at once — acquire (held by a `sleep` child), release,
 //! `run`, and SIGKILLs of holders, of `acquire` processes mid-flight and of whole `run` process
 //! groups mid-flight — for a bounded number of rounds and seconds, with a seeded xorshift RNG.

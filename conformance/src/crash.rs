@@ -38,14 +38,24 @@
 //! The next start must still clean up to exactly the user's bytes. This is what lets a release
 //! record its undo without syncing the journal.
 //!
+//! And once more as a **lost state directory** ([`Mode::StateLoss`]): at each `k`, and once more
+//! after the step completes, the process dies as in a crash and the whole state directory is
+//! deleted (every lease record, the ledger, `kept/`). No ledger is left to say what is ours, yet
+//! every byte of the user's must come back: the project's own files and folders we took over
+//! are put back from the workspace's priors folder by the next start, and what our own markers
+//! prove ours goes with the next session. What nothing can prove ours without the ledger (an
+//! empty marker or directory we created, a generated file whose format has no comment to carry
+//! our marker) may stay; everything the user had is back byte for byte.
+//!
 //! Call [`enumerate_crash_points`] from a provider's tests (see `core/tests/crash_points.rs`).
 
 use crate::tree::{Node, Tree};
 use crate::{Fixture, HolderProcess};
 use projectfile_core::block::{self, Markers};
 use projectfile_core::fsio::{TEMP_INFIX, faults};
+use projectfile_core::generated::{Provenance, provenance};
 use projectfile_core::holder::Holder;
-use projectfile_core::projector::{AcquireReceipt, AcquireRequest};
+use projectfile_core::projector::{AcquireReceipt, AcquireRequest, priors};
 use projectfile_core::{
     Error, MarkerKind, Namespace, Plan, PlanContext, Probes, Provider, SessionRequest, fsio::Root,
 };
@@ -100,6 +110,8 @@ pub enum Mode {
     ProcessCrash,
     /// The machine loses power: unsynced journal appends are lost or torn, every holder dies.
     PowerLoss,
+    /// The process dies and the state directory is deleted: every record is gone.
+    StateLoss,
 }
 
 /// What one phase enumerated.
@@ -111,6 +123,9 @@ pub struct PhaseReport {
     pub crash_points: u64,
     /// How many power-loss points were checked (every crash point, and the step's end).
     pub power_loss_points: u64,
+    /// How many lost-state-directory points were checked (every crash point, and the step's
+    /// end).
+    pub state_loss_points: u64,
 }
 
 /// What [`enumerate_crash_points`] checked.
@@ -130,6 +145,11 @@ impl CrashReport {
     pub fn power_losses(&self) -> u64 {
         self.phases.iter().map(|p| p.power_loss_points).sum()
     }
+
+    /// Every lost-state-directory point of every phase.
+    pub fn state_losses(&self) -> u64 {
+        self.phases.iter().map(|p| p.state_loss_points).sum()
+    }
 }
 
 impl std::fmt::Display for CrashReport {
@@ -141,9 +161,10 @@ impl std::fmt::Display for CrashReport {
             .collect();
         write!(
             f,
-            "{} ({}), and {} power-loss points",
+            "{} ({}), {} state-loss points, and {} power-loss points",
             self.total(),
             parts.join(", "),
+            self.state_losses(),
             self.power_losses()
         )
     }
@@ -182,8 +203,8 @@ pub fn enumerate_crash_points_with(
 ) -> CrashReport {
     let mut report = CrashReport::default();
     for phase in Phase::ALL {
-        let mut points = [0u64; 2];
-        for (mode, count) in [Mode::ProcessCrash, Mode::PowerLoss]
+        let mut points = [0u64; 3];
+        for (mode, count) in [Mode::ProcessCrash, Mode::PowerLoss, Mode::StateLoss]
             .into_iter()
             .zip(points.iter_mut())
         {
@@ -197,7 +218,7 @@ pub fn enumerate_crash_points_with(
                 );
                 let run = Run::new(provider, probes, setup, session, mode);
                 let crashed = run.crash_at(phase, k);
-                if crashed || mode == Mode::PowerLoss {
+                if crashed || mode != Mode::ProcessCrash {
                     *count += 1;
                 }
                 if !crashed {
@@ -210,6 +231,7 @@ pub fn enumerate_crash_points_with(
             phase,
             crash_points: points[0],
             power_loss_points: points[1],
+            state_loss_points: points[2],
         });
     }
     faults::track_durability(false);
@@ -239,6 +261,8 @@ struct Run<'a> {
     sessions: Vec<Session>,
     /// The prompt of the latest acquire that completed (what the projection should carry).
     latest: Option<&'static str>,
+    /// The state directory was deleted: earlier sessions' leases are gone with it.
+    leases_lost: bool,
 }
 
 impl<'a> Run<'a> {
@@ -279,6 +303,7 @@ impl<'a> Run<'a> {
             owned_contents,
             sessions,
             latest: None,
+            leases_lost: false,
         }
     }
 
@@ -286,6 +311,7 @@ impl<'a> Run<'a> {
         let what = match self.mode {
             Mode::ProcessCrash => "crash",
             Mode::PowerLoss => "power loss",
+            Mode::StateLoss => "lost state directory",
         };
         format!(
             "{} phase {} {what} after {k} operations",
@@ -318,7 +344,10 @@ impl<'a> Run<'a> {
     fn release_session(&mut self, i: usize) -> Result<(), Error> {
         let token = self.sessions[i].token.clone().expect("a token to release");
         let receipt = self.fx.projector.release(&token)?;
-        assert!(receipt.released, "session {i} was released before");
+        assert!(
+            receipt.released || self.leases_lost,
+            "session {i} was released before"
+        );
         self.sessions[i].live = false;
         Ok(())
     }
@@ -395,6 +424,15 @@ impl<'a> Run<'a> {
                     self.kill_holder(i);
                 }
             }
+            // The process died (if it did) and the whole state directory went with it.
+            Mode::StateLoss => {
+                if crashed {
+                    self.kill_holder(crashing);
+                }
+                std::fs::remove_dir_all(&self.fx.state)
+                    .unwrap_or_else(|e| panic!("{ctx}: delete the state directory: {e}"));
+                self.leases_lost = true;
+            }
         }
         self.assert_consistent(&ctx, true);
 
@@ -435,7 +473,11 @@ impl<'a> Run<'a> {
             "{ctx}: warnings: {:?}",
             receipt.warnings
         );
-        self.assert_clean(&ctx);
+        if self.leases_lost {
+            self.assert_users_bytes_back(&ctx);
+        } else {
+            self.assert_clean(&ctx);
+        }
         crashed
     }
 
@@ -498,15 +540,18 @@ impl<'a> Run<'a> {
     /// Every user byte is where the user left it; only our projections (and, right after a crash,
     /// our temporary files) may be extra.
     fn assert_consistent(&self, ctx: &str, temps_allowed: bool) {
-        let tree = Tree::capture(&self.fx.workspace);
+        let raw = Tree::capture(&self.fx.workspace);
+        for path in raw.paths().filter(|p| p.contains(TEMP_INFIX)) {
+            assert!(
+                temps_allowed,
+                "{ctx}: a temporary file is left behind: {path}"
+            );
+        }
+        // The project's own content we took over is in the priors folder meanwhile.
+        let tree = folded(&raw);
         let markers = Markers::new(&Namespace::default());
         let blocks: BTreeSet<&str> = self.plan.blocks.iter().map(|b| b.path.as_str()).collect();
-        let owned: BTreeSet<&str> = self
-            .plan
-            .owned_files
-            .iter()
-            .map(|o| o.path.as_str())
-            .collect();
+        let owned = self.owned_paths();
         let mut ours: BTreeSet<String> = BTreeSet::new();
         for p in self.plan_paths() {
             ours.insert(p.clone());
@@ -530,12 +575,7 @@ impl<'a> Run<'a> {
             }
         }
         for (path, node) in &tree.0 {
-            let name = path.rsplit('/').next().unwrap_or(path);
-            if name.contains(TEMP_INFIX) {
-                assert!(
-                    temps_allowed,
-                    "{ctx}: a temporary file is left behind: {path}"
-                );
+            if path.contains(TEMP_INFIX) {
                 continue;
             }
             let before = self.original.0.get(path);
@@ -577,6 +617,14 @@ impl<'a> Run<'a> {
         }
     }
 
+    fn owned_paths(&self) -> BTreeSet<&str> {
+        self.plan
+            .owned_files
+            .iter()
+            .map(|o| o.path.as_str())
+            .collect()
+    }
+
     fn plan_paths(&self) -> Vec<String> {
         let p = &self.plan;
         p.blocks
@@ -585,6 +633,52 @@ impl<'a> Run<'a> {
             .chain(p.owned_files.iter().map(|o| o.path.to_string()))
             .chain(p.markers.iter().map(|m| m.path.to_string()))
             .collect()
+    }
+
+    /// After a lost state directory: every byte the user had is back where it was, and nothing
+    /// else is left but what only the lost ledger could have proven ours (an empty marker or a
+    /// directory we created, a generated file whose format carries no marker of ours).
+    fn assert_users_bytes_back(&self, ctx: &str) {
+        let tree = Tree::capture(&self.fx.workspace);
+        for (path, node) in &self.original.0 {
+            assert_eq!(
+                tree.0.get(path),
+                Some(node),
+                "{ctx}: the user's {path} is not back as it was"
+            );
+        }
+        let markers: BTreeSet<&str> = self.plan.markers.iter().map(|m| m.path.as_str()).collect();
+        let owned = self.owned_paths();
+        let ancestors: BTreeSet<String> = self
+            .plan_paths()
+            .iter()
+            .flat_map(|p| ancestors(p))
+            .collect();
+        let namespace = Namespace::default();
+        for (path, node) in &tree.0 {
+            if self.original.0.contains_key(path) {
+                continue;
+            }
+            let unprovable = match node {
+                Node::Dir { .. } => ancestors.contains(path) || markers.contains(path.as_str()),
+                Node::File { bytes, .. } => {
+                    (markers.contains(path.as_str()) && bytes.is_empty())
+                        || (owned.contains(path.as_str())
+                            && self.owned_contents.contains(bytes)
+                            && provenance(bytes, &namespace) != Provenance::Proven)
+                }
+                _ => false,
+            };
+            assert!(
+                unprovable,
+                "{ctx}: {path} is left behind: neither the user's nor something only the lost ledger could prove ours"
+            );
+        }
+        let leftovers = crate::state_leftovers(&self.fx.state);
+        assert!(
+            leftovers.is_empty(),
+            "{ctx}: state leftovers: {leftovers:?}"
+        );
     }
 
     /// Nothing of ours is left: the workspace is byte for byte the original and the state
@@ -606,6 +700,54 @@ impl<'a> Run<'a> {
             "{ctx}: state leftovers: {leftovers:?}"
         );
     }
+}
+
+/// Every ancestor directory of a relative path, shallowest first.
+fn ancestors(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = path;
+    while let Some((parent, _)) = at.rsplit_once('/') {
+        out.push(parent.to_string());
+        at = parent;
+    }
+    out.reverse();
+    out
+}
+
+/// The workspace as the user sees it with every prior in the priors folder back at its own
+/// path (where nothing else stands), and the priors folder itself left out.
+fn folded(tree: &Tree) -> Tree {
+    let top = format!("{}/", priors::dir_name(&Namespace::default()));
+    let mut out = std::collections::BTreeMap::new();
+    let mut moves: Vec<(String, String)> = Vec::new();
+    for (path, node) in &tree.0 {
+        let Some(rest) = path.strip_prefix(&top) else {
+            if format!("{path}/") != top {
+                out.insert(path.clone(), node.clone());
+            }
+            continue;
+        };
+        if let (Some(id), Node::File { bytes, .. }) = (rest.strip_suffix("/manifest.json"), node)
+            && let Ok(manifest) = serde_json::from_slice::<serde_json::Value>(bytes)
+            && let Some(original) = manifest["path"].as_str()
+        {
+            let name = original.rsplit('/').next().unwrap_or(original);
+            moves.push((format!("{top}{id}/{name}"), original.to_string()));
+        }
+    }
+    for (from, to) in moves {
+        if out.contains_key(&to) {
+            continue;
+        }
+        for (path, node) in &tree.0 {
+            if let Some(rest) = path.strip_prefix(from.as_str())
+                && (rest.is_empty() || rest.starts_with('/'))
+            {
+                out.insert(format!("{to}{rest}"), node.clone());
+            }
+        }
+    }
+    Tree(out)
 }
 
 fn file_bytes<'t>(tree: &'t Tree, path: &str) -> Option<&'t Vec<u8>> {

@@ -82,6 +82,34 @@ pub fn standard() -> Vec<(&'static str, Builder)> {
     ]
 }
 
+/// `tree` with the random id of each prior's folder in the priors folder replaced by the name
+/// of what it keeps (`.agentworks-priors/[mcp.json]/mcp.json`), so snapshots are stable.
+fn named_priors(tree: Tree) -> Tree {
+    let top = format!(
+        "{}/",
+        projectfile_core::projector::priors::dir_name(&projectfile_core::Namespace::default())
+    );
+    let mut names = std::collections::BTreeMap::new();
+    for path in tree.paths() {
+        if let Some((id, name)) = path.strip_prefix(&top).and_then(|r| r.split_once('/'))
+            && name != projectfile_core::projector::priors::MANIFEST
+            && !name.contains('/')
+        {
+            names.insert(id.to_string(), format!("[{name}]"));
+        }
+    }
+    let renamed = tree.0.into_iter().map(|(path, node)| {
+        let Some(rest) = path.strip_prefix(&top) else {
+            return (path, node);
+        };
+        let (id, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        let id = names.get(id).cloned().unwrap_or_else(|| id.to_string());
+        let sep = if tail.is_empty() { "" } else { "/" };
+        (format!("{top}{id}{sep}{tail}"), node)
+    });
+    Tree(renamed.collect())
+}
+
 /// What changed between two trees, by path.
 fn diff(before: &Tree, after: &Tree) -> serde_json::Value {
     let mut added = Vec::new();
@@ -141,7 +169,7 @@ pub fn snapshot(subject: &Subject, build: Builder) -> serde_json::Value {
     let acquire = fx
         .acquire_session(subject, session)
         .unwrap_or_else(|e| panic!("{}: acquire failed: {e}", subject.name()));
-    let during = Tree::capture(&fx.workspace);
+    let during = named_priors(Tree::capture(&fx.workspace));
     let release = fx.projector.release(&acquire.token).expect("release");
     assert!(release.released);
     assert_eq!(

@@ -1,5 +1,5 @@
 //! The shared conformance suite: check functions that take a provider (a [`Subject`]) and run on
-//! the real file system, each proving one promise of DESIGN.md section 4 for that provider. Checks
+//! the real file system, each proving one promise of docs/promises.md for that provider. Checks
 //! that do not apply to a provider's [`Capabilities`] or plan (a block check for a provider whose
 //! carrier is a launch argument or nothing at all, a marker check for a provider without markers)
 //! return early and say so on stderr; where they apply, they assert.
@@ -82,7 +82,7 @@ impl Subject {
     }
 
     /// A request carrying the prompt and every other input the provider's capabilities accept
-    /// (MCP servers, hooks with a script, CLI configuration; skills are issue 4's), so checks
+    /// (MCP servers, hooks with a script, CLI configuration; skills have checks of their own), so checks
     /// exercise every projection the provider can make.
     pub fn full_session(&self, prompt: &str) -> SessionRequest {
         full_session(&self.provider.capabilities(), prompt)
@@ -268,14 +268,18 @@ impl Default for Fixture {
     }
 }
 
-/// Files under a state directory that record something: everything but the workspace locks and
-/// ledger journals whose newest record is an empty ledger (both kept once a workspace has been
-/// used).
+/// Files under a state directory that record something: everything but the workspace locks,
+/// ledger journals whose newest record is an empty ledger, and the `paths/` notes of which folder
+/// each path named (all kept once a workspace has been used).
 pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
     use projectfile_core::journal::{JOURNAL_FILE, records_nothing};
     walk_files(state)
         .into_iter()
         .filter(|p| match p.file_name().and_then(|n| n.to_str()) {
+            // Which folder each path named: kept, like the lock file.
+            _ if p.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new("paths")) => {
+                false
+            }
             Some("lock") => false,
             Some(JOURNAL_FILE) => !std::fs::read(p).is_ok_and(|b| records_nothing(&b)),
             _ => true,
@@ -766,6 +770,61 @@ pub fn project_folders_are_never_replaced(subject: &Subject) {
     fx.assert_no_ledger();
 }
 
+/// Promise 16: no CLI reads the priors folder. A workspace whose priors folder holds every
+/// instruction file, rule file and skill folder name a CLI looks for resolves, by the provider's
+/// own discovery profile, exactly as it does without it; and the provider's skills folder is
+/// never inside it.
+pub fn priors_are_read_by_no_cli(subject: &Subject) {
+    use projectfile_core::guidance::{GuidanceRequest, StdFs, resolve_as};
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", b"# the project's rules\n");
+    let resolved = |fx: &Fixture| {
+        let request = GuidanceRequest::new(fx.workspace.to_string_lossy().into_owned())
+            .with_home_dir(fx.outside.to_string_lossy().into_owned())
+            .with_user_scope(false);
+        resolve_as(&StdFs, &subject.provider.discovery(), &request)
+            .sources
+            .into_iter()
+            .map(|s| (s.path, s.body))
+            .collect::<Vec<_>>()
+    };
+    let before = resolved(&fx);
+    let top =
+        projectfile_core::projector::priors::dir_name(&projectfile_core::Namespace::default());
+    for name in [
+        "AGENTS.md",
+        "AGENTS.override.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        "mlp-system.mdc",
+        ".cursor/rules/rule.mdc",
+        ".pi/APPEND_SYSTEM.md",
+        ".claude/CLAUDE.md",
+        ".agents/skills/review/SKILL.md",
+        ".claude/skills/review/SKILL.md",
+        "review/SKILL.md",
+    ] {
+        fx.write(
+            &format!("{top}/0123456789abcdef/{name}"),
+            b"kept prior: never read\n",
+        );
+    }
+    assert_eq!(
+        resolved(&fx),
+        before,
+        "{}: the priors folder was read",
+        subject.name()
+    );
+    let plan = fx.plan(subject, "x");
+    for skill in &plan.skills {
+        assert!(
+            !skill.skills_dir.as_str().starts_with(&top),
+            "{}: skills go into the priors folder",
+            subject.name()
+        );
+    }
+}
+
 /// The check that matters most: while a session holds, the CLI would actually see the session
 /// text. For a file carrier, resolving the workspace with the provider's own discovery profile
 /// (what that CLI loads) must contain the text; for a launch argument, the named private file
@@ -955,7 +1014,7 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
                 );
             }
             Err(error) if label == "skills" => {
-                // Skills are projected by issue 4; a provider that accepts them is checked there.
+                // Skills have checks of their own; a provider that accepts them is checked there.
                 skip(
                     subject,
                     "unsupported_inputs_are_refused (skills)",
@@ -973,7 +1032,7 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
     }
 }
 
-/// Promises 6 and 8 under crashes and power losses (issue 7): with every input the provider
+/// Promises 6, 8 and 16 under crashes, power losses and a lost state directory: with every input the provider
 /// accepts but skills (see [`Subject::full_session`]; skill folders have their own crash checks),
 /// [`crash::enumerate_crash_points_with`] stops the process model after every mutating file
 /// operation of every phase, and loses power there too, over an empty workspace and over one
@@ -1137,9 +1196,11 @@ fn before_mode(tree: &Tree, path: &str) -> u32 {
     }
 }
 
-/// Promise 2 and 12 for owned files: a user edit to an owned file during the session is never
-/// lost: the last release (or a later session's refresh) sets it aside under the state directory
-/// and reports it in `kept`, and the prior content (or absence) comes back.
+/// Promises 2, 12 and 13 for owned files, by the one undo rule: a file the user edited during the
+/// session is not ours any more. With no prior content it stays where the user put it, through a
+/// refresh and the last release, and is reported in `kept` (kept in place). Where the project's
+/// prior content must come back, the prior comes back and the edit is set aside under the state
+/// directory, reported with where it went.
 pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
     let probe = Fixture::new();
     let session = subject.full_session("edited");
@@ -1155,6 +1216,7 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
     for owned in &plan.owned_files {
         let path = owned.path.as_str();
         for with_prior in [false, true] {
+            let edit = format!("the user's edit of {path}\n");
             // Edited, then released by the only session.
             let fx = Fixture::new();
             if with_prior {
@@ -1162,17 +1224,12 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
             }
             let before = Tree::capture(&fx.workspace);
             let receipt = fx.acquire_session(subject, session.clone()).unwrap();
-            let edit = format!("the user's edit of {path}\n");
             fx.write(path, edit.as_bytes());
             let released = fx.projector.release(&receipt.token).unwrap();
             assert_kept(&released.kept, path, &edit);
-            assert_eq!(
-                Tree::capture(&fx.workspace),
-                before,
-                "{path}: the prior state is not back after the edit was set aside"
-            );
+            assert_edit_outcome(&fx, &before, path, &edit, with_prior);
 
-            // Edited while held, then refreshed by a second session.
+            // Edited while held, then a second session starts: the edit is not refreshed away.
             let fx = Fixture::new();
             if with_prior {
                 fx.write_mode(path, &prior_of(path), 0o640);
@@ -1182,12 +1239,30 @@ pub fn owned_file_user_edit_is_set_aside(subject: &Subject) {
             fx.write(path, edit.as_bytes());
             let b = fx.acquire_session(subject, session.clone()).unwrap();
             assert_kept(&b.kept, path, &edit);
-            assert_eq!(fx.read(path).as_deref(), Some(as_written(owned).as_slice()));
+            assert_eq!(fx.read(path).as_deref(), Some(edit.as_bytes()), "{path}");
             assert!(fx.release(&a.token));
             let last = fx.projector.release(&b.token).unwrap();
-            assert!(last.kept.is_empty(), "{path}: set aside twice");
-            assert_eq!(Tree::capture(&fx.workspace), before);
+            assert_kept(&last.kept, path, &edit);
+            assert_edit_outcome(&fx, &before, path, &edit, with_prior);
         }
+    }
+}
+
+/// After the last release of an edited owned file: with a prior, the workspace is as it was
+/// before the session; without one, it is that plus the user's edit, in place.
+fn assert_edit_outcome(fx: &Fixture, before: &Tree, path: &str, edit: &str, with_prior: bool) {
+    let now = Tree::capture(&fx.workspace);
+    if with_prior {
+        assert_eq!(&now, before, "{path}: the prior state is not back");
+        return;
+    }
+    assert_eq!(
+        fx.read(path).as_deref(),
+        Some(edit.as_bytes()),
+        "{path}: the edit moved"
+    );
+    for (p, node) in &before.0 {
+        assert_eq!(now.0.get(p), Some(node), "{path}: {p} changed");
     }
 }
 
@@ -1230,7 +1305,7 @@ pub fn markers_are_counted(subject: &Subject) {
                 r.files
                     .iter()
                     .find(|f| f.path == path && f.kind == "marker")
-                    .map(|f| f.action)
+                    .map(|f| f.action.as_str())
                     .unwrap_or("missing")
             })
             .collect();
@@ -1395,6 +1470,7 @@ macro_rules! conformance_tests {
             project_folders_are_never_replaced,
             planning_is_pure,
             session_text_reaches_the_cli,
+            priors_are_read_by_no_cli,
             session_text_carrier_matches_capabilities,
             unsupported_inputs_are_refused,
             every_input_leaves_nothing_behind,

@@ -1,4 +1,5 @@
-//! Conformance checks for skills (seed 000 rule 7) and generated configuration (rule 8), run by
+//! Conformance checks for skills (docs/promises.md, promise 15) and generated configuration
+//! (promise 13), run by
 //! every provider whose [`Capabilities`](projectfile_core::Capabilities) include them; a provider
 //! without the capability skips each check with a line on stderr (and, for skills, must refuse a
 //! request that brings them).
@@ -81,7 +82,7 @@ fn action_of(receipt: &AcquireReceipt, path: &str) -> &'static str {
         .files
         .iter()
         .find(|f| f.kind == "skill" && f.path == path)
-        .map(|f| f.action)
+        .map(|f| f.action.as_str())
         .unwrap_or("none")
 }
 
@@ -393,7 +394,8 @@ pub fn generated_config_is_removed_only_when_ours(subject: &Subject) {
         );
         return;
     }
-    // The project's own files come back; a user's edit is kept and reported.
+    // The project's own files come back; a user's edit is kept and reported: in place where no
+    // prior must come back there, set aside where one must.
     let fx = Fixture::new();
     fx.write(configs[0].as_str(), b"{\"the project's own\": true}\n");
     let before = Tree::capture(&fx.workspace);
@@ -403,7 +405,20 @@ pub fn generated_config_is_removed_only_when_ours(subject: &Subject) {
     let edited = configs.last().unwrap();
     fx.write(edited.as_str(), b"the user's edit\n");
     let end = fx.projector.release(&a.token).unwrap();
-    assert_eq!(Tree::capture(&fx.workspace), before);
+    let now = Tree::capture(&fx.workspace);
+    for (path, node) in &before.0 {
+        assert_eq!(
+            now.0.get(path),
+            Some(node),
+            "{path}: the project's own is not back"
+        );
+    }
+    let in_place = edited != &configs[0];
+    assert_eq!(
+        fx.read(edited.as_str()).is_some(),
+        in_place,
+        "{edited}: an edit with no prior stays; one over a prior is set aside"
+    );
     let kept = end
         .kept
         .iter()

@@ -1,4 +1,4 @@
-//! In-process benchmarks for `cargo xtask bench` (DESIGN.md section 8), each measured against a
+//! In-process benchmarks for `cargo xtask bench` (see BENCHMARKS.md), each measured against a
 //! bare baseline in the same run and printed as one JSON object on stdout:
 //!
 //! - `bench acquire --dir D [--iterations N]`: acquire+release of one AGENTS.md block (Codex, durable)

@@ -46,10 +46,19 @@
 //! user's text only; the body between BEGIN and END is ours and fences there are ignored. [`upsert`]
 //! also refuses to append after user text that ends inside an open fence, since the block would read
 //! as code, and refuses a body that contains a marker line (see [`validate_body`]).
+//!
+//! # Lines the user wrote inside the block
+//!
+//! [`remove_keeping`] and [`upsert_keeping`] are told which session texts the block may hold from
+//! us. When the body differs from all of them, a line-level diff (the longest common subsequence
+//! of lines, after the common head and tail are set aside) tells the user's lines from ours: ours
+//! go, the user's move out of the block, in order, to just before where the BEGIN line was. A body
+//! too large to diff within [`DIFF_BUDGET`] line comparisons is kept whole. Marker lines are never
+//! guessed at: an altered one is refused as above.
 
 use std::ops::Range;
 
-use crate::provider::Namespace;
+use crate::plan::Namespace;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const TAG_SUFFIX: &str = "-session-instructions";
@@ -182,6 +191,9 @@ pub struct BlockSpan {
     pub range: Range<usize>,
     /// The bytes strictly between the BEGIN line's terminator and the END line.
     pub body: Range<usize>,
+    /// From the start of the BEGIN line (after a BOM on line 1) through the END line's
+    /// terminator: the block's own lines, without the separator before them.
+    pub lines: Range<usize>,
 }
 
 /// A malformed block (or a body that would make one); the input was not changed.
@@ -224,6 +236,9 @@ pub struct Upserted {
     pub action: UpsertAction,
     /// The block's `created=` flag (kept from the existing block on refresh).
     pub created: bool,
+    /// How many lines of the old body were the user's and moved out of the block
+    /// ([`upsert_keeping`]).
+    pub kept_lines: usize,
 }
 
 /// The result of [`remove`].
@@ -235,11 +250,21 @@ pub struct Removed {
     pub created: bool,
     /// `created` is true and nothing at all is left: the caller deletes the file.
     pub now_empty: bool,
+    /// How many lines of the body were the user's and stayed in the file ([`remove_keeping`]).
+    pub kept_lines: usize,
 }
 
 /// Finds the block of `markers`' namespace in `bytes`, refusing malformed markers.
 pub fn find(markers: &Markers, bytes: &[u8]) -> Result<Option<BlockSpan>, BlockError> {
     scan(markers, bytes).map(|scan| scan.block)
+}
+
+/// Every block of `markers`' namespace in `bytes`, in order, by the same rules as [`find`] but
+/// accepting more than one (a reader of guidance files may meet a file holding blocks an earlier
+/// implementation wrote twice; the block engine itself refuses such a file). The one scanner both
+/// the block engine and the guidance resolver use.
+pub fn find_all(markers: &Markers, bytes: &[u8]) -> Result<Vec<BlockSpan>, BlockError> {
+    scan_blocks(markers, bytes, true).map(|scan| scan.blocks)
 }
 
 /// Inserts the block after the user's text, or refreshes the body of the block already present.
@@ -252,13 +277,26 @@ pub fn upsert(
     existing: Option<&[u8]>,
     body: &str,
 ) -> Result<Upserted, BlockError> {
+    upsert_keeping(markers, existing, body, None)
+}
+
+/// [`upsert`], where a refreshed block's body is compared with `ours`, the session texts it may
+/// hold from us (`None`: no record, the whole body counts as ours). Lines that are not ours move
+/// out of the block, to just before its BEGIN line (see the module docs).
+pub fn upsert_keeping(
+    markers: &Markers,
+    existing: Option<&[u8]>,
+    body: &str,
+    ours: Option<&[&str]>,
+) -> Result<Upserted, BlockError> {
     validate_body(markers, body)?;
     let (user, created) = match existing {
         None => (&[][..], true),
         Some(bytes) => {
             let scan = scan(markers, bytes)?;
             if let Some(span) = scan.block {
-                return Ok(refresh(bytes, &span, body));
+                let kept = user_lines_of(bytes, &span, ours);
+                return Ok(refresh(bytes, &span, body, &kept));
             }
             if let Some(fence) = scan.open_fence {
                 return Err(BlockError::new(
@@ -289,26 +327,149 @@ pub fn upsert(
         bytes: out,
         action: UpsertAction::Inserted,
         created,
+        kept_lines: 0,
     })
 }
 
 /// Removes the block: the one separator before BEGIN, BEGIN through END, and END's terminator.
 /// `None` when no block is present.
 pub fn remove(markers: &Markers, bytes: &[u8]) -> Result<Option<Removed>, BlockError> {
+    remove_keeping(markers, bytes, None)
+}
+
+/// [`remove`], where the block's body is compared with `ours`, the session texts it may hold from
+/// us (`None`: no record, the whole body counts as ours). Lines that are not ours stay in the
+/// file, in order, where the block was.
+pub fn remove_keeping(
+    markers: &Markers,
+    bytes: &[u8],
+    ours: Option<&[&str]>,
+) -> Result<Option<Removed>, BlockError> {
     let Some(span) = scan(markers, bytes)?.block else {
         return Ok(None);
     };
-    let (before, rest) = bytes.split_at(span.range.start.min(bytes.len()));
-    let after = rest.get(span.range.len()..).unwrap_or_default();
-    let mut out = Vec::with_capacity(before.len() + after.len());
+    let kept = user_lines_of(bytes, &span, ours);
+    let before = bytes.get(..span.range.start).unwrap_or_default();
+    let after = bytes.get(span.range.end..).unwrap_or_default();
+    let mut out = Vec::with_capacity(before.len() + kept.bytes.len() + after.len() + 2);
     out.extend_from_slice(before);
+    if !kept.bytes.is_empty() {
+        out.extend_from_slice(glue(before, block_terminator(bytes, &span)));
+        out.extend_from_slice(&kept.bytes);
+    }
     out.extend_from_slice(after);
     let now_empty = span.created && out.is_empty();
     Ok(Some(Removed {
         bytes: out,
         created: span.created,
         now_empty,
+        kept_lines: kept.lines,
     }))
+}
+
+/// At most this many line comparisons are spent telling the user's lines in a block from ours;
+/// past it, a changed body is kept whole (about 4 MiB of memory at the limit).
+pub const DIFF_BUDGET: usize = 1 << 20;
+
+/// Lines of a block body that are not ours, with their own terminators.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct UserLines {
+    bytes: Vec<u8>,
+    lines: usize,
+}
+
+/// The lines of the block `span` in `bytes` that none of `ours` accounts for.
+fn user_lines_of(bytes: &[u8], span: &BlockSpan, ours: Option<&[&str]>) -> UserLines {
+    let Some(ours) = ours else {
+        return UserLines::default();
+    };
+    let body = bytes.get(span.body.clone()).unwrap_or_default();
+    let found = user_lines(body, ours);
+    UserLines {
+        lines: found.len(),
+        bytes: found.concat(),
+    }
+}
+
+/// The lines of `body` (each with its terminator) that are not lines of any text in `ours`,
+/// taken out text by text by a longest-common-subsequence match on the line contents (a line's
+/// `\r\n` or `\n` does not count).
+pub fn user_lines<'a>(body: &'a [u8], ours: &[&str]) -> Vec<&'a [u8]> {
+    let mut left: Vec<&[u8]> = body.split_inclusive(|&b| b == b'\n').collect();
+    for text in ours {
+        if left.is_empty() {
+            break;
+        }
+        let theirs: Vec<&[u8]> = body_lines(text).collect();
+        left = unmatched(&left, &theirs);
+    }
+    left
+}
+
+/// A line's content without its `\n` or `\r\n`.
+fn line_key(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// The lines of `lines` outside a longest common subsequence with `ours` (compared by
+/// [`line_key`]). Past [`DIFF_BUDGET`], every line between the common head and tail is kept.
+fn unmatched<'a>(lines: &[&'a [u8]], ours: &[&[u8]]) -> Vec<&'a [u8]> {
+    let head = lines
+        .iter()
+        .zip(ours)
+        .take_while(|(a, b)| line_key(a) == **b)
+        .count();
+    let (lines_mid, ours_mid) = (&lines[head..], &ours[head..]);
+    let tail = lines_mid
+        .iter()
+        .rev()
+        .zip(ours_mid.iter().rev())
+        .take_while(|(a, b)| line_key(a) == **b)
+        .count();
+    let a = &lines_mid[..lines_mid.len() - tail];
+    let b = &ours_mid[..ours_mid.len() - tail];
+    if b.is_empty() || a.is_empty() {
+        return a.to_vec();
+    }
+    if a.len().saturating_mul(b.len()) > DIFF_BUDGET {
+        return a.to_vec();
+    }
+    // table[i][j]: the LCS length of a[i..] and b[j..].
+    let width = b.len() + 1;
+    let mut table = vec![0u32; (a.len() + 1) * width];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            table[i * width + j] = if line_key(a[i]) == b[j] {
+                table[(i + 1) * width + j + 1] + 1
+            } else {
+                table[(i + 1) * width + j].max(table[i * width + j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() {
+        if j < b.len() && line_key(a[i]) == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && table[i * width + j + 1] >= table[(i + 1) * width + j] {
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// What must come between the user's text `before` and lines appended after it: nothing when it
+/// is empty (or only a BOM) or ends a line, else `term`.
+fn glue<'t>(before: &[u8], term: &'t [u8]) -> &'t [u8] {
+    if before.is_empty() || before == BOM || before.ends_with(b"\n") {
+        b""
+    } else {
+        term
+    }
 }
 
 /// Refuses a body with any marker-like line of this namespace (exact or altered), which would end,
@@ -360,27 +521,49 @@ fn body_lines(body: &str) -> impl Iterator<Item = &[u8]> {
         .map(|line| line.strip_suffix(b"\r").unwrap_or(line))
 }
 
-fn refresh(bytes: &[u8], span: &BlockSpan, body: &str) -> Upserted {
+fn refresh(bytes: &[u8], span: &BlockSpan, body: &str, kept: &UserLines) -> Upserted {
     let term = block_terminator(bytes, span);
     let rendered = render_body(body, term);
     let current = bytes.get(span.body.clone()).unwrap_or_default();
-    if current == rendered.as_slice() {
+    if current == rendered.as_slice() && kept.bytes.is_empty() {
         return Upserted {
             bytes: bytes.to_vec(),
             action: UpsertAction::Unchanged,
             created: span.created,
+            kept_lines: 0,
         };
     }
-    let before = bytes.get(..span.body.start).unwrap_or_default();
-    let after = bytes.get(span.body.end..).unwrap_or_default();
-    let mut out = Vec::with_capacity(before.len() + rendered.len() + after.len());
-    out.extend_from_slice(before);
+    let mut out = Vec::with_capacity(bytes.len() + rendered.len() + kept.bytes.len());
+    if kept.bytes.is_empty() {
+        out.extend_from_slice(bytes.get(..span.body.start).unwrap_or_default());
+    } else {
+        // The user's lines, then one separator, then the BEGIN line: `remove` takes exactly the
+        // separator and the block, so the user's lines stay.
+        let before = bytes.get(..span.range.start).unwrap_or_default();
+        out.extend_from_slice(before);
+        out.extend_from_slice(glue(before, term));
+        out.extend_from_slice(&kept.bytes);
+        out.extend_from_slice(term);
+        let begin = span.range.start + separator_len(bytes, span);
+        out.extend_from_slice(bytes.get(begin..span.body.start).unwrap_or_default());
+    }
     out.extend_from_slice(&rendered);
-    out.extend_from_slice(after);
+    out.extend_from_slice(bytes.get(span.body.end..).unwrap_or_default());
     Upserted {
         bytes: out,
         action: UpsertAction::Refreshed,
         created: span.created,
+        kept_lines: kept.lines,
+    }
+}
+
+/// How many bytes of `span.range` before the BEGIN line are the separator (0, 1 or 2).
+fn separator_len(bytes: &[u8], span: &BlockSpan) -> usize {
+    let from = span.range.start;
+    match bytes.get(from..from + 2) {
+        Some(b"\r\n") => 2,
+        Some([b'\n', _]) => 1,
+        _ => 0,
     }
 }
 
@@ -527,14 +710,29 @@ struct Scan {
     open_fence: Option<usize>,
 }
 
+/// What a whole-file scan accepting several blocks found.
+struct Blocks {
+    blocks: Vec<BlockSpan>,
+    open_fence: Option<usize>,
+}
+
+/// The one-block scan the engine uses: a second block of the namespace is refused.
+fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
+    let found = scan_blocks(markers, bytes, false)?;
+    Ok(Scan {
+        block: found.blocks.into_iter().next(),
+        open_fence: found.open_fence,
+    })
+}
+
 enum State {
     Outside { fence: Option<Fence> },
     Inside { begin: Line, created: bool },
 }
 
-fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
+fn scan_blocks(markers: &Markers, bytes: &[u8], many: bool) -> Result<Blocks, BlockError> {
     let mut state = State::Outside { fence: None };
-    let mut block: Option<BlockSpan> = None;
+    let mut blocks: Vec<BlockSpan> = Vec::new();
     for line in lines(bytes) {
         let text = bytes
             .get(line.text_start..line.content_end)
@@ -560,7 +758,7 @@ fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
             }
             State::Outside { fence: None } => match kind {
                 LineKind::Begin(created) => {
-                    if let Some(first) = &block {
+                    if let Some(first) = blocks.first().filter(|_| !many) {
                         return Err(BlockError::new(
                             line.number,
                             format!(
@@ -575,7 +773,7 @@ fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
                     }
                 }
                 LineKind::End => {
-                    let reason = match &block {
+                    let reason = match blocks.last() {
                         Some(first) => format!(
                             "an END marker with no open block (the block that starts on line {} already ended on line {})",
                             first.begin_line, first.end_line
@@ -612,7 +810,7 @@ fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
                     ));
                 }
                 LineKind::End => {
-                    block = Some(span(bytes, &begin, &line, created));
+                    blocks.push(span(bytes, &begin, &line, created));
                     State::Outside { fence: None }
                 }
                 LineKind::Text => State::Inside { begin, created },
@@ -624,8 +822,8 @@ fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
             begin.number,
             "a BEGIN marker with no END marker after it (an unterminated block)",
         )),
-        State::Outside { fence } => Ok(Scan {
-            block,
+        State::Outside { fence } => Ok(Blocks {
+            blocks,
             open_fence: fence.map(|f| f.line),
         }),
     }
@@ -650,6 +848,7 @@ fn span(bytes: &[u8], begin: &Line, end: &Line, created: bool) -> BlockSpan {
         end_line: end.number,
         range: at - separator..end.end,
         body: begin.end..end.text_start,
+        lines: at..end.end,
     }
 }
 

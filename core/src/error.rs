@@ -40,6 +40,10 @@ pub enum Error {
     /// The provider refused the session request.
     #[error("{provider}: {reason}")]
     Provider { provider: String, reason: String },
+    /// Another process held the workspace lock longer than we were asked to wait; nothing was
+    /// changed.
+    #[error("{}: {reason}", path.display())]
+    Busy { path: PathBuf, reason: String },
 }
 
 impl Error {
@@ -67,7 +71,8 @@ impl Error {
             | Error::Symlink { path, .. }
             | Error::Unsafe { path, .. }
             | Error::Malformed { path, .. }
-            | Error::Ledger { path, .. } => Some(path),
+            | Error::Ledger { path, .. }
+            | Error::Busy { path, .. } => Some(path),
             Error::Invalid { .. } | Error::Provider { .. } => None,
         }
     }
@@ -82,6 +87,7 @@ impl Error {
             Error::Ledger { .. } => "ledger",
             Error::Invalid { .. } => "invalid",
             Error::Provider { .. } => "provider",
+            Error::Busy { .. } => "busy",
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Generated configuration and other files we write whole (owned files): the in-content marker
 //! that proves a file ours, and the per-format decision of where (and whether) it goes.
 //!
-//! Seed 000 rule 8: generated configuration is removed only when its content is recognisably ours.
+//! Promise 13 (docs/promises.md): generated configuration is removed only when its content is
+//! recognisably ours.
 //! Two proofs are used, strongest first:
 //!
 //! 1. **The ledger** records exactly what we last wrote (`written`); a file equal to it is ours.
@@ -16,7 +17,8 @@
 //!    The digest is the SHA-256 of the whole file with those 64 digits written as zeros, so any
 //!    edit (by the user or anyone) breaks the proof: a marked file whose digest does not match is
 //!    *altered*, and altered or unmarked content is never deleted or overwritten as ours — it is
-//!    kept as the prior (stashed and put back by the last session) or set aside and reported.
+//!    kept as the prior (moved into the priors folder and put back by the last session), or left
+//!    where the user put it and reported.
 //!
 //! Per format ([`style_for`]):
 //!
@@ -25,10 +27,12 @@
 //! | `.md`, `.markdown`, `.mdc` | HTML comment, after a leading `---` frontmatter block | frontmatter is recognised only at the very start of a file (Cursor skips an `.mdc` rule whose frontmatter it cannot read); Claude strips block-level HTML comments, Codex and Pi pass them on, so the sentence is written to read sensibly to a model |
 //! | `.toml`, `.yaml`, `.yml`, `.sh`, `.bash`, `.zsh`, `.py`, `.rb`, `.pl`, and scripts whose `#!` line names another interpreter | `# ` comment, after a `#!` line | comments are part of these formats |
 //! | `.js`, `.mjs`, `.cjs`, `.ts`, and `#!` lines naming node, deno or bun | `// ` comment, after a `#!` line | |
-//! | `.json` (MCP, CLI and hooks configuration) and anything else | **none**: the ledger alone proves it | JSON has no comments, and a top-level `"_projectfile"` key is not safe: agy reads every top-level key of its hooks file as a hook name and drops the whole file on a load error, Muse's strict loader drops groups with unknown keys, and whether Cursor ignores unknown keys in `mcp.json`, `cli.json` and `hooks.json` could not be confirmed (research/agy.md, research/muse.md, research/cursor.md). A provider that knows its CLI tolerates the key may add it itself with [`json_marker`]; it is then verified like any other marker |
+//! | `.json` (MCP, CLI and hooks configuration) and anything else | **none**: the ledger alone proves it | JSON has no comments, and a top-level `"_projectfile"` key is not safe: agy reads every top-level key of its hooks file as a hook name and drops the whole file on a load error, Muse's strict loader drops groups with unknown keys, and whether Cursor ignores unknown keys in `mcp.json`, `cli.json` and `hooks.json` could not be confirmed (see the facts tables of the agy, Muse and Cursor providers). A provider that knows its CLI tolerates the key may add it itself with [`json_marker`]; it is then verified like any other marker |
 //!
 //! With a lost ledger an unmarked file is unprovable, so it is treated like the project's own
-//! file: kept as the prior and put back byte for byte by the last session.
+//! file: kept as the prior and put back byte for byte by the last session. Where it was the prior
+//! we took over, the priors folder's manifest lists the digest of what we wrote, so the next start
+//! still recognises it (see `projector::priors`).
 
 use sha2::{Digest, Sha256};
 

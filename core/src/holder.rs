@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsio::{self, HolderLockState};
 
-/// What keeps a lease alive. Read from JSON by [`HolderFields`] (same form as written).
+/// What keeps a lease alive.
+// Read from JSON through `HolderFields` (the same form as written), not derived: see there why.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -231,9 +231,19 @@ impl Journal {
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
         let file = RelPath::new(JOURNAL_FILE)?;
-        let display = state.display_path(&file);
         // A crash in the middle of creating or compacting it leaves a temporary file.
         state.remove_temp_files(&file)?;
+        Self::read(state, canonical, always_durable)
+    }
+
+    /// [`Journal::load`] changing nothing (for `status`): a temporary file a crash left stays.
+    pub fn read(
+        state: &Root,
+        canonical: Option<&Path>,
+        always_durable: bool,
+    ) -> Result<(Journal, Option<Ledger>)> {
+        let file = RelPath::new(JOURNAL_FILE)?;
+        let display = state.display_path(&file);
         let newest = read_newest(&display)?;
         let extent = newest.as_ref().map(|(extent, _)| *extent);
         let journal = Journal {

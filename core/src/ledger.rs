@@ -7,15 +7,24 @@
 //! ```text
 //! <state>/workspaces/<key>/ledger.jsonl  the journal of one workspace's ledger
 //! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
-//! <state>/workspaces/<key>/stash/        prior contents of owned files, restored by the last session,
-//!                                        and prior skill folders taken over (`stash/<random>.<name>/`)
-//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session, files
-//!                                        changed in or added to a managed skill folder)
+//! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session whose
+//!                                        prior content came back, files changed in or added to a
+//!                                        managed skill folder)
 //! <state>/workspaces/<key>/sessions/<t>/ private files of one session (Claude's prompt file)
+//! <state>/workspaces/<key>/stash/        prior contents kept by earlier builds (read, never written)
 //! ```
 //!
-//! `<key>` is a stable 64-bit FNV-1a hash of the canonical workspace path in hex; the ledger also
-//! stores the path itself, and a mismatch is refused rather than shared.
+//! The prior contents of paths we take over are not kept here but inside the workspace, where
+//! losing the state directory cannot take them: see [`crate::projector::priors`].
+//!
+//! `<key>` names the workspace folder itself, not a path to it: a stable 64-bit FNV-1a hash, in
+//! hex, of the folder's device and inode numbers, so every path to one folder (a bind mount, a
+//! symlinked parent, another spelling) shares one lock and one ledger. The ledger also stores the
+//! path it was written through and the folder's identity; a recorded path that now names another
+//! folder is refused, never taken for the one the ledger describes. `<state>/paths/<path key>`
+//! remembers which folder each path last named, so a path whose folder changed (a deleted and
+//! re-created checkout) is reported. A key of a folder that cannot be looked at (and the keys of
+//! earlier builds) hashes the canonical path instead.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,9 +47,44 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     hash
 }
 
-/// The state-directory key of a canonical workspace path.
+/// The state-directory key of a canonical workspace path: the hash of its folder's
+/// [`FolderIdentity`] (of the path itself when the folder cannot be looked at).
 pub fn workspace_key(canonical: &Path) -> String {
-    format!("{:016x}", fnv1a64(canonical.as_os_str().as_encoded_bytes()))
+    match FolderIdentity::of(canonical) {
+        Some(identity) => identity.key(),
+        None => path_key(canonical),
+    }
+}
+
+/// The hash of a path itself (the state-directory key earlier builds used, and the name under
+/// `<state>/paths/` that remembers which folder a path named).
+pub fn path_key(path: &Path) -> String {
+    format!("{:016x}", fnv1a64(path.as_os_str().as_encoded_bytes()))
+}
+
+/// Which folder a path names: its device and inode numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderIdentity {
+    /// `st_dev`.
+    pub dev: u64,
+    /// `st_ino`.
+    pub ino: u64,
+}
+
+impl FolderIdentity {
+    /// The identity of the folder at `path` (following links: any path to it).
+    pub fn of(path: &Path) -> Option<FolderIdentity> {
+        let (dev, ino) = crate::fsio::identity_of(path)?;
+        Some(FolderIdentity { dev, ino })
+    }
+
+    /// Its state-directory key.
+    pub fn key(self) -> String {
+        format!(
+            "{:016x}",
+            fnv1a64(format!("dev={} ino={}", self.dev, self.ino).as_bytes())
+        )
+    }
 }
 
 /// One session's hold.
@@ -54,12 +98,55 @@ pub struct LeaseRecord {
     pub acquired_at: u64,
     /// The paths it holds.
     pub paths: Vec<RelPath>,
-    /// Its private directory under the state directory, if it has private files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Read from ledgers of earlier builds and never used: a session's private directory is
+    /// derived from its token, never from a recorded path.
+    #[serde(default, skip_serializing)]
     pub private_dir: Option<PathBuf>,
+    /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
-/// Prior content of an owned file, stashed under the state directory.
+impl LeaseRecord {
+    /// The namespace of its markers.
+    pub fn namespace(&self) -> &str {
+        self.namespace
+            .as_deref()
+            .unwrap_or(crate::provider::Namespace::DEFAULT)
+    }
+}
+
+/// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
+/// (see [`crate::projector::priors`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriorRef {
+    /// The priors folder at the top of the workspace (`.{ns}-priors`).
+    pub dir: String,
+    /// The random id of this prior's folder inside it.
+    pub id: String,
+}
+
+/// The prior content of an owned file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OwnedPrior {
+    /// Kept inside the workspace.
+    Workspace(PriorRef),
+    /// Stashed under the state directory by an earlier build.
+    Stash(Stash),
+}
+
+/// The prior folder of a skill folder we took over.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FolderPrior {
+    /// Kept inside the workspace.
+    Workspace(PriorRef),
+    /// Stashed under the state directory by an earlier build.
+    Stash(SkillPrior),
+}
+
+/// Prior content of an owned file, stashed under the state directory (earlier builds).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stash {
     /// File name inside `stash/`.
@@ -91,8 +178,8 @@ pub struct Manifest {
     pub dirs: BTreeMap<String, u32>,
 }
 
-/// A same-named folder we took over: where its prior contents are kept until the last session
-/// ends.
+/// A same-named folder an earlier build took over: where its prior contents are kept until the
+/// last session ends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkillPrior {
     /// Its folder name inside `stash/`.
@@ -114,10 +201,15 @@ pub struct Retired {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EntryRecord {
-    /// Our block in a shared file.
+    /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]): one
+    /// block per namespace, each taken out when no holder of its namespace is left.
     Block {
         /// Tokens of the leases holding it.
         holders: BTreeSet<String>,
+        /// The namespaces whose block we put in the file; empty in ledgers of earlier builds (the
+        /// default namespace).
+        #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+        namespaces: BTreeSet<String>,
     },
     /// A file we own while sessions live.
     Owned {
@@ -126,7 +218,7 @@ pub enum EntryRecord {
         /// What it is for.
         role: OwnedRole,
         /// The prior content, or `None` when there was no file.
-        prior: Option<Stash>,
+        prior: Option<OwnedPrior>,
         /// Exactly what we last wrote, to tell our bytes from a user's edit.
         written: String,
         /// The mode we last wrote it with.
@@ -135,6 +227,10 @@ pub enum EntryRecord {
         /// left it in the file, so it counts as ours too until the write is known to be done.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         writing: Option<String>,
+        /// The namespace whose marker proves it ours; `None` in ledgers of earlier builds (the
+        /// default namespace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
     },
     /// A file or folder whose presence we created.
     Marker {
@@ -143,27 +239,47 @@ pub enum EntryRecord {
         /// File or directory.
         marker: MarkerKind,
     },
-    /// A projected skill folder (see [`crate::skills`]).
+    /// A projected skill folder (see [`crate::projector::skill_folder`]).
     Skill {
         /// Tokens of the leases holding it.
         holders: BTreeSet<String>,
         /// The folder it was last copied from.
         source: PathBuf,
         /// The folder that stood there before, taken over; `None` when there was none.
-        prior: Option<SkillPrior>,
+        prior: Option<FolderPrior>,
         /// What the folder holds from us; `None` until the first build is recorded.
         manifest: Option<Manifest>,
         /// Earlier builds beside the folder still to be removed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         retired: Vec<Retired>,
+        /// The namespace of its marker file; `None` in ledgers of earlier builds (the default
+        /// namespace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
     },
 }
 
 impl EntryRecord {
+    /// The namespace whose markers prove this entry ours (a block keeps one per namespace in its
+    /// `namespaces`; this is the default namespace for it).
+    pub fn namespace(&self) -> &str {
+        match self {
+            EntryRecord::Owned {
+                namespace: Some(ns),
+                ..
+            }
+            | EntryRecord::Skill {
+                namespace: Some(ns),
+                ..
+            } => ns,
+            _ => crate::plan::Namespace::DEFAULT,
+        }
+    }
+
     /// The tokens holding this entry.
     pub fn holders(&self) -> &BTreeSet<String> {
         match self {
-            EntryRecord::Block { holders }
+            EntryRecord::Block { holders, .. }
             | EntryRecord::Owned { holders, .. }
             | EntryRecord::Marker { holders, .. }
             | EntryRecord::Skill { holders, .. } => holders,
@@ -173,7 +289,7 @@ impl EntryRecord {
     /// The tokens holding this entry, mutably.
     pub fn holders_mut(&mut self) -> &mut BTreeSet<String> {
         match self {
-            EntryRecord::Block { holders }
+            EntryRecord::Block { holders, .. }
             | EntryRecord::Owned { holders, .. }
             | EntryRecord::Marker { holders, .. }
             | EntryRecord::Skill { holders, .. } => holders,
@@ -208,8 +324,11 @@ pub struct KeptRecord {
 pub struct Ledger {
     /// Format version.
     pub version: u32,
-    /// The canonical workspace path.
+    /// The canonical workspace path (the one it was first written through).
     pub workspace: PathBuf,
+    /// The workspace folder's identity; `None` in ledgers of earlier builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
     #[serde(default)]
     pub leases: BTreeMap<String, LeaseRecord>,
@@ -226,9 +345,21 @@ pub struct Ledger {
     /// was ours to create. Not a lease: [`Ledger::is_empty`] ignores it.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub block_files: BTreeSet<RelPath>,
+    /// The session texts each block may hold from us, by file and namespace, newest first: what
+    /// a release or a refresh compares the block's body with to tell the user's lines from ours.
+    /// After a write completes only its text is listed; a write a crash may have interrupted
+    /// leaves the earlier texts listed too. Kept after the last session ends, like
+    /// [`Ledger::block_files`]; a text is listed durably before it is written (see
+    /// [`crate::journal`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub block_bodies: BTreeMap<RelPath, BTreeMap<String, Vec<String>>>,
     /// User bytes set aside, for `status`.
     #[serde(default)]
     pub kept: Vec<KeptRecord>,
+    /// Entries whose undo failed, with the reason: left recorded, retried at every start, shown
+    /// by `status`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub pending: BTreeMap<RelPath, String>,
 }
 
 impl Ledger {
@@ -237,11 +368,14 @@ impl Ledger {
         Ledger {
             version: LEDGER_VERSION,
             workspace: workspace.to_path_buf(),
+            identity: FolderIdentity::of(workspace),
             leases: BTreeMap::new(),
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
             block_files: BTreeSet::new(),
+            block_bodies: BTreeMap::new(),
             kept: Vec::new(),
+            pending: BTreeMap::new(),
         }
     }
 
@@ -260,8 +394,10 @@ impl Ledger {
                 ),
             });
         }
+        // Another path to the same folder shares the ledger.
         if let Some(workspace) = workspace
             && ledger.workspace != workspace
+            && (ledger.identity.is_none() || ledger.identity != FolderIdentity::of(workspace))
         {
             return Err(Error::Ledger {
                 path: file.to_path_buf(),
@@ -284,7 +420,7 @@ impl Ledger {
     }
 
     /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
-    /// [`Ledger::block_files`] hint does not count).
+    /// [`Ledger::block_files`] and [`Ledger::block_bodies`] hints do not count).
     pub fn is_empty(&self) -> bool {
         self.leases.is_empty()
             && self.entries.is_empty()
@@ -311,6 +447,7 @@ mod tests {
             RelPath::new("AGENTS.md").unwrap(),
             EntryRecord::Block {
                 holders: ["t".to_string()].into(),
+                namespaces: Default::default(),
             },
         );
         let bytes = l.to_json(Path::new("f")).unwrap();

@@ -9,10 +9,12 @@
 //! - [`fsio`]: the only module that opens for writing, renames, locks or removes files.
 //! - [`holder`]: who keeps a lease alive (a process or a held lock) and whether it still lives.
 //! - [`ledger`]: the per-workspace record of leases and what each projected path holds.
-//! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale.
+//! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale;
+//!   one module per kind of projection (blocks, owned files, markers, skill folders, private
+//!   files, created directories) behind one trait and one undo rule.
 //! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
 //! - [`generated`]: the in-content marker proving generated configuration ours, per format.
-//! - [`skills`]: projected skill folders: marker, take-over of a same-named folder, manifests.
+//! - [`receipts`]: every JSON receipt the commands print, with its schema name.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
 
@@ -29,9 +31,9 @@ pub mod plan;
 pub mod projector;
 pub mod provider;
 pub mod reader;
+pub mod receipts;
 pub mod runtime;
 pub mod sandbox;
-pub mod skills;
 
 pub use error::{Error, Result};
 pub use plan::*;

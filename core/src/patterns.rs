@@ -173,7 +173,7 @@ pub fn hook_files(
 /// | Cursor | `.cursor/skills` | cursor.com/docs/context/skills |
 ///
 /// Refuses (before anything is written) a skill name that is not one plain folder name
-/// ([`crate::skills::validate_name`]: no `/`, `..`, absolute path, control character or leading
+/// ([`crate::plan::validate_skill_name`]: no `/`, `..`, absolute path, control character or leading
 /// `.`), and two skills with the same name.
 ///
 /// ```
@@ -188,7 +188,7 @@ pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjec
     let skills_dir = RelPath::new(skills_dir)?;
     let mut out: Vec<SkillProjection> = Vec::with_capacity(ctx.request.skills.len());
     for skill in &ctx.request.skills {
-        crate::skills::validate_name(&skill.name)?;
+        crate::plan::validate_skill_name(&skill.name)?;
         if out.iter().any(|s| s.name == skill.name) {
             return Err(crate::error::Error::invalid(
                 format!("skill name {:?}", skill.name),

@@ -10,6 +10,82 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+/// The namespace that names our markers: `<!-- BEGIN {ns}-session-instructions … -->` and the
+/// skill marker file `.{ns}-managed`. Default `agentworks`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Namespace(String);
+
+impl Namespace {
+    /// The default namespace, as the earlier Go implementation wrote it.
+    pub const DEFAULT: &'static str = "agentworks";
+
+    /// Validates a namespace: 1 to 64 ASCII letters, digits, `.`, `_` or `-`, starting with a letter
+    /// or digit. Anything else could change how a marker line parses.
+    pub fn new(text: impl Into<String>) -> Result<Self> {
+        let text = text.into();
+        let valid = !text.is_empty()
+            && text.len() <= 64
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+            && text.as_bytes()[0].is_ascii_alphanumeric();
+        if valid {
+            Ok(Namespace(text))
+        } else {
+            Err(Error::invalid(
+                format!("namespace {text:?}"),
+                "a namespace is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit",
+            ))
+        }
+    }
+
+    /// The namespace text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name of the marker file placed in every projected skill folder.
+    pub fn skill_marker(&self) -> String {
+        format!(".{}-managed", self.0)
+    }
+}
+
+impl Default for Namespace {
+    fn default() -> Self {
+        Namespace(Self::DEFAULT.to_string())
+    }
+}
+
+impl TryFrom<String> for Namespace {
+    type Error = Error;
+    fn try_from(value: String) -> Result<Self> {
+        Namespace::new(value)
+    }
+}
+
+impl From<Namespace> for String {
+    fn from(value: Namespace) -> String {
+        value.0
+    }
+}
+
+/// What kind of entry a path is, as seen without following symlinks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// Nothing there.
+    Missing,
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// Anything else (socket, device, fifo), or a path whose parent is not a plain directory.
+    Other,
+}
+
 /// A validated path relative to the destination root, with `/` separators.
 ///
 /// It is never empty, never absolute, and holds no `.`, `..` or empty components, no NUL and no
@@ -214,6 +290,50 @@ pub struct SkillProjection {
     pub name: String,
     /// Where the skill's files are read from.
     pub source: std::path::PathBuf,
+}
+
+/// The longest skill name accepted, in bytes (a file name's limit on Linux).
+pub const MAX_SKILL_NAME_BYTES: usize = 255;
+
+/// Refuses a skill name that is not one plain, visible folder name: empty, longer than 255 bytes,
+/// holding `/` or `\`, `..`, a control character, starting with `.` (hidden names are skipped by
+/// the CLIs' skill loaders and are where our temporary folders live), or holding `.projectfile-`
+/// (the infix of our temporary and prior names, so one skill's leftovers never match another's).
+pub fn validate_skill_name(name: &str) -> Result<()> {
+    let refuse = |reason: &str| {
+        Err(Error::invalid(
+            format!("skill name {name:?}"),
+            format!("{reason}; nothing was written"),
+        ))
+    };
+    if name.is_empty() {
+        return refuse("a skill name must not be empty");
+    }
+    if name.len() > MAX_SKILL_NAME_BYTES {
+        return refuse("a skill name must be at most 255 bytes");
+    }
+    if name.contains('/') || name.contains('\\') {
+        return refuse(
+            "a skill name is one folder name: it must not contain '/' or '\\' (no absolute or nested paths)",
+        );
+    }
+    if name.contains("..") {
+        return refuse("a skill name must not contain '..'");
+    }
+    if name.chars().any(char::is_control) {
+        return refuse("a skill name must not contain control characters");
+    }
+    if name.starts_with('.') {
+        return refuse(
+            "a skill name must not start with '.' (hidden folders are not read as skills)",
+        );
+    }
+    if name.contains(".projectfile-") {
+        return refuse(
+            "a skill name must not contain '.projectfile-' (reserved for our temporary names)",
+        );
+    }
+    Ok(())
 }
 
 /// Everything a provider asks for, for one session.

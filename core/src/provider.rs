@@ -10,67 +10,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::guidance::DiscoveryProfile;
+pub use crate::plan::{EntryKind, Namespace};
 use crate::plan::{Plan, RelPath};
-
-/// The namespace that names our markers: `<!-- BEGIN {ns}-session-instructions … -->` and the
-/// skill marker file `.{ns}-managed`. Default `agentworks`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Namespace(String);
-
-impl Namespace {
-    /// The default namespace, as the earlier Go implementation wrote it.
-    pub const DEFAULT: &'static str = "agentworks";
-
-    /// Validates a namespace: 1 to 64 ASCII letters, digits, `.`, `_` or `-`, starting with a letter
-    /// or digit. Anything else could change how a marker line parses.
-    pub fn new(text: impl Into<String>) -> Result<Self> {
-        let text = text.into();
-        let valid = !text.is_empty()
-            && text.len() <= 64
-            && text
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-            && text.as_bytes()[0].is_ascii_alphanumeric();
-        if valid {
-            Ok(Namespace(text))
-        } else {
-            Err(Error::invalid(
-                format!("namespace {text:?}"),
-                "a namespace is 1 to 64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit",
-            ))
-        }
-    }
-
-    /// The namespace text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The name of the marker file placed in every projected skill folder.
-    pub fn skill_marker(&self) -> String {
-        format!(".{}-managed", self.0)
-    }
-}
-
-impl Default for Namespace {
-    fn default() -> Self {
-        Namespace(Self::DEFAULT.to_string())
-    }
-}
-
-impl TryFrom<String> for Namespace {
-    type Error = Error;
-    fn try_from(value: String) -> Result<Self> {
-        Namespace::new(value)
-    }
-}
-
-impl From<Namespace> for String {
-    fn from(value: Namespace) -> String {
-        value.0
-    }
-}
 
 /// What a provider supports. Flat booleans, so the conformance suite can pick its checks and a host
 /// can refuse a request before planning.
@@ -173,22 +114,6 @@ impl SessionRequest {
             })
         }
     }
-}
-
-/// What kind of entry a path is, as seen without following symlinks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    /// Nothing there.
-    Missing,
-    /// A regular file.
-    File,
-    /// A directory.
-    Dir,
-    /// A symbolic link (never followed).
-    Symlink,
-    /// Anything else (socket, device, fifo), or a path whose parent is not a plain directory.
-    Other,
 }
 
 /// Read-only questions a provider may ask about the destination while planning.

@@ -76,7 +76,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::reader::Mode;
-use crate::runtime::AttachAccess;
 
 /// The Landlock ABI whose filesystem rights this policy handles; at or above it, enforcement is
 /// full.
@@ -92,6 +91,27 @@ pub const SYSTEM_READ_EXEC: &[&str] = &[
 pub const SYSTEM_READ: &[&str] = &["/proc", "/sys", "/run"];
 /// Device directories granted read, write, truncate and ioctl (no create or remove).
 pub const SYSTEM_DEVICE: &[&str] = &["/dev"];
+
+/// How an attached folder's grant is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub enum AttachAccess {
+    /// Like `project/`: read/write in Builder, read-only in Run (`run --attach`).
+    FollowMode,
+    /// Read-only in both modes (`run --attach-read-only`).
+    ReadOnly,
+}
+
+impl AttachAccess {
+    /// The sandbox grant this access resolves to in `mode`.
+    pub fn grant(self, mode: Mode) -> GrantAccess {
+        match (self, mode) {
+            (AttachAccess::FollowMode, Mode::Builder) => GrantAccess::ReadWrite,
+            _ => GrantAccess::Read,
+        }
+    }
+}
 
 /// What a grant allows beneath its path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

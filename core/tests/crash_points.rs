@@ -1,4 +1,4 @@
-//! Crash-point enumeration (DESIGN.md promises 6 and 8): for the Codex provider and for a test-only
+//! Crash-point enumeration (docs/promises.md, promises 6, 8 and 16): for the Codex provider and for a test-only
 //! provider whose plan has a block, an owned file and a marker, crash after every possible number
 //! of mutating file operations in acquire, refresh, release, last release and a start over stale
 //! leftovers, and prove that the next start and the remaining releases leave exactly the user's

@@ -1,5 +1,5 @@
-//! Golden cases for the guidance resolver on `MemoryFs`: one case per rule of seed 001 (and of the
-//! issue's additions: session blocks, unreadable and non-UTF-8 files, discovery profiles), each
+//! Golden cases for the guidance resolver on `MemoryFs`: one case per resolution rule (and per
+//! addition: session blocks, unreadable and non-UTF-8 files, discovery profiles), each
 //! snapshotted as JSON (the resolution plus its rendered block) under `tests/snapshots/`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! Hostile file systems and hostile trees, through the projector (DESIGN.md promises 8, 10, 11 and
+//! Hostile file systems and hostile trees, through the projector (docs/promises.md, promises 8, 10, 11 and
 //! 14): symlinks out of the workspace (dangling too), an owned file replaced by a directory
 //! mid-session, read-only and immutable files and directories, a full disk, a state directory on
 //! another file system, a workspace path that is not UTF-8, and the policy for NFS, SMB/CIFS,
@@ -217,8 +217,9 @@ fn owned_file_replaced_by_a_directory_is_left_alone_with_a_warning_and_cleaned_o
             .warnings
             .iter()
             .any(|w| w.path.ends_with(RULE) && w.message.contains("directory")),
-        "{:?}",
-        released.warnings
+        "{:?} {:?}",
+        released.warnings,
+        released.pending
     );
     assert_eq!(
         fx.read(&format!("{RULE}/theirs.md")).unwrap(),

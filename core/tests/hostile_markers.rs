@@ -1,5 +1,5 @@
 //! Hostile marker lines in a real workspace, through the projector and the Codex provider
-//! (DESIGN.md promise 9). Each test's name states the outcome; every refusal is an error naming
+//! (docs/promises.md, promise 9). Each test's name states the outcome; every refusal is an error naming
 //! the file and the line, with the workspace left byte for byte as it was and no ledger kept.
 #![allow(
     clippy::unwrap_used,

@@ -1,4 +1,4 @@
-//! The ledger journal through the projector (DESIGN.md promises 6 and 8, issue 7's benchmark (a)):
+//! The ledger journal through the projector (docs/promises.md, promises 6 and 8; benchmark (a)):
 //! a session that only puts a block into a file the ledger already lists makes exactly the
 //! workspace's own durable writes; a power loss that takes its unsynced record leaves a block the
 //! next start removes; a torn record is discarded and cut off; a `ledger.json` from an earlier
@@ -43,7 +43,15 @@ fn a_session_in_a_known_file_makes_only_the_workspaces_own_syncs() {
         assert!(fx.release(&a.token));
     });
     assert_eq!(first, 6, "the first cycle");
-    // Every later one: the two durable rewrites of AGENTS.md and nothing else, the bare minimum.
+    // A new session text is listed durably before it is written (a refresh or a release tells
+    // the user's lines in the block from ours by it): one journal sync more.
+    let (_, n) = syncs(|| {
+        let a = fx.acquire(&subject, "again").unwrap();
+        assert!(fx.release(&a.token));
+    });
+    assert_eq!(n, 5, "a new text");
+    // Every later one with that text: the two durable rewrites of AGENTS.md and nothing else,
+    // the bare minimum.
     for cycle in 0..5 {
         let (_, n) = syncs(|| {
             let a = fx.acquire(&subject, "again").unwrap();
@@ -63,8 +71,9 @@ fn a_power_loss_that_takes_a_start_record_leaves_a_block_the_next_start_removes(
     let subject = codex();
     let a = fx.acquire(&subject, "first").unwrap();
     assert!(fx.release(&a.token));
+    // The same text again: nothing new to list, so the start's record is not synced.
     let holder = HolderProcess::spawn();
-    fx.acquire_as(&subject, "lost", holder.holder()).unwrap();
+    fx.acquire_as(&subject, "first", holder.holder()).unwrap();
     assert_ne!(fx.read("AGENTS.md").unwrap(), USER, "the block is in");
     // The machine goes down: the start's record was never synced, its holder dies.
     assert_eq!(faults::power_loss(), vec![journal_path(&fx)]);
@@ -80,7 +89,7 @@ fn a_power_loss_that_takes_a_start_record_leaves_a_block_the_next_start_removes(
         next.warnings
     );
     let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
-    assert!(text.contains("next") && !text.contains("lost"), "{text}");
+    assert!(text.contains("next") && !text.contains("first"), "{text}");
     assert!(fx.release(&next.token));
     assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
     fx.assert_no_ledger();

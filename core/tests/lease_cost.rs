@@ -101,19 +101,23 @@ fn a_holder_shared_by_many_leases_is_read_once_per_command() {
 }
 
 /// Syncs (`fsync` + `fdatasync`) of `sessions` acquire + release pairs of the block, after a
-/// first one has made AGENTS.md known to the ledger.
+/// first one has made AGENTS.md and the session text known to the ledger (a new text is listed
+/// durably once, see the journal).
 fn syncs_of_sessions(setup: &Setup, sessions: u64) -> u64 {
     let me = Holder::current_process().unwrap();
     let session = |prompt: &str| {
         AcquireRequest::new(&setup.ws, SessionRequest::with_prompt(prompt), me.clone())
     };
-    let first = setup.projector.acquire(&Block, &session("first")).unwrap();
+    let first = setup
+        .projector
+        .acquire(&Block, &session("one more"))
+        .unwrap();
     setup.projector.release(&first.token).unwrap();
     let before = fsio::syncs_on_this_thread();
-    for i in 0..sessions {
+    for _ in 0..sessions {
         let receipt = setup
             .projector
-            .acquire(&Block, &session(&format!("one more {i}")))
+            .acquire(&Block, &session("one more"))
             .unwrap();
         assert!(setup.projector.release(&receipt.token).unwrap().released);
     }

@@ -88,7 +88,7 @@ fn action(receipt: &projectfile_core::projector::AcquireReceipt, path: &str) -> 
         .files
         .iter()
         .find(|f| f.path == path)
-        .map(|f| f.action)
+        .map(|f| f.action.as_str())
         .unwrap_or("none")
 }
 
@@ -125,12 +125,40 @@ fn the_projects_own_config_comes_back_and_a_user_edit_is_kept_and_reported() {
     assert_eq!(action(&a, MCP), "replaced");
     fx.write(MDC, b"---\nalwaysApply: true\n---\nthe user rewrote this\n");
     let end = fx.release(&a.token);
-    assert_eq!(tree(&fx.ws), before);
+    // The project's own MCP file is back; the rewritten rule file is the user's now and stays
+    // where the user put it (with the directories that hold it), reported.
+    let now = tree(&fx.ws);
+    for (path, node) in &before {
+        assert_eq!(now.get(path), Some(node), "{path}");
+    }
+    assert_eq!(
+        fx.read(MDC).unwrap(),
+        b"---\nalwaysApply: true\n---\nthe user rewrote this\n"
+    );
+    assert!(fx.read(HOOK).is_none(), "ours goes");
     let kept: Vec<_> = end.kept.iter().filter(|k| k.path.as_str() == MDC).collect();
     assert_eq!(kept.len(), 1, "{:?}", end.kept);
+    assert_eq!(kept[0].kept_at, fx.ws.join(MDC), "kept in place");
+}
+
+#[test]
+fn a_user_edit_over_the_projects_own_config_is_set_aside_and_the_prior_comes_back() {
+    let fx = Fx::new();
+    fx.write(MCP, b"{\"mcpServers\": {\"project\": {}}}\n");
+    let before = tree(&fx.ws);
+    let a = start(&fx);
+    fx.write(MCP, b"{\"edited\": true}\n");
+    let end = fx.release(&a.token);
+    assert_eq!(tree(&fx.ws), before);
+    let kept: Vec<_> = end.kept.iter().filter(|k| k.path.as_str() == MCP).collect();
+    assert_eq!(kept.len(), 1, "{:?}", end.kept);
+    assert!(
+        kept[0].kept_at.starts_with(&fx.state),
+        "set aside under the state directory"
+    );
     assert_eq!(
         std::fs::read(&kept[0].kept_at).unwrap(),
-        b"---\nalwaysApply: true\n---\nthe user rewrote this\n"
+        b"{\"edited\": true}\n"
     );
 }
 

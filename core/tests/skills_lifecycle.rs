@@ -102,7 +102,12 @@ fn the_projects_own_folder_is_taken_over_and_comes_back_byte_exact() {
     assert_eq!(status.taken_over.len(), 1, "{status:?}");
     assert_eq!(status.taken_over[0].path.as_str(), ".agents/skills/review");
     assert_eq!(status.taken_over[0].state, "stashed");
-    assert!(status.taken_over[0].stash.starts_with(&fx.state));
+    // Kept inside the workspace, where losing the state directory cannot take it.
+    assert!(
+        status.taken_over[0]
+            .stash
+            .starts_with(fx.ws.join(".agentworks-priors"))
+    );
     assert!(status.taken_over[0].stash.join("SKILL.md").exists());
     // Two more sessions, one of them SIGKILLed.
     let doomed = Sleeper::spawn();
@@ -389,7 +394,15 @@ fn a_state_dir_on_another_file_system_keeps_the_prior_exact() {
     projectfile_core::fsio::faults::force_no_exchange(false);
     assert_eq!(fx.read(".agents/skills/review/SKILL.md").unwrap(), b"v2\n");
     let status = projector.status(&fx.ws).unwrap();
-    assert!(status.taken_over[0].stash.starts_with(other.path()));
+    assert!(status.taken_over[0].stash.starts_with(&fx.ws));
+    assert!(
+        !other
+            .path()
+            .join("workspaces")
+            .read_dir()
+            .unwrap()
+            .any(|e| e.unwrap().path().join("stash").exists())
+    );
     projector.release(&a.token).unwrap();
     projector.release(&b.token).unwrap();
     assert_eq!(tree(&fx.ws), before);

@@ -3,6 +3,8 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::disallowed_methods)]
 
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -91,3 +93,38 @@ pub const RUNTIME_ID: [&str; 6] = [
     "--session-id",
     "work:project:42",
 ];
+/// Every path under `root` with its bytes (or link target) and mode, never following links.
+pub fn tree(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode() & 0o7777;
+            let bytes = if meta.file_type().is_symlink() {
+                std::fs::read_link(&path)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                walk(root, &path, out);
+                b"<dir>".to_vec()
+            } else {
+                std::fs::read(&path).unwrap()
+            };
+            out.insert(rel, (bytes, mode));
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// This test process's pid, as a `--holder-pid` value (it lives as long as the test).
+pub fn me() -> String {
+    std::process::id().to_string()
+}

@@ -1,9 +1,11 @@
 //! `cargo xtask crash-points`: runs every crash-point enumeration (core's, and each provider's
 //! conformance check `crash_points_leave_the_users_bytes`) with its output shown, and prints
-//! how many crash points and power-loss points were checked, per run and in total.
+//! how many crash points, lost-state-directory points and power-loss points were checked, per
+//! run and in total.
 //!
-//! Each enumeration prints one line `crash points: <who> / <setup>: N (per phase), and M
-//! power-loss points` (see `projectfile_conformance::crash::CrashReport`'s `Display`).
+//! Each enumeration prints one line `crash points: <who> / <setup>: N (per phase), S state-loss
+//! points, and M power-loss points` (see `projectfile_conformance::crash::CrashReport`'s
+//! `Display`).
 
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -22,21 +24,26 @@ pub const TEST_NAMES: [&str; 2] = [
 struct Counted {
     who: String,
     crash_points: u64,
+    state_loss_points: u64,
     power_loss_points: u64,
 }
 
-/// Parses `crash points: WHO: N (…), and M power-loss points`.
+/// Parses `crash points: WHO: N (…), S state-loss points, and M power-loss points`.
 fn parse(line: &str) -> Option<Counted> {
     let rest = line.trim().strip_prefix("crash points: ")?;
     let (who, counts) = rest.rsplit_once(": ")?;
     let (crash, rest) = counts.split_once(' ')?;
-    let power = rest
+    let (before, power) = rest
         .strip_suffix(" power-loss points")?
-        .rsplit_once("and ")?
+        .rsplit_once(", and ")?;
+    let state = before
+        .strip_suffix(" state-loss points")?
+        .rsplit_once(", ")?
         .1;
     Some(Counted {
         who: who.to_string(),
         crash_points: crash.parse().ok()?,
+        state_loss_points: state.parse().ok()?,
         power_loss_points: power.parse().ok()?,
     })
 }
@@ -86,18 +93,22 @@ pub fn run(root: &Path) -> Result<()> {
     }
     counted.sort_by(|a, b| a.who.cmp(&b.who));
     println!();
-    println!("{:<60} {:>12} {:>12}", "enumeration", "crash", "power loss");
+    println!(
+        "{:<60} {:>10} {:>10} {:>10}",
+        "enumeration", "crash", "state loss", "power loss"
+    );
     for c in &counted {
         println!(
-            "{:<60} {:>12} {:>12}",
-            c.who, c.crash_points, c.power_loss_points
+            "{:<60} {:>10} {:>10} {:>10}",
+            c.who, c.crash_points, c.state_loss_points, c.power_loss_points
         );
     }
     let crash: u64 = counted.iter().map(|c| c.crash_points).sum();
+    let state: u64 = counted.iter().map(|c| c.state_loss_points).sum();
     let power: u64 = counted.iter().map(|c| c.power_loss_points).sum();
-    println!("{:<60} {:>12} {:>12}", "total", crash, power);
+    println!("{:<60} {:>10} {:>10} {:>10}", "total", crash, state, power);
     println!(
-        "\n{crash} crash points and {power} power-loss points enumerated, in {} runs; every one left the user's bytes intact",
+        "\n{crash} crash points, {state} lost-state-directory points and {power} power-loss points enumerated, in {} runs; every one left the user's bytes intact",
         counted.len()
     );
     Ok(())
@@ -109,18 +120,19 @@ mod tests {
 
     #[test]
     fn lines_are_parsed() {
-        let line = "crash points: codex / user AGENTS.md: 32 (acquire 7, refresh 5), and 38 power-loss points";
+        let line = "crash points: codex / user AGENTS.md: 32 (acquire 7, refresh 5), 38 state-loss points, and 38 power-loss points";
         assert_eq!(
             parse(line),
             Some(Counted {
                 who: "codex / user AGENTS.md".to_string(),
                 crash_points: 32,
+                state_loss_points: 38,
                 power_loss_points: 38,
             })
         );
         assert_eq!(parse("test crash_points ... ok"), None);
         assert_eq!(
-            parse("crash points: x: many, and some power-loss points"),
+            parse("crash points: x: many, some state-loss points, and some power-loss points"),
             None
         );
     }

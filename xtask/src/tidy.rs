@@ -14,7 +14,9 @@
 //! - every `allow(clippy::disallowed_methods)` outside `core/src/fsio/`, test files and test
 //!   modules says why in a `//` comment (a write, a following walk or a resolution by path is a
 //!   decision someone must be able to review);
-//! - no placeholder macros and no ignored tests anywhere.
+//! - no placeholder macros and no ignored tests anywhere;
+//! - in `core/src`, no function longer than 110 lines and no circle among the top-level modules
+//!   (`structure`).
 
 use anyhow::{Context, Result};
 use std::fmt;
@@ -28,6 +30,7 @@ use crate::manifests::{self, Manifest};
 #[path = "../../conformance/src/facts.rs"]
 #[allow(dead_code)]
 mod facts;
+mod structure;
 
 /// Provider crates that are still placeholders while their issue lands them. They are skipped
 /// only while they implement no `Provider`; from then on every rule applies. Remove a name when
@@ -82,6 +85,8 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     writes_go_through_fsio(root, &files, &mut problems)?;
     no_placeholders(root, &files, &mut problems)?;
     allowed_disallowed_methods_say_why(root, &files, &mut problems)?;
+    structure::function_lengths(root, &files, &mut problems)?;
+    structure::no_import_circles(root, &files, &mut problems)?;
     Ok(problems)
 }
 

@@ -28,6 +28,8 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::plan::{MarkerKind, RelPath};
@@ -361,6 +363,27 @@ impl Root {
     /// umask decide for a new file. Refuses when `rel` is a symlink, a directory, or a regular
     /// file with more than one hard link (replacing it would split it from its other names).
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+        self.replace_file(rel, bytes, mode, true)
+    }
+
+    /// [`Root::write_atomic`] without any sync: atomic (readers see the old bytes or the new) but
+    /// not durable, for notes a power loss may take without harm (they are written again).
+    pub fn write_atomic_unsynced(
+        &self,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+    ) -> Result<()> {
+        self.replace_file(rel, bytes, mode, false)
+    }
+
+    fn replace_file(
+        &self,
+        rel: &RelPath,
+        bytes: &[u8],
+        mode: Option<u32>,
+        durable: bool,
+    ) -> Result<()> {
         let parent = self.require_parent(rel)?;
         let name = rel.file_name();
         let display = self.display_path(rel);
@@ -391,14 +414,20 @@ impl Root {
             Mode::from_raw_mode(0o600),
         )
         .map_err(|e| Error::io(&display, "create a temporary file beside", errno(e)))?;
-        let result = self.fill_temp(
-            &fd,
-            bytes,
-            create_mode,
-            existing.as_ref(),
-            mode.is_some(),
-            &display,
-        );
+        let result = self
+            .fill_temp(
+                &fd,
+                bytes,
+                create_mode,
+                existing.as_ref(),
+                mode.is_some(),
+                &display,
+            )
+            .and_then(|()| match durable {
+                true => sync(&fd)
+                    .map_err(|e| Error::io(&display, "fsync a temporary file beside", errno(e))),
+                false => Ok(()),
+            });
         if let Err(e) = result {
             let _ = rustix::fs::unlinkat(&parent, temp.as_str(), AtFlags::empty());
             return Err(e);
@@ -415,7 +444,9 @@ impl Root {
             ));
         }
         faults::check("write_atomic:after_rename", &display)?;
-        sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        if durable {
+            sync(&parent).map_err(|e| Error::io(&display, "fsync the directory of", errno(e)))?;
+        }
         Ok(())
     }
 
@@ -449,7 +480,6 @@ impl Root {
                 );
             }
         }
-        sync(fd).map_err(|e| Error::io(display, "fsync a temporary file beside", errno(e)))?;
         Ok(())
     }
 
@@ -728,6 +758,182 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
         .map_err(|e| Error::io(path, "open the lock file", e))?;
     file.lock().map_err(|e| Error::io(path, "lock", e))?;
     Ok(LockGuard { _file: file })
+}
+
+/// How long to wait for a lock another process holds, and whom to tell while waiting.
+#[derive(Clone)]
+pub struct LockWait {
+    /// Give up after this long: an [`Error::Busy`], and nothing changed.
+    pub limit: Duration,
+    /// Call `notice` once the wait has lasted this long.
+    pub notice_after: Duration,
+    /// Told once, after `notice_after`, which lock is awaited and (where `/proc/locks` says)
+    /// which process holds it.
+    pub notice: Option<LockNoticeFn>,
+}
+
+/// What a [`LockWait`] calls while it waits.
+pub type LockNoticeFn = Arc<dyn Fn(&LockNotice) + Send + Sync>;
+
+impl LockWait {
+    /// The default limit: 30 seconds.
+    pub const DEFAULT_LIMIT: Duration = Duration::from_secs(30);
+
+    /// Waiting at most `limit`, with no notice.
+    pub fn at_most(limit: Duration) -> LockWait {
+        LockWait {
+            limit,
+            ..LockWait::default()
+        }
+    }
+}
+
+impl Default for LockWait {
+    fn default() -> Self {
+        LockWait {
+            limit: LockWait::DEFAULT_LIMIT,
+            notice_after: Duration::from_secs(1),
+            notice: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for LockWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LockWait")
+            .field("limit", &self.limit)
+            .field("notice_after", &self.notice_after)
+            .field("notice", &self.notice.is_some())
+            .finish()
+    }
+}
+
+/// What a wait for a lock tells its [`LockWait::notice`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockNotice {
+    /// The lock file.
+    pub path: PathBuf,
+    /// The process holding it, when `/proc/locks` names it.
+    pub holder: Option<u32>,
+    /// How long the wait may last in all.
+    pub limit: Duration,
+}
+
+impl Root {
+    /// Takes an exclusive lock on the file `rel` below this root, waiting for another holder at
+    /// most `wait.limit` (then [`Error::Busy`]). With `create`, the file is made (mode 0600) if
+    /// absent; without, `Ok(None)` when it is absent. Never follows a symlink on the way or at
+    /// `rel`, and refuses anything but a regular file (a FIFO is never opened for blocking).
+    pub fn lock_file(
+        &self,
+        rel: &RelPath,
+        create: bool,
+        wait: &LockWait,
+    ) -> Result<Option<LockGuard>> {
+        let Some(parent) = self.open_parent(rel)? else {
+            return Ok(None);
+        };
+        let display = self.display_path(rel);
+        let flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let flags = if create {
+            flags | OFlags::CREATE
+        } else {
+            flags
+        };
+        let fd =
+            match rustix::fs::openat(&parent, rel.file_name(), flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => fd,
+                Err(rustix::io::Errno::NOENT) if !create => return Ok(None),
+                Err(e) => {
+                    return Err(self.explain(
+                        &parent,
+                        rel.file_name(),
+                        Path::new(rel.as_str()),
+                        e,
+                        false,
+                    ));
+                }
+            };
+        let stat = rustix::fs::fstat(&fd).map_err(|e| Error::io(&display, "stat", errno(e)))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(Error::Unsafe {
+                path: display,
+                reason: "the lock file is not a regular file".to_string(),
+            });
+        }
+        let file = File::from(fd);
+        wait_for_lock(&file, &display, &stat, wait)?;
+        Ok(Some(LockGuard { _file: file }))
+    }
+}
+
+/// Takes the exclusive lock on `file`, polling, at most `wait.limit`.
+fn wait_for_lock(
+    file: &File,
+    display: &Path,
+    stat: &rustix::fs::Stat,
+    wait: &LockWait,
+) -> Result<()> {
+    let start = Instant::now();
+    let mut noticed = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(display, "lock", e)),
+        }
+        let waited = start.elapsed();
+        if !noticed
+            && waited >= wait.notice_after
+            && let Some(notice) = &wait.notice
+        {
+            noticed = true;
+            notice(&LockNotice {
+                path: display.to_path_buf(),
+                holder: lock_holder(stat),
+                limit: wait.limit,
+            });
+        }
+        if waited >= wait.limit {
+            let by = lock_holder(stat).map_or_else(String::new, |pid| format!(" (process {pid})"));
+            return Err(Error::Busy {
+                path: display.to_path_buf(),
+                reason: format!(
+                    "another process{by} has held this workspace's lock for {} s; nothing was changed (wait longer with --wait SECS)",
+                    wait.limit.as_secs()
+                ),
+            });
+        }
+        let left = wait.limit.saturating_sub(waited);
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+}
+
+/// The device and inode numbers of what `path` names (following links: any path to it), or
+/// `None` when it cannot be looked at. Read-only: one `stat(2)`.
+pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
+    let stat = rustix::fs::stat(path).ok()?;
+    Some((stat.st_dev, stat.st_ino))
+}
+
+/// The process holding a `flock` on the file `stat` describes, from `/proc/locks` (Linux);
+/// `None` when it cannot be told.
+pub fn lock_holder(stat: &rustix::fs::Stat) -> Option<u32> {
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    let device = format!(
+        "{:02x}:{:02x}:{}",
+        rustix::fs::major(stat.st_dev),
+        rustix::fs::minor(stat.st_dev),
+        stat.st_ino
+    );
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`; waiters have a `->` first.
+        match fields.as_slice() {
+            [_, kind, _, _, pid, dev, ..] if *kind != "->" && *dev == device => pid.parse().ok(),
+            _ => None,
+        }
+    })
 }
 
 /// What a holder lock file is now (see [`holder_lock_state`]).

@@ -365,21 +365,9 @@ fn copy_node(
     match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => {
             let src = open_regular(src_parent, src_name, shown)?;
-            let dst = rustix::fs::openat(
-                dst_parent,
-                dst_name,
-                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::from_raw_mode(0o600),
-            )
-            .map_err(|e| io(dst_shown, "create", e))?;
-            let mut sink = File::from(dst);
+            let mut sink = create_new(dst_parent, dst_name, dst_shown)?;
             let (sha256, len) = hash_file(src, Some(&mut sink), shown)?;
-            rustix::fs::fchmod(&sink, Mode::from_raw_mode(mode))
-                .map_err(|e| io(dst_shown, "set the mode of", e))?;
-            if how == Copy::Exact {
-                rustix::fs::futimens(&sink, &timestamps(&st))
-                    .map_err(|e| io(dst_shown, "set the times of", e))?;
-            }
+            set_mode_and_times(&sink, mode, (how == Copy::Exact).then_some(&st), dst_shown)?;
             super::sync(&sink).map_err(|e| io(dst_shown, "fsync", e))?;
             out.push(TreeEntry {
                 path: rel.to_path_buf(),
@@ -408,12 +396,7 @@ fn copy_node(
                 depth + 1,
                 out,
             )?;
-            rustix::fs::fchmod(&dst, Mode::from_raw_mode(mode))
-                .map_err(|e| io(dst_shown, "set the mode of", e))?;
-            if how == Copy::Exact {
-                rustix::fs::futimens(&dst, &timestamps(&st))
-                    .map_err(|e| io(dst_shown, "set the times of", e))?;
-            }
+            set_mode_and_times(&dst, mode, (how == Copy::Exact).then_some(&st), dst_shown)?;
         }
         FileType::Symlink => {
             let target = rustix::fs::readlinkat(src_parent, src_name, Vec::new())
@@ -449,6 +432,33 @@ fn copy_node(
                 reason: "a fifo, socket or device cannot be copied; nothing was changed".into(),
             });
         }
+    }
+    Ok(())
+}
+
+/// Creates the new regular file `name` in `dir` (mode 0600 until set), never following a link.
+fn create_new(dir: &OwnedFd, name: &CStr, shown: &Path) -> Result<File> {
+    rustix::fs::openat(
+        dir,
+        name,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map(File::from)
+    .map_err(|e| io(shown, "create", e))
+}
+
+/// Sets the mode of the open file or directory `fd`, and its times from `times` when given.
+fn set_mode_and_times(
+    fd: impl std::os::fd::AsFd,
+    mode: u32,
+    times: Option<&rustix::fs::Stat>,
+    shown: &Path,
+) -> Result<()> {
+    rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode))
+        .map_err(|e| io(shown, "set the mode of", e))?;
+    if let Some(st) = times {
+        rustix::fs::futimens(&fd, &timestamps(st)).map_err(|e| io(shown, "set the times of", e))?;
     }
     Ok(())
 }
@@ -574,6 +584,46 @@ impl Root {
         }
         let name = c_name(last, &self.display_path(rel).join(inner))?;
         Ok(Some((dir, name)))
+    }
+
+    /// The names of every entry directly inside the directory `rel` (lossily as UTF-8), never
+    /// following a symlink on the way or at `rel`. `Ok(None)` when it is missing; an error when
+    /// a symlink or a file stands there.
+    pub fn entry_names(&self, rel: &RelPath) -> Result<Option<Vec<String>>> {
+        let Some(fd) = self.open_dir_rel(rel)? else {
+            return Ok(None);
+        };
+        let names = list_names(&fd, &self.display_path(rel))?;
+        Ok(Some(
+            names
+                .iter()
+                .map(|n| String::from_utf8_lossy(n.to_bytes()).into_owned())
+                .collect(),
+        ))
+    }
+
+    /// Opens the directory `rel` below this root as a root of its own, never following a
+    /// symlink on the way or at `rel`; with `create`, missing directories are made (mode 0700).
+    /// `Ok(None)` when it is missing and not created; an error when a symlink or a file stands
+    /// on the way.
+    pub fn open_subroot(&self, rel: &RelPath, create: bool) -> Result<Option<Root>> {
+        if create {
+            for dir in rel.ancestors().iter().chain(std::iter::once(rel)) {
+                let Some(parent) = self.open_parent(dir)? else {
+                    return Ok(None);
+                };
+                let shown = self.display_path(dir);
+                let name = c_name(OsStr::new(dir.file_name()), &shown)?;
+                match rustix::fs::mkdirat(&parent, name.as_c_str(), Mode::from_raw_mode(0o700)) {
+                    Ok(()) | Err(Errno::EXIST) => {}
+                    Err(e) => return Err(io(&shown, "create the directory", e)),
+                }
+            }
+        }
+        Ok(self.open_dir_rel(rel)?.map(|fd| Root {
+            path: self.display_path(rel),
+            fd,
+        }))
     }
 
     /// Lists the folder `rel` and everything below it (files with their SHA-256), without

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-pub use crate::provider::EntryKind;
+pub use crate::plan::EntryKind;
 
 /// One entry of a directory listing, as seen without following symlinks.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -56,7 +56,7 @@ pub const DEFAULT_MAX_IMPORT_HOPS: usize = 4;
 /// A single file larger than this (4 MiB) is skipped outright (`file_too_large`), never truncated.
 pub const MAX_SINGLE_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The default namespace of our own session blocks.
-pub const DEFAULT_SESSION_NAMESPACE: &str = crate::provider::Namespace::DEFAULT;
+pub const DEFAULT_SESSION_NAMESPACE: &str = crate::plan::Namespace::DEFAULT;
 
 /// Where one resolved source sits in the precedence order (broadest first; `Ord` follows that
 /// order, `Session` last).
@@ -75,7 +75,7 @@ pub enum GuidanceScope {
     /// A root-only editor rule pack, or a profile's extra file (`depth` 0).
     EditorPack,
     /// Our own projected session block, cut out of the file it sits in and reported right after
-    /// that file (same `depth`); not the user's guidance. Not in the seed: added for issue item 4.
+    /// that file (same `depth`); not the user's guidance.
     Session,
 }
 

@@ -44,7 +44,7 @@
 //!   so absent names cost no system call. The match is ASCII-case-insensitive, so a
 //!   case-insensitive file system still finds `agents.md` when asked for `AGENTS.md`, exactly as a
 //!   direct read would. The listing never changes which directories are candidates or found.
-//! - **Session blocks** (issue item 4): detected before comment stripping, cut out of the user's
+//! - **Session blocks** (ours, see [`crate::block`]): detected before comment stripping, cut out of the user's
 //!   text and reported as `session` sources right after their file (even when the user text is
 //!   empty or a duplicate), path `<file>#session`, `imported_from` the file they were reached
 //!   through, each block path once. They are deduplicated only among themselves (the block seen

@@ -1,23 +1,18 @@
 //! Detection of our own projected session blocks inside a guidance file, so the resolver can
 //! report them apart from the user's guidance.
 //!
-//! A block is the lines, exactly,
-//! `<!-- BEGIN {ns}-session-instructions created=true -->` (or `created=false`) …
-//! `<!-- END {ns}-session-instructions -->`. This is a deliberately small, line-exact reader; the
-//! full block engine lives in `crate::block`. Detection runs *before* HTML comments are stripped,
-//! because stripping would remove the marker lines and leave the block body looking like user text.
-//!
-//! Rules:
-//! - a marker line must match exactly; a single trailing `\r` (CRLF file) is allowed;
-//! - outside a block, fences are tracked like the comment stripper does, and a marker line inside a
-//!   fence is malformed (the block engine refuses such a file too);
-//! - inside a block, fences are not tracked (the body is ours) and only the END line closes it;
-//! - malformed: a BEGIN inside an open block, an END without a BEGIN, a BEGIN never closed, a marker
-//!   inside a fence, or a line that starts like one of our markers but is not exactly one.
+//! The block engine's own scanner ([`crate::block::find_all`]) reads them, so the resolver and
+//! the engine agree on every line: what a block is, which marker lines are altered, where fenced
+//! code hides a marker. Detection runs *before* HTML comments are stripped, because stripping would
+//! remove the marker lines and leave the block body looking like user text. Unlike the engine, a
+//! reader accepts several blocks of one namespace in a file.
 //!
 //! A malformed file yields no ranges at all: we never guess which bytes are ours.
 
 use std::ops::Range;
+
+use crate::block::{Markers, find_all};
+use crate::plan::Namespace;
 
 /// Why a file's session markers could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,7 +20,7 @@ pub struct MalformedBlock {
     /// 1-based line of the offending marker.
     pub line: usize,
     /// One sentence.
-    pub reason: &'static str,
+    pub reason: String,
 }
 
 /// One well-formed session block.
@@ -48,88 +43,32 @@ pub struct SessionScan {
     pub malformed: Option<MalformedBlock>,
 }
 
-enum Line {
-    Begin(bool),
-    End,
-    Altered,
-    Text,
-}
-
-fn classify(line: &str, begin_prefix: &str, end_line: &str) -> Line {
-    let content = line.strip_suffix('\n').unwrap_or(line);
-    let content = content.strip_suffix('\r').unwrap_or(content);
-    if let Some(rest) = content.strip_prefix(begin_prefix) {
-        return match rest {
-            " created=true -->" => Line::Begin(true),
-            " created=false -->" => Line::Begin(false),
-            _ => Line::Altered,
-        };
-    }
-    if content == end_line {
-        return Line::End;
-    }
-    let trimmed = content.trim();
-    if trimmed.starts_with(begin_prefix) || trimmed.starts_with(end_line.trim_end_matches(" -->")) {
-        return Line::Altered;
-    }
-    Line::Text
-}
-
-/// Scans `text` for session blocks of namespace `namespace`.
+/// Scans `text` for session blocks of namespace `namespace` (none for a name that is not a valid
+/// namespace: no marker line can name it).
 pub fn scan_session_blocks(text: &str, namespace: &str) -> SessionScan {
-    let begin_prefix = format!("<!-- BEGIN {namespace}-session-instructions");
-    let end_line = format!("<!-- END {namespace}-session-instructions -->");
-    let mut scan = SessionScan::default();
-    if !text.contains(&begin_prefix) && !text.contains(&end_line[..end_line.len() - 4]) {
-        return scan;
-    }
-    let malformed = |line: usize, reason: &'static str| SessionScan {
-        blocks: Vec::new(),
-        malformed: Some(MalformedBlock { line, reason }),
+    let Ok(namespace) = Namespace::new(namespace) else {
+        return SessionScan::default();
     };
-    let mut in_fence = false;
-    // (start of BEGIN line, start of body, created, BEGIN line number)
-    let mut open: Option<(usize, usize, bool, usize)> = None;
-    let mut offset = 0usize;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        let number = index + 1;
-        let start = offset;
-        offset += line.len();
-        let kind = classify(line, &begin_prefix, &end_line);
-        if let Some((block_start, body_start, created, _)) = open {
-            match kind {
-                Line::End => {
-                    scan.blocks.push(SessionBlock {
-                        range: block_start..offset,
-                        body: body_start..start,
-                        created,
-                    });
-                    open = None;
-                }
-                Line::Begin(_) => return malformed(number, "a session block opens inside another"),
-                Line::Altered => return malformed(number, "a session marker line was altered"),
-                Line::Text => {}
-            }
-            continue;
-        }
-        if super::text::is_fence(line.trim()) {
-            in_fence = !in_fence;
-            continue;
-        }
-        match kind {
-            Line::Text => {}
-            _ if in_fence => {
-                return malformed(number, "a session marker sits inside a fenced code block");
-            }
-            Line::Begin(created) => open = Some((start, offset, created, number)),
-            Line::End => return malformed(number, "a session block ends without a beginning"),
-            Line::Altered => return malformed(number, "a session marker line was altered"),
-        }
+    match find_all(&Markers::new(&namespace), text.as_bytes()) {
+        Ok(spans) => SessionScan {
+            blocks: spans
+                .into_iter()
+                .map(|span| SessionBlock {
+                    range: span.lines,
+                    body: span.body,
+                    created: span.created,
+                })
+                .collect(),
+            malformed: None,
+        },
+        Err(e) => SessionScan {
+            blocks: Vec::new(),
+            malformed: Some(MalformedBlock {
+                line: e.line,
+                reason: e.reason,
+            }),
+        },
     }
-    if let Some((_, _, _, number)) = open {
-        return malformed(number, "a session block is never closed");
-    }
-    scan
 }
 
 /// The byte ranges of the well-formed session blocks in `text` (each from the start of its BEGIN

@@ -26,11 +26,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::{Mode, OUTPUT_LINK, PROJECT_LINK, Runtime, RuntimeIdentity, RuntimeKey};
 use crate::error::{Error, Result};
 use crate::fsio::links::{self, ATTACHED_DIR, LaunchLock, Levels, LinkRecord, WantedLink};
+pub use crate::sandbox::AttachAccess;
 use crate::sandbox::{GrantAccess, SandboxPolicy, SandboxStatus};
 
 /// The runtime's private temporary folder (point `TMPDIR` at it: `/tmp` is not granted).
@@ -80,27 +81,6 @@ pub const DEFAULT_LAUNCH_WAIT: Duration = Duration::from_secs(10);
 const ATTACH_NAME_MAX: usize = 64;
 /// Names an attached folder may not take, compared without case.
 const RESERVED_NAMES: [&str; 3] = [PROJECT_LINK, OUTPUT_LINK, ATTACHED_DIR];
-
-/// How an attached folder's grant is chosen.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub enum AttachAccess {
-    /// Like `project/`: read/write in Builder, read-only in Run (`run --attach`).
-    FollowMode,
-    /// Read-only in both modes (`run --attach-read-only`).
-    ReadOnly,
-}
-
-impl AttachAccess {
-    /// The sandbox grant this access resolves to in `mode`.
-    pub fn grant(self, mode: Mode) -> GrantAccess {
-        match (self, mode) {
-            (AttachAccess::FollowMode, Mode::Builder) => GrantAccess::ReadWrite,
-            _ => GrantAccess::Read,
-        }
-    }
-}
 
 /// A folder attached to a launch as `attached/<name>`.
 #[derive(Clone, Debug, PartialEq, Eq)]

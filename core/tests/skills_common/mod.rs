@@ -193,7 +193,9 @@ impl Fx {
                 Node::File(bytes, _) if p.ends_with(&journal) => {
                     !projectfile_core::journal::records_nothing(bytes)
                 }
-                Node::File(..) => !p.ends_with("/lock") && !p.contains("/kept/"),
+                Node::File(..) => {
+                    !p.ends_with("/lock") && !p.contains("/kept/") && !p.starts_with("paths/")
+                }
                 _ => false,
             })
             .map(|(p, _)| p)

@@ -19,18 +19,18 @@
 //!   agy's customization root (a published kit keeps its hook material under `.agents/hooks/`).
 //!   The hooks configuration should run it by that path.
 //! - The whole file is owned (the project's own `.agents/hooks.json` is set aside and put back by
-//!   the last session), as the issue asks, rather than merging a named key into it.
+//!   the last session, promise 12), rather than merging a named key into it.
 //!
 //! [`SessionTextCarrier::NotProjected`]: projectfile_core::SessionTextCarrier::NotProjected
 //!
 //! # Facts relied on
 //!
-//! From `/work/research/agy.md`; every source is third-party.
+//! Every source is third-party.
 //!
 //! | fact | source | confirmed? |
 //! |---|---|---|
 //! | `agy` is Google's Antigravity CLI, successor to Gemini CLI, sharing `~/.gemini/` | docs.claude-mem.ai/antigravity-cli/setup; docs.rs safe-chains `targets/agy` | PARTLY |
-//! | Seed 000: "agy → no prompt file (hooks are counted per workspace)" | seed 000 "Per CLI"; DESIGN.md section 6 | design decision |
+//! | No prompt file for agy (hooks are counted per workspace) | docs/promises.md, promise 17 | design decision |
 //! | Project hooks: `<root>/.agents/hooks.json` (also `.agent/`, `_agents/`, `_agent/`); global `~/.gemini/config/hooks.json` or `~/.gemini/antigravity-cli/hooks.json` | stbenjam/skillsaw `docs/rules/antigravity-hooks-valid.md` ("Measured against agy 1.1.25"); docs.rs agent-config `docs/agents/antigravitycli.md` | PARTLY |
 //! | Format: top-level object of named hooks, each mapping events (`PreToolUse`, `PostToolUse`, `PreInvocation`, `PostInvocation`, `Stop`, `SessionStart`) to handlers; strict JSON, a load error drops the whole file silently | skillsaw `antigravity-hooks-valid.md` | PARTLY |
 //! | agy 1.1.11 loaded hooks only from plugins ("loaded 0 named hooks from 0 hooks.json file(s)") | michaelAGI/toolahead release v0.7.0 | CONFLICTING, version-dependent |

@@ -6,9 +6,10 @@
 //!
 //! # Decisions
 //!
-//! - **Version gate: 2.1.284**, as the issue and seed 000 mandate ("2.1.284+; 2.1.233 does not").
-//!   The research found AGENTS.md support from **2.1.277**, reliable (telemetry off, Bedrock,
-//!   Vertex, gateways) from **2.1.281**; nothing backs 2.1.284 itself. It is kept as a safe,
+//! - **Version gate: 2.1.284**, as the product's design requires (docs/promises.md, promise 17;
+//!   it also names 2.1.233 as a version that does not read AGENTS.md). Public sources show
+//!   AGENTS.md support from **2.1.277**, reliable (telemetry off, Bedrock, Vertex, gateways) from
+//!   **2.1.281**; nothing backs 2.1.284 itself. It is kept as a safe,
 //!   stricter bound: 2.1.277–2.1.283 take the private-file route, which still delivers the text.
 //!   A version that cannot be read (no binary, garbage from `--version`, not semver) counts as old.
 //! - **Project `CLAUDE.md`**: Claude (default setting `claude-md-or-agents-md`) skips `AGENTS.md`
@@ -22,18 +23,18 @@
 //! - **`--append-system-prompt-file`, not `--system-prompt-file`**: the AGENTS.md route *adds* the
 //!   text to Claude's context; appending is the same thing on the command line. Replacing the
 //!   system prompt would drop Claude Code's own tool and safety guidance. The flag exists since
-//!   2.0.34 and works interactively in current versions, far older than the 2.1.233 the seed names.
+//!   2.0.34 and works interactively in current versions, far older than 2.1.233.
 //!
 //! # Facts relied on
 //!
-//! From `/work/research/claude.md` (main source: the official memory page, code.claude.com/docs/en/memory).
+//! Main source: the official memory page, code.claude.com/docs/en/memory.
 //!
 //! | fact | source | confirmed? |
 //! |---|---|---|
 //! | Memory files: managed, `~/.claude/CLAUDE.md`, project `./CLAUDE.md` or `./.claude/CLAUDE.md`, `./CLAUDE.local.md` | memory page, "Choose where to put CLAUDE.md files" | YES (docs) |
 //! | `CLAUDE.md`/`CLAUDE.local.md` are read from cwd and every directory above it, root first | memory page "How CLAUDE.md files load" | YES |
 //! | AGENTS.md support added in 2.1.277 ("in a project with no CLAUDE.md, Claude Code reads AGENTS.md instead"), made independent of telemetry/provider in 2.1.281 | CHANGELOG 2.1.277 and 2.1.281 as quoted in i9wa4/dotfiles issue #394; memory page "requires Claude Code v2.1.277 or later" | YES |
-//! | The seed's 2.1.284 threshold | seed 000 "Per CLI" | NO source; kept as the mandated, stricter bound |
+//! | The 2.1.284 threshold | docs/promises.md, promise 17 (the product's design) | NO public source; kept as the required, stricter bound |
 //! | 2.1.233 does not read AGENTS.md | older than 2.1.277 | YES (by version) |
 //! | AGENTS.md is skipped when a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` exists in cwd or any directory above; `~/.claude/CLAUDE.md`, the managed file and `.claude/rules/` do not count | memory page "When Claude Code reads AGENTS.md" | YES (docs) |
 //! | Read at start: `AGENTS.md` and `.claude/AGENTS.md` in cwd and above; **not** read: `AGENTS.local.md`, `AGENTS.override.md`, anything under `.agents/` | memory page, same section | YES (docs) |
@@ -45,7 +46,7 @@
 //! | `claude --version` prints `2.1.277 (Claude Code)` | i9wa4/dotfiles issue #394 | YES (one observed output) |
 //! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES; measured for AGENTS.md too (below) |
 //! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES; four measured on 2.1.332 |
-//! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES (issue 4 projects them) |
+//! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES |
 //! | `CLAUDE_CONFIG_DIR` moves Claude Code's configuration folder (default `~/.claude`): settings, `.claude.json`, `projects/` (native sessions) and, on Linux and Windows, the login `.credentials.json`; on macOS the login is a Keychain entry whose name is derived from the folder | code.claude.com/docs/en/authentication "Credential management" as quoted in Rul1an/assay issue #2194; anthropics/claude-code issues #47661 and #88601 (measured with 2.1.238) | PARTLY (docs as quoted, and reports; the source is not public) |
 //! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
 //!
@@ -97,7 +98,7 @@ use projectfile_core::{
 };
 use std::path::Path;
 
-/// The first version this provider trusts to read `AGENTS.md` (seed 000; see the module docs).
+/// The first version this provider trusts to read `AGENTS.md` (promise 17; see the module docs).
 pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
 /// The first version measured to read `AGENTS.md` (2.1.280 does not, 2.1.281 does); the
 /// discovery profile follows it, while the block route keeps the stricter [`AGENTS_MD_SINCE`].

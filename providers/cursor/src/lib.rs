@@ -19,31 +19,31 @@
 //! # Decisions
 //!
 //! - Hook script location `.cursor/hooks/<name>`: project hooks run with the project root as
-//!   working directory, and the sources in the research run project hook scripts as `.cursor/hooks/x.sh`, so
+//!   working directory, and public examples run project hook scripts as `.cursor/hooks/x.sh`, so
 //!   the session's hooks configuration should run the script as `.cursor/hooks/<name>`.
 //! - The MCP input is the server map itself (`{"name": {...}}`); a map whose only key is
 //!   `mcpServers` is refused rather than guessed at (wrapping it again would make a config Cursor
 //!   reads as empty).
-//! - The `.git` marker is created as the issue and seed 000 require, although no source says the
+//! - The `.git` marker is created as promise 17 requires, although no source says the
 //!   Cursor CLI needs it (see the table).
 //!
 //! # Facts relied on
 //!
-//! From `/work/research/cursor.md` (stored copies of cursor.com/docs plus third-party validators;
+//! From cursor.com/docs and third-party validators (stored copies;
 //! Cursor's source is not public).
 //!
 //! | fact | source | confirmed? |
 //! |---|---|---|
 //! | The CLI uses the same rules system as the IDE (`.cursor/rules`) | cursor.com/docs/cli/using ("The CLI agent supports the same rules system as the IDE") | YES (docs) |
 //! | The CLI also reads `AGENTS.md` and `CLAUDE.md` at the project root as rules | same page | YES (docs) |
-//! | Rules may be `.md` or `.mdc`; `.mdc` frontmatter controls when they apply (DESIGN §6 "plain .md is ignored" is outdated) | cursor.com/docs/context/rules ("Cursor supports .md and .mdc extensions") | YES (docs) |
+//! | Rules may be `.md` or `.mdc`; `.mdc` frontmatter controls when they apply (the belief that plain `.md` is ignored is outdated) | cursor.com/docs/context/rules ("Cursor supports .md and .mdc extensions") | YES (docs) |
 //! | Frontmatter `alwaysApply: true` (a YAML boolean, not the string `"true"`) applies a rule to every request; malformed frontmatter skips the rule | cursor docs; stbenjam/skillsaw `docs/rules/cursor-rules-valid.md` | YES (fields); skip behaviour PARTLY |
 //! | Project MCP config `.cursor/mcp.json`, shape `{"mcpServers": {...}}`; project servers need approval | cursor.com/docs/mcp (copy at developersdigest.tech); developersdigest.tech/reference/cursor-cli/config-files | YES (format); approval PARTLY |
 //! | Project CLI config `.cursor/cli.json`; "Only permissions can be configured at the project level" | cursor.com/docs/cli/reference/configuration.md | YES (docs) |
 //! | Hooks `.cursor/hooks.json` = `{"version": 1, "hooks": {"<event>": [{"command": ...}]}}`, lowerCamelCase events | cursor.com/docs/agent/hooks; skillsaw `cursor-hooks-valid.md` ("must declare version 1") | YES (shape) |
 //! | Project hooks run only in a trusted workspace, from the project root (`.cursor/hooks/x.sh`); JSON on stdin/stdout; exit 2 denies | cursor.com/docs/agent/hooks; stored ADR; radiusmethod/crow issue #417 | PARTLY |
 //! | Cursor also loads Claude Code hooks ("Third Party Hooks") | cursor.com/docs/agent/hooks | YES |
-//! | Skills in `.cursor/skills/`, `.agents/skills/` | cursor.com/docs/context/skills | YES (issue 4) |
+//! | Skills in `.cursor/skills/`, `.agents/skills/` | cursor.com/docs/context/skills | YES |
 //! | The CLI needs a `.git` to find the project root or load rules | — (only hint: cli.json merge walks "from the git root") | **NOT confirmed** |
 //! | Whether project hooks run in headless `agent -p` without a trust prompt | — | NOT confirmed |
 //! | `CURSOR_CONFIG_DIR` moves the CLI's config folder (`cli-config.json`, `chats/`), else `$XDG_CONFIG_HOME/cursor`, else `~/.cursor`; hooks and `projects/` transcripts stay under `~/.cursor` | rimio-ai/rimz PR #399 (read in the CLI bundle `cursor-config/dist/paths.js`, 2026.09.10); kernel/cli PR #181; lexmount/browseruse-agent-bench PR #42 quoting the CLI docs | PARTLY (third parties reading the bundle; the source is not public) |

@@ -4,7 +4,7 @@
 //!
 //! # Facts relied on
 //!
-//! From `/work/research/muse.md`. No first-party Muse Code documentation or source was found;
+//! No first-party Muse Code documentation or source was found;
 //! everything below comes from third-party integrations. Verify on a real `muse` binary (a canary
 //! word in AGENTS.md and `muse exec`) before relying on it.
 //!
@@ -13,9 +13,9 @@
 //! | `muse` is Meta's "Muse Code" terminal coding agent | hypery11/oh-my-musecode README; pypi muse-cli README ("The name muse belongs to Muse Code on many machines") | PARTLY (third parties) |
 //! | Non-interactive runs: `muse exec <prompt>` | github.github.io/spec-kit/integrations/muse.html | PARTLY |
 //! | Reads `AGENTS.md`, falling back to `CLAUDE.md` | stbenjam/skillsaw Muse rules module ("Muse Code reads AGENTS.md for portable instructions"); a second repository's comment ("reads AGENTS.md (falling back to CLAUDE.md)") | PARTLY (two independent third parties) |
-//! | Seed 000: "Codex, Muse → AGENTS.md block" | seed 000 "Per CLI"; DESIGN.md section 6 | design decision |
+//! | The session text goes in an `AGENTS.md` block, as for Codex | docs/promises.md, promise 17 | design decision |
 //! | Directory walk, root detection, `AGENTS.override.md`, byte budget, HTML-comment handling | — | NOT found |
-//! | Skills in `.agents/skills/<name>/SKILL.md` | spec-kit muse integration page | PARTLY (issue 4) |
+//! | Skills in `.agents/skills/<name>/SKILL.md` | spec-kit muse integration page | PARTLY |
 //! | Project hooks in `.muse/hooks.json` (Claude-like shape) | stbenjam/skillsaw `docs/rules/muse-hooks-valid.md` | PARTLY; not projected (hooks are refused) |
 //! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 

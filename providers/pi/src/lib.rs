@@ -6,7 +6,7 @@
 //!
 //! # Facts relied on
 //!
-//! From `/work/research/pi.md` (badlogic/pi-mono, `packages/coding-agent`).
+//! From the CLI's public source, badlogic/pi-mono (`packages/coding-agent`).
 //!
 //! | fact | source | confirmed? |
 //! |---|---|---|
@@ -18,7 +18,7 @@
 //! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | NO for 0.73.1 (measured, below) |
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
-//! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES (issue 4) |
+//! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES |
 //! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
 //! | `PI_CODING_AGENT_DIR` moves the agent folder (default `~/.pi/agent`): `settings.json`, `auth.json` (the login), `models.json`, `sessions/`, the global `APPEND_SYSTEM.md` | `src/config.ts` `ENV_AGENT_DIR = ${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`, `getAgentDir()`; the docs' "Pi Process Configuration" table | YES (code) |
 //!

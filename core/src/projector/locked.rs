@@ -1,0 +1,327 @@
+//! One workspace under its lock, with its ledger loaded, and the state-directory layout every
+//! path under `<state>/workspaces/<key>/` is derived from.
+//!
+//! ```text
+//! <state>/workspaces/<key>/lock             the workspace lock
+//! <state>/workspaces/<key>/ledger.jsonl     the ledger's journal (crate::journal)
+//! <state>/workspaces/<key>/kept/            user bytes set aside
+//! <state>/workspaces/<key>/sessions/<token> one session's private files
+//! <state>/workspaces/<key>/stash/           prior contents kept by earlier builds
+//! <state>/paths/<path key>                  which folder (key) a workspace path last named
+//! ```
+//!
+//! Every path removed or walked here is derived from names we generated (the workspace key, a
+//! lease token), never read back from a record, and reached through [`Root`]'s no-follow,
+//! descriptor-relative I/O from the state directory down: a symlink planted at `workspaces`,
+//! at `<key>`, at `sessions`, `kept` or `stash` is refused or skipped, never followed.
+
+use std::cell::Cell;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::fsio::{self, LockGuard, LockWait, Root};
+use crate::holder::LivenessCheck;
+use crate::journal::{Durability, Journal};
+use crate::ledger::{EntryRecord, FolderIdentity, KeptRecord, Ledger, OwnedPrior, path_key};
+use crate::plan::RelPath;
+use crate::receipts::Warning;
+
+/// The folder of one session's private files.
+pub(crate) fn session_dir(token: &str) -> Result<RelPath> {
+    RelPath::new("sessions")?.join(token)
+}
+
+/// One workspace, locked, with its ledger loaded.
+pub(crate) struct Locked {
+    pub root: Root,
+    /// `<state>/workspaces/<key>`.
+    pub state: Root,
+    pub ledger: Ledger,
+    /// Where the ledger is kept.
+    pub journal: Journal,
+    /// How many kept records a durable save has recorded (more must be saved durably).
+    kept_durable: Cell<usize>,
+    /// Files of [`Ledger::block_files`] no entry recorded when the ledger was read: each may
+    /// hold a block whose lease's record a power loss took, checked by the next strip.
+    pub unrecorded_blocks: Vec<RelPath>,
+    /// Warnings about the file systems of the state directory and the workspace.
+    pub fs_warnings: Vec<Warning>,
+    /// This command's answers on which holders live, each distinct holder asked once.
+    pub liveness: LivenessCheck,
+    /// The workspace lock (absent only for a read-only look at a state without a lock file).
+    _lock: Option<LockGuard>,
+}
+
+/// Refuses a path that is not valid UTF-8: the ledger and every receipt record paths as JSON
+/// text, which cannot hold it, so nothing is started that could not be recorded.
+pub(crate) fn require_utf8(path: &Path, what: &str) -> Result<()> {
+    if path.to_str().is_some() {
+        return Ok(());
+    }
+    Err(Error::Unsafe {
+        path: path.to_path_buf(),
+        reason: format!(
+            "{what}'s path is not valid UTF-8, and the ledger and receipts record paths as JSON text; use a path that is"
+        ),
+    })
+}
+
+/// How an operation opens a workspace's state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Access<'a> {
+    /// Acquire and strip-stale: the state directory, lock and ledger are created as needed, for
+    /// this canonical workspace.
+    Create(&'a Path),
+    /// Release: what exists, for whatever workspace the ledger records; nothing is created.
+    Existing,
+    /// Status: what exists, for this canonical workspace, changing nothing (no directory, lock
+    /// file or ledger is created; a lock file that is absent is not waited for).
+    ReadOnly(&'a Path),
+}
+
+/// Remembers under `<state>/paths/<path key>` that `canonical` names the folder whose key is
+/// `key`; a warning when it named another folder before (whose record stays where it is,
+/// untouched). Called under that folder's lock, so a temporary file beside the note was left by
+/// a process killed mid-write.
+pub(crate) fn remember_path(
+    state_dir: &Path,
+    canonical: &Path,
+    key: &str,
+) -> Result<Option<Warning>> {
+    let base = Root::create_private(state_dir)?;
+    let paths = RelPath::new("paths")?;
+    let file = paths.join(&path_key(canonical))?;
+    base.remove_temp_files(&file)?;
+    let before = base.read(&file)?.map(|s| s.bytes);
+    if before.as_deref() == Some(key.as_bytes()) {
+        return Ok(None);
+    }
+    // A note, not a record: a power loss may take it, and the next start writes it again.
+    base.open_subroot(&paths, true)?;
+    base.write_atomic_unsynced(&file, key.as_bytes(), Some(0o600))?;
+    let Some(before) = before else {
+        return Ok(None);
+    };
+    let earlier = String::from_utf8_lossy(&before).into_owned();
+    Ok(Some(Warning {
+        path: canonical.display().to_string(),
+        message: format!(
+            "this path named another folder before (its record is {}); that record is kept and not applied here",
+            base.display_path(&RelPath::new("workspaces")?.join(&earlier)?)
+                .display()
+        ),
+    }))
+}
+
+/// `<state>/workspaces/<key>` as a root, reached without following a link below `state_dir`;
+/// created when `create`. `Ok(None)` when it does not exist and is not created.
+fn open_state(state_dir: &Path, key: &str, create: bool) -> Result<Option<Root>> {
+    let base = if create {
+        Root::create_private(state_dir)?
+    } else {
+        match Root::open(state_dir) {
+            Ok(root) => root,
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    base.open_subroot(&RelPath::new("workspaces")?.join(key)?, create)
+}
+
+impl Locked {
+    /// Locks the workspace whose state directory is `key` under `state_dir` (waiting for another
+    /// holder at most as `wait` says) and loads its ledger. `Ok(None)` when `access` creates
+    /// nothing and nothing is recorded there.
+    pub fn open(
+        state_dir: &Path,
+        key: &str,
+        access: Access<'_>,
+        wait: &LockWait,
+    ) -> Result<Option<Locked>> {
+        let state_path = state_dir.join("workspaces").join(key);
+        require_utf8(&state_path, "the state directory")?;
+        let (create, canonical) = match access {
+            Access::Create(canonical) => (true, Some(canonical)),
+            Access::Existing => (false, None),
+            Access::ReadOnly(canonical) => (false, Some(canonical)),
+        };
+        let Some(state) = open_state(state_dir, key, create)? else {
+            return Ok(None);
+        };
+        // Locks and atomic renames must be real: refuse or warn on remote file systems.
+        let mut fs_warnings = Vec::new();
+        let mut check = |path: &Path, role| -> Result<bool> {
+            let family = fsio::file_system_family(path)?;
+            if let Some(message) = fsio::apply_policy(family, path, role)? {
+                let path = path.display().to_string();
+                fs_warnings.push(Warning { path, message });
+            }
+            Ok(family.is_some())
+        };
+        let remote_state = check(state.path(), fsio::FsRole::State)?;
+        let lock = state.lock_file(&RelPath::new("lock")?, create, wait)?;
+        if lock.is_none() && !matches!(access, Access::ReadOnly(_)) {
+            return Ok(None);
+        }
+        let (journal, ledger) = match access {
+            Access::ReadOnly(_) => Journal::read(&state, canonical, remote_state)?,
+            _ => Journal::load(&state, canonical, remote_state)?,
+        };
+        let Some(ledger) = ledger else {
+            return Ok(None);
+        };
+        // The folder this ledger describes, through the path given or the one it records.
+        let here = canonical.unwrap_or(&ledger.workspace).to_path_buf();
+        match FolderIdentity::of(&here) {
+            None => {
+                return Err(Error::io(
+                    &here,
+                    "open the workspace",
+                    std::io::Error::from(std::io::ErrorKind::NotFound),
+                ));
+            }
+            Some(identity) if identity.key() != key && path_key(&here) != key => {
+                return Err(Error::Ledger {
+                    path: here,
+                    reason: format!(
+                        "this path names another folder than the one the ledger {} was written for (its device and inode changed); nothing there was touched",
+                        journal.path().display()
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+        check(&here, fsio::FsRole::Workspace)?;
+        let unrecorded_blocks = ledger
+            .block_files
+            .iter()
+            .filter(|path| !ledger.entries.contains_key(*path))
+            .cloned()
+            .collect();
+        Ok(Some(Locked {
+            root: Root::open(&here)?,
+            kept_durable: Cell::new(ledger.kept.len()),
+            unrecorded_blocks,
+            state,
+            ledger,
+            journal,
+            fs_warnings,
+            liveness: LivenessCheck::new(),
+            _lock: lock,
+        }))
+    }
+
+    /// Saves the ledger, then sweeps what it no longer names from the state directory.
+    pub fn save(&self, durability: Durability) -> Result<()> {
+        let orphan_stashes = self.orphan_stashes();
+        // Forgetting a stash must be on disk before the stash goes (else a power loss could
+        // bring back a ledger naming a removed stash), and kept bytes must stay findable.
+        let durability =
+            if !orphan_stashes.is_empty() || self.ledger.kept.len() > self.kept_durable.get() {
+                Durability::Durable
+            } else {
+                durability
+            };
+        self.journal.save(&self.state, &self.ledger, durability)?;
+        if durability == Durability::Durable {
+            self.kept_durable.set(self.ledger.kept.len());
+        }
+        // Only now that no saved ledger names them may unused stashes go (a crash before this
+        // point leaves a ledger that still finds its stash).
+        self.sweep(&orphan_stashes);
+        Ok(())
+    }
+
+    /// Files in `stash/` (kept by earlier builds) that no entry names any more.
+    fn orphan_stashes(&self) -> Vec<String> {
+        let Ok(dir) = RelPath::new("stash") else {
+            return Vec::new();
+        };
+        let named: BTreeSet<&str> = self
+            .ledger
+            .entries
+            .values()
+            .filter_map(|entry| match entry {
+                EntryRecord::Owned {
+                    prior: Some(OwnedPrior::Stash(stash)),
+                    ..
+                } => Some(stash.file.as_str()),
+                _ => None,
+            })
+            .collect();
+        self.state
+            .file_names(&dir)
+            .into_iter()
+            .filter(|name| !named.contains(name.as_str()))
+            .collect()
+    }
+
+    /// Removes what the saved ledger no longer names under the state directory: the `orphans`
+    /// of `stash/`, our temporary files in `kept/` (left by a crash mid-write), and the private
+    /// directories in `sessions/` no lease names (a power loss can keep one whose removal was
+    /// not yet on disk while the release's record was). Runs under the workspace lock right
+    /// after a save, so nothing else writes there; best effort, a failure is retried at the
+    /// next save. Kept user bytes are never removed.
+    fn sweep(&self, orphans: &[String]) {
+        let (Ok(stash), Ok(kept), Ok(sessions)) = (
+            RelPath::new("stash"),
+            RelPath::new("kept"),
+            RelPath::new("sessions"),
+        ) else {
+            return;
+        };
+        if let Ok(Some(names)) = self.state.entry_names(&sessions) {
+            for name in names {
+                if self.ledger.leases.contains_key(&name) {
+                    continue;
+                }
+                if let Ok(dir) = sessions.join(&name) {
+                    let _ = self.state.remove_tree(&dir);
+                }
+            }
+        }
+        let temps = self
+            .state
+            .file_names(&kept)
+            .into_iter()
+            .filter(|name| name.contains(fsio::TEMP_INFIX));
+        let doomed = orphans
+            .iter()
+            .filter_map(|name| stash.join(name).ok())
+            .chain(temps.filter_map(|name| kept.join(&name).ok()));
+        for path in doomed {
+            let _ = self.state.remove_file(&path);
+        }
+    }
+
+    /// Sets user bytes aside under the state directory's `kept/` and returns the record.
+    pub fn keep_aside(&self, path: &RelPath, bytes: &[u8], reason: &str) -> Result<KeptRecord> {
+        let file = self.kept_name(path)?;
+        self.state.write_atomic(&file, bytes, Some(0o600))?;
+        Ok(KeptRecord {
+            path: path.clone(),
+            kept_at: self.state.display_path(&file),
+            reason: reason.to_string(),
+        })
+    }
+
+    /// A fresh name under `kept/` for what stood at `path` (the folder is created).
+    pub fn kept_name(&self, path: &RelPath) -> Result<RelPath> {
+        let kept_dir = RelPath::new("kept")?;
+        self.state.create_dir(&kept_dir)?;
+        kept_dir.join(&format!(
+            "{}-{}.{}",
+            super::now_secs(),
+            fsio::random_hex(4)?,
+            path.as_str().replace('/', "__")
+        ))
+    }
+
+    /// The absolute path of a session's private directory.
+    pub fn session_path(&self, token: &str) -> Result<PathBuf> {
+        Ok(self.state.display_path(&session_dir(token)?))
+    }
+}

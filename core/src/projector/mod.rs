@@ -1,0 +1,755 @@
+//! The projector: applies plans under the workspace lock (acquire), takes them out again
+//! (release), and reports and cleans crash leftovers (status, strip-stale).
+//!
+//! Every operation takes the workspace's exclusive lock, reads the ledger, cleans leftovers whose
+//! holders are dead, does its work, and writes the ledger back, so concurrent processes never lose
+//! an update. Acquire records its intent in the ledger *before* touching the workspace, so a crash
+//! at any point leaves something the next start can clean: a lease whose holder is dead. Which
+//! records are synced first, and why the others may wait, is [`crate::journal`]'s to say.
+//!
+//! Each kind of projection lives in a module of its own behind one trait ([`kind`]'s
+//! `Projection`: record the intent, apply, undo, report status), and all of them follow one undo
+//! rule: remove or replace only what is provably ours, leave whatever is not where the user put
+//! it, and report it ([`kind`] says it in full):
+//!
+//! | module | kind |
+//! |---|---|
+//! | [`shared_block`] | our marked block in a shared file |
+//! | [`owned_file`] | a file written whole, its prior content taken over |
+//! | [`marker`] | an empty file or folder whose presence we create |
+//! | [`skill_folder`] | a projected skill folder, a same-named folder taken over |
+//! | [`private_file`] | a session's files under the state directory |
+//! | [`created_dir`] | directories created on the way to a projected path |
+//!
+//! [`priors`] keeps what was taken over inside the workspace; [`locked`] is one locked
+//! workspace and the state-directory layout.
+
+mod created_dir;
+mod kind;
+mod legacy;
+mod locked;
+mod marker;
+mod owned_file;
+mod plan_check;
+pub mod priors;
+mod private_file;
+mod shared_block;
+pub mod skill_folder;
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::block::{self, Markers};
+use crate::error::{Error, Result};
+use crate::fsio::{self, LockWait};
+use crate::holder::{Holder, Liveness, LivenessCheck};
+use crate::journal::Durability;
+use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
+use crate::plan::{LaunchArg, Plan, RelPath};
+use crate::provider::{Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe};
+use crate::receipts::schema;
+pub use crate::receipts::{
+    AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PendingUndo,
+    PriorState, ReleaseReceipt, StaleCleaned, StatusReport, StripReport, TakenOver, Warning,
+};
+
+use created_dir::CreatedDirs;
+use kind::{Cx, Entry, Outcome, Projection, stricter};
+use locked::{Access, Locked, require_utf8};
+use marker::Marker;
+use owned_file::OwnedFile;
+use private_file::PrivateFiles;
+use shared_block::SharedBlock;
+use skill_folder::{SkillFolder, skill_path};
+
+/// What a host asks for when a session starts.
+#[derive(Clone, Debug)]
+pub struct AcquireRequest {
+    /// The workspace (any path to it; it is canonicalized).
+    pub workspace: PathBuf,
+    /// What the session brings.
+    pub session: SessionRequest,
+    /// What keeps the lease alive.
+    pub holder: Holder,
+    /// Probes the host already knows (e.g. the CLI version); anything `NotProbed` that the
+    /// provider needs is probed by core.
+    pub probes: Probes,
+    /// An explicit path to the CLI binary, used when probing its version.
+    pub binary_path: Option<PathBuf>,
+}
+
+impl AcquireRequest {
+    /// A request with default probes.
+    pub fn new(workspace: impl Into<PathBuf>, session: SessionRequest, holder: Holder) -> Self {
+        AcquireRequest {
+            workspace: workspace.into(),
+            session,
+            holder,
+            probes: Probes::default(),
+            binary_path: None,
+        }
+    }
+}
+
+/// Applies plans. Cheap to build; holds no open files between calls.
+#[derive(Clone, Debug)]
+pub struct Projector {
+    state_dir: PathBuf,
+    namespace: Namespace,
+    markers: Markers,
+    wait: LockWait,
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Projector {
+    /// A projector keeping its ledgers under `state_dir`, marking blocks with `namespace`.
+    pub fn new(state_dir: impl Into<PathBuf>, namespace: Namespace) -> Projector {
+        let markers = Markers::new(&namespace);
+        Projector {
+            state_dir: state_dir.into(),
+            namespace,
+            markers,
+            wait: LockWait::default(),
+        }
+    }
+
+    /// This projector, waiting for another process's workspace lock as `wait` says (by default
+    /// at most [`LockWait::DEFAULT_LIMIT`], telling no one).
+    pub fn with_lock_wait(mut self, wait: LockWait) -> Projector {
+        self.wait = wait;
+        self
+    }
+
+    /// The state directory.
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The namespace.
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    /// Canonicalizes a workspace path, requiring a directory.
+    #[allow(clippy::disallowed_methods)] // names the root once; nothing below it is resolved so
+    pub fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
+        let canonical = workspace
+            .canonicalize()
+            .map_err(|e| Error::io(workspace, "resolve the workspace", e))?;
+        if !canonical.is_dir() {
+            return Err(Error::Unsafe {
+                path: canonical,
+                reason: "the workspace is not a directory".to_string(),
+            });
+        }
+        require_utf8(&canonical, "the workspace")?;
+        Ok(canonical)
+    }
+
+    /// Locks the workspace `canonical` (creating its state directory) and loads its ledger.
+    fn lock(&self, canonical: &Path) -> Result<Locked> {
+        let key = workspace_key(canonical);
+        let opened = Locked::open(&self.state_dir, &key, Access::Create(canonical), &self.wait)?;
+        let mut locked = opened.ok_or_else(|| {
+            // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
+            Error::invalid(canonical.display().to_string(), "no ledger was loaded")
+        })?;
+        // Under the lock of the folder the path names now.
+        let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
+        locked.fs_warnings.extend(moved);
+        Ok(locked)
+    }
+
+    /// The context one operation on `locked` works in.
+    fn cx<'a>(&'a self, locked: &'a mut Locked, out: &'a mut Outcome) -> Cx<'a> {
+        Cx {
+            l: locked,
+            ns: &self.namespace,
+            markers: &self.markers,
+            out,
+        }
+    }
+
+    /// Probes the CLI's version when the provider needs it and the host did not say.
+    fn probe(provider: &dyn Provider, request: &AcquireRequest) -> Probes {
+        let mut probes = request.probes.clone();
+        let Some(spec) = provider.binary() else {
+            return probes;
+        };
+        if probes.cli_version != VersionProbe::NotProbed {
+            return probes;
+        }
+        let binary = match &request.binary_path {
+            Some(path) => Ok(path.clone()),
+            None => which::which(spec.name),
+        };
+        probes.cli_version = match binary {
+            Err(e) => VersionProbe::Missing {
+                reason: format!("{} was not found on PATH: {e}", spec.name),
+            },
+            Ok(binary) => match std::process::Command::new(&binary)
+                .args(spec.version_args)
+                .stdin(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .output()
+            {
+                Err(e) => VersionProbe::Unreadable {
+                    binary,
+                    reason: format!("it could not be run: {e}"),
+                },
+                Ok(out) => {
+                    let text = String::from_utf8_lossy(&out.stdout);
+                    match parse_version(&text) {
+                        Some(version) if out.status.success() => VersionProbe::Known {
+                            version,
+                            binary: Some(binary),
+                        },
+                        _ => VersionProbe::Unreadable {
+                            binary,
+                            reason: format!(
+                                "`{} {}` printed no version ({:?})",
+                                spec.name,
+                                spec.version_args.join(" "),
+                                text.trim()
+                            ),
+                        },
+                    }
+                }
+            },
+        };
+        probes
+    }
+
+    /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
+    pub fn acquire(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<AcquireReceipt> {
+        // A holder that is not alive now would make the lease stale at once.
+        request.holder.validate()?;
+        request
+            .session
+            .check_supported(provider.name(), &provider.capabilities())?;
+        block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
+            Error::invalid(
+                "the session prompt",
+                format!(
+                    "line {}: {}; a prompt cannot carry our marker lines",
+                    e.line, e.reason
+                ),
+            )
+        })?;
+        let probes = Self::probe(provider, request);
+        let canonical = Self::canonical_workspace(&request.workspace)?;
+        let mut locked = self.lock(&canonical)?;
+        // Validated above: its leases (this session's and any earlier) are not to be stripped.
+        locked.liveness.assume_alive(&request.holder);
+        let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
+        self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
+
+        let plan = provider.plan(&PlanContext {
+            root: &canonical,
+            namespace: &self.namespace,
+            request: &request.session,
+            probes: &probes,
+            view: &locked.root,
+        })?;
+        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        let token = format!(
+            "pf1-{}-{}",
+            workspace_key(&canonical),
+            fsio::random_hex(16)?
+        );
+        locked.ledger.leases.insert(
+            token.clone(),
+            LeaseRecord {
+                provider: provider.name().to_string(),
+                holder: request.holder.clone(),
+                acquired_at: now_secs(),
+                paths: plan_paths(&plan)?,
+                private_dir: None,
+                namespace: Some(self.namespace.as_str().to_string()),
+            },
+        );
+        let mut cx = self.cx(&mut locked, &mut outcome);
+        if let Err(error) = apply_plan(&mut cx, &token, &plan) {
+            // Nothing is left half done: forget entries this token recorded but never applied,
+            // undo what it did apply, and keep the ledger true.
+            for path in std::mem::take(&mut cx.out.unapplied) {
+                cx.l.ledger.entries.remove(&path);
+            }
+            release_token(&mut cx, &token);
+            let _ = cx.save(Durability::Deferred);
+            return Err(error);
+        }
+        let launch_args = plan
+            .launch_args
+            .iter()
+            .map(|arg| match arg {
+                LaunchArg::Literal(text) => Ok(text.clone()),
+                LaunchArg::PrivateFilePath(name) => {
+                    Ok(cx.l.session_path(&token)?.join(name).display().to_string())
+                }
+            })
+            .collect::<Result<Vec<String>>>()?;
+        Ok(AcquireReceipt {
+            schema: schema::ACQUIRE,
+            token,
+            provider: provider.name().to_string(),
+            workspace: canonical,
+            holder: request.holder.clone(),
+            files: outcome.files,
+            launch_args,
+            env: plan.env.iter().cloned().collect(),
+            session_text: plan.session_text.clone(),
+            probes,
+            notes: plan.notes.clone(),
+            stale_cleaned: outcome.stale,
+            kept: outcome.kept,
+            warnings: outcome.warnings,
+            linked: None,
+        })
+    }
+
+    /// Ends a session. Unknown or already released tokens are not an error (`released: false`).
+    pub fn release(&self, token: &str) -> Result<ReleaseReceipt> {
+        let mut receipt = ReleaseReceipt {
+            schema: schema::RELEASE,
+            token: token.to_string(),
+            released: false,
+            workspace: None,
+            files: Vec::new(),
+            kept: Vec::new(),
+            stale_cleaned: Vec::new(),
+            warnings: Vec::new(),
+            pending: Vec::new(),
+        };
+        let Some(key) = token_key(token) else {
+            return Ok(receipt);
+        };
+        let mut locked = match Locked::open(&self.state_dir, key, Access::Existing, &self.wait) {
+            Ok(Some(locked)) => locked,
+            Ok(None) => return Ok(receipt),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                // The workspace is gone; nothing of ours can be left in it.
+                return Ok(receipt);
+            }
+            Err(e) => return Err(e),
+        };
+        receipt.workspace = Some(locked.ledger.workspace.clone());
+        let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
+        let mut cx = self.cx(&mut locked, &mut outcome);
+        if cx.l.ledger.leases.contains_key(token) {
+            release_token(&mut cx, token);
+            receipt.released = true;
+        }
+        // A block no entry records is a start's to remove (or strip-stale's), not a release's:
+        // a release touches what its own lease and dead ones hold, nothing else.
+        cx.l.unrecorded_blocks.clear();
+        self.strip_stale_locked(&mut cx);
+        cx.save(Durability::Deferred)?;
+        receipt.files = outcome.files;
+        receipt.kept = outcome.kept;
+        receipt.stale_cleaned = outcome.stale;
+        receipt.warnings = outcome.warnings;
+        receipt.pending = outcome.pending;
+        Ok(receipt)
+    }
+
+    /// Cleans every lease whose holder is dead, then every entry no live lease holds, then the
+    /// priors no ledger names (a lost state directory).
+    fn strip_stale_locked(&self, cx: &mut Cx<'_>) {
+        let check = &mut cx.l.liveness;
+        let dead: Vec<(String, String, String)> = cx
+            .l
+            .ledger
+            .leases
+            .iter()
+            .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
+                Liveness::Alive => None,
+                Liveness::Dead { reason } => Some((token.clone(), lease.provider.clone(), reason)),
+            })
+            .collect();
+        for (token, provider, reason) in dead {
+            release_token(cx, &token);
+            cx.out.stale.push(StaleCleaned {
+                token,
+                provider,
+                reason,
+            });
+        }
+        undo_orphans(cx);
+        strip_unrecorded_blocks(cx);
+        // Every write happens under this lock, so a temporary file found now was left by a process
+        // killed mid-write; beside a path others still hold, nothing above has removed it.
+        for (path, entry) in &cx.l.ledger.entries {
+            let _ = cx.l.root.remove_temp_files(path);
+            if let Some(prior) = priors::prior_of(entry) {
+                let _ = priors::remove_temp_files(&cx.l.root, prior, path);
+            }
+        }
+        priors::recover(cx);
+    }
+
+    /// Cleans leftovers whose holders are dead; never touches a live holder's projections.
+    pub fn strip_stale(&self, workspace: &Path) -> Result<StripReport> {
+        let canonical = Self::canonical_workspace(workspace)?;
+        let mut locked = self.lock(&canonical)?;
+        let mut outcome = Outcome::default();
+        outcome.warnings.append(&mut locked.fs_warnings);
+        let mut cx = self.cx(&mut locked, &mut outcome);
+        self.strip_stale_locked(&mut cx);
+        cx.save(Durability::Deferred)?;
+        Ok(StripReport {
+            schema: schema::STRIP_STALE,
+            workspace: canonical,
+            stale_cleaned: outcome.stale,
+            files: outcome.files,
+            kept: outcome.kept,
+            warnings: outcome.warnings,
+            pending: outcome.pending,
+        })
+    }
+
+    /// Leases, holders, liveness and leftovers of a workspace. Changes nothing: no state
+    /// directory, lock file or ledger is created.
+    pub fn status(&self, workspace: &Path) -> Result<StatusReport> {
+        let canonical = Self::canonical_workspace(workspace)?;
+        let key = workspace_key(&canonical);
+        let opened = Locked::open(
+            &self.state_dir,
+            &key,
+            Access::ReadOnly(&canonical),
+            &self.wait,
+        )?;
+        let Some(mut locked) = opened else {
+            return Ok(StatusReport {
+                schema: schema::STATUS,
+                workspace: canonical,
+                leases: Vec::new(),
+                entries: Vec::new(),
+                created_dirs: Vec::new(),
+                stale: Vec::new(),
+                kept: Vec::new(),
+                taken_over: Vec::new(),
+                pending: Vec::new(),
+            });
+        };
+        let mut outcome = Outcome::default();
+        let cx = self.cx(&mut locked, &mut outcome);
+        let ledger = &cx.l.ledger;
+        let mut stale = Vec::new();
+        let mut check = LivenessCheck::new();
+        let leases: Vec<LeaseStatus> = ledger
+            .leases
+            .iter()
+            .map(|(token, lease)| {
+                let liveness = check.liveness(&lease.holder);
+                if !liveness.is_alive() {
+                    stale.push(token.clone());
+                }
+                LeaseStatus {
+                    token: token.clone(),
+                    provider: lease.provider.clone(),
+                    holder: lease.holder.clone(),
+                    liveness,
+                    acquired_at: lease.acquired_at,
+                    paths: lease.paths.clone(),
+                }
+            })
+            .collect();
+        let dead: std::collections::BTreeSet<String> = stale.iter().cloned().collect();
+        let entries = ledger
+            .entries
+            .iter()
+            .map(|(path, entry)| {
+                let live_holders = entry
+                    .holders()
+                    .iter()
+                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(*t))
+                    .count();
+                if live_holders == 0 {
+                    stale.push(path.to_string());
+                }
+                EntryStatus {
+                    path: path.clone(),
+                    kind: entry_kind(entry),
+                    holders: entry.holders().len(),
+                    live_holders,
+                }
+            })
+            .collect();
+        let taken_over = ledger
+            .entries
+            .iter()
+            .filter_map(|(path, record)| entry_status(&cx, Entry { path, record }))
+            .collect();
+        Ok(StatusReport {
+            schema: schema::STATUS,
+            workspace: canonical,
+            leases,
+            entries,
+            created_dirs: ledger.created_dirs.iter().cloned().collect(),
+            stale,
+            kept: ledger.kept.clone(),
+            taken_over,
+            pending: ledger
+                .pending
+                .iter()
+                .map(|(path, reason)| PendingUndo {
+                    path: cx.shown(path),
+                    reason: reason.clone(),
+                })
+                .collect(),
+        })
+    }
+}
+
+/// Every path a plan projects into the workspace.
+fn plan_paths(plan: &Plan) -> Result<Vec<RelPath>> {
+    let mut paths: Vec<RelPath> = Vec::new();
+    paths.extend(plan.blocks.iter().map(|b| b.path.clone()));
+    paths.extend(plan.owned_files.iter().map(|o| o.path.clone()));
+    paths.extend(plan.markers.iter().map(|m| m.path.clone()));
+    for skill in &plan.skills {
+        paths.push(skill_path(skill)?);
+    }
+    Ok(paths)
+}
+
+/// Records the intent of every projection of `plan` in the ledger, saves it (durably when any
+/// asks), then applies each. On error the caller undoes this token.
+fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
+    let paths = plan_paths(plan)?;
+    let mut intent = CreatedDirs::record(cx, token, &paths)?;
+    for block in &plan.blocks {
+        intent = stricter(intent, SharedBlock::record(cx, token, block)?);
+    }
+    for owned in &plan.owned_files {
+        intent = stricter(intent, OwnedFile::record(cx, token, owned)?);
+    }
+    for marker in &plan.markers {
+        intent = stricter(intent, Marker::record(cx, token, marker)?);
+    }
+    for skill in &plan.skills {
+        intent = stricter(intent, SkillFolder::record(cx, token, skill)?);
+    }
+    intent = stricter(
+        intent,
+        PrivateFiles::record(cx, token, &plan.private_files)?,
+    );
+    cx.save(intent)?;
+    // Every write happens under the lock, so a temporary file beside a planned path was left by a
+    // process killed mid-write (whose record may be gone with a lost state directory).
+    for path in &paths {
+        let _ = cx.l.root.remove_temp_files(path);
+    }
+
+    CreatedDirs::apply(cx, token, &paths)?;
+    for block in &plan.blocks {
+        SharedBlock::apply(cx, token, block)?;
+    }
+    for owned in &plan.owned_files {
+        OwnedFile::apply(cx, token, owned)?;
+    }
+    for marker in &plan.markers {
+        Marker::apply(cx, token, marker)?;
+    }
+    PrivateFiles::apply(cx, token, &plan.private_files)?;
+    // What owned files last wrote must be recorded before a skill's own saves.
+    if !plan.owned_files.is_empty() {
+        cx.save(Durability::Durable)?;
+    }
+    for skill in &plan.skills {
+        SkillFolder::apply(cx, token, skill)?;
+    }
+    cx.save(Durability::Deferred)
+}
+
+/// Removes `token`'s lease and undoes every entry it was the last holder of.
+fn release_token(cx: &mut Cx<'_>, token: &str) {
+    if cx.l.ledger.leases.remove(token).is_none() {
+        return;
+    }
+    for entry in cx.l.ledger.entries.values_mut() {
+        entry.holders_mut().remove(token);
+    }
+    if token_key(token).is_some()
+        && let Err(e) = PrivateFiles::undo(cx, token)
+    {
+        let shown = cx.l.session_path(token).unwrap_or_default();
+        cx.warn(shown.display(), e.to_string());
+    }
+    undo_orphans(cx);
+}
+
+/// Undoes every entry no lease holds any more, then removes directories we created that no
+/// entry needs and that are empty. An entry that cannot be undone safely stays recorded and is
+/// reported; it is retried at the next start.
+fn undo_orphans(cx: &mut Cx<'_>) {
+    let leases = &cx.l.ledger.leases;
+    for entry in cx.l.ledger.entries.values_mut() {
+        entry.holders_mut().retain(|t| leases.contains_key(t));
+    }
+    // Blocks: one per namespace, each out once no holder of its own namespace is left.
+    let blocks: Vec<RelPath> =
+        cx.l.ledger
+            .entries
+            .iter()
+            .filter(|(_, e)| matches!(e, EntryRecord::Block { .. }))
+            .map(|(p, _)| p.clone())
+            .collect();
+    for path in blocks {
+        shared_block::release_namespaces(cx, &path);
+    }
+    let orphans: Vec<RelPath> =
+        cx.l.ledger
+            .entries
+            .iter()
+            .filter(|(_, e)| e.holders().is_empty())
+            .map(|(p, _)| p.clone())
+            .collect();
+    for path in orphans {
+        let Some(record) = cx.l.ledger.entries.get(&path).cloned() else {
+            continue;
+        };
+        let entry = Entry {
+            path: &path,
+            record: &record,
+        };
+        match cx.in_namespace(record.namespace(), |cx| undo_entry(cx, entry)) {
+            Ok(()) => {
+                cx.l.ledger.entries.remove(&path);
+                cx.settled(&path);
+                let _ = cx.l.root.remove_temp_files(&path);
+            }
+            Err(e) => cx.pending(&path, &e),
+        }
+    }
+    let mut dirs: Vec<RelPath> = cx.l.ledger.created_dirs.iter().cloned().collect();
+    // Deepest first.
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    for dir in dirs {
+        if let Err(e) = CreatedDirs::undo(cx, &dir) {
+            cx.warn(cx.shown(&dir), e.to_string());
+        }
+    }
+}
+
+/// Undoes one entry by its kind.
+fn undo_entry(cx: &mut Cx<'_>, entry: Entry<'_>) -> Result<()> {
+    match entry.record {
+        EntryRecord::Block { .. } => SharedBlock::undo(cx, entry),
+        EntryRecord::Owned { .. } => OwnedFile::undo(cx, entry),
+        EntryRecord::Marker { .. } => Marker::undo(cx, entry),
+        EntryRecord::Skill { .. } => SkillFolder::undo(cx, entry),
+    }
+}
+
+/// What `status` shows of one entry's prior, by its kind.
+fn entry_status(cx: &Cx<'_>, entry: Entry<'_>) -> Option<TakenOver> {
+    match entry.record {
+        EntryRecord::Block { .. } => SharedBlock::status(cx, entry),
+        EntryRecord::Owned { .. } => OwnedFile::status(cx, entry),
+        EntryRecord::Marker { .. } => Marker::status(cx, entry),
+        EntryRecord::Skill { .. } => SkillFolder::status(cx, entry),
+    }
+}
+
+/// The receipt kind of an entry.
+fn entry_kind(entry: &EntryRecord) -> FileKind {
+    match entry {
+        EntryRecord::Block { .. } => FileKind::Block,
+        EntryRecord::Owned { .. } => FileKind::Owned,
+        EntryRecord::Marker { .. } => FileKind::Marker,
+        EntryRecord::Skill { .. } => FileKind::Skill,
+    }
+}
+
+/// Removes the block from each file the ledger lists that no entry records: its lease's record
+/// was lost to a power loss (the lease died with the machine).
+fn strip_unrecorded_blocks(cx: &mut Cx<'_>) {
+    for path in std::mem::take(&mut cx.l.unrecorded_blocks) {
+        if cx.l.ledger.entries.contains_key(&path) {
+            continue;
+        }
+        // Every namespace that ever wrote a block there, and this command's.
+        let mut namespaces: Vec<String> =
+            cx.l.ledger
+                .block_bodies
+                .get(&path)
+                .map(|by_ns| by_ns.keys().cloned().collect())
+                .unwrap_or_default();
+        if !namespaces.iter().any(|ns| ns == cx.ns.as_str()) {
+            namespaces.push(cx.ns.as_str().to_string());
+        }
+        for ns in namespaces {
+            match cx.in_namespace(&ns, |cx| SharedBlock::take_out(cx, &path)) {
+                Ok(true) => cx.warn(
+                    cx.shown(&path),
+                    "removed a session block no lease records (its record was lost, as a power loss can do); the file is as the user left it",
+                ),
+                Ok(false) => {}
+                Err(e) => cx.warn(cx.shown(&path), e.to_string()),
+            }
+        }
+        // A crash mid-write of that block left its temporary file too.
+        let _ = cx.l.root.remove_temp_files(&path);
+    }
+}
+
+/// The workspace key a token names, if it is shaped like one of ours.
+fn token_key(token: &str) -> Option<&str> {
+    let rest = token.strip_prefix("pf1-")?;
+    let (key, random) = rest.split_once('-')?;
+    let hex = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex(key, 16) && hex(random, 32)).then_some(key)
+}
+
+/// The first `MAJOR.MINOR.PATCH` (with optional pre-release) in a `--version` output, e.g.
+/// `2.1.284 (Claude Code)` → `2.1.284`.
+pub fn parse_version(text: &str) -> Option<String> {
+    text.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .map(|word| word.trim_start_matches('v'))
+        .find(|word| semver::Version::parse(word).is_ok())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_found_in_version_output() {
+        assert_eq!(
+            parse_version("2.1.284 (Claude Code)").as_deref(),
+            Some("2.1.284")
+        );
+        assert_eq!(
+            parse_version("codex-cli v0.46.0\n").as_deref(),
+            Some("0.46.0")
+        );
+        assert_eq!(parse_version("garbage"), None);
+        assert_eq!(parse_version(""), None);
+    }
+
+    #[test]
+    fn tokens_name_their_workspace() {
+        let t = format!("pf1-{}-{}", "0123456789abcdef", "0".repeat(32));
+        assert_eq!(token_key(&t), Some("0123456789abcdef"));
+        assert_eq!(token_key("pf1-zz-00"), None);
+        assert_eq!(token_key("nope"), None);
+        assert_eq!(token_key("pf1-../../etc-0"), None);
+    }
+}

@@ -1,0 +1,284 @@
+//! Owned files: a file we write whole (Cursor's rule file, MCP, CLI and hooks configuration, a
+//! hook script), counted across sessions, refreshed by each start, and taken out by the last
+//! release.
+//!
+//! What is ours is proven, never assumed: the content the ledger records we last wrote (or were
+//! writing when a crash came), or content our in-content marker proves ([`crate::generated`]).
+//!
+//! - A project's own file standing there is taken over: moved into the priors folder
+//!   ([`super::priors`]) and put back by the last release, mode and all.
+//! - A file the user edited during the session is not ours any more. A refresh leaves it as the
+//!   user left it (reported). The last release leaves it in place too (reported), unless the
+//!   project's prior must come back there: then the prior comes back and the edit is set aside
+//!   under the state directory, reported with where it went.
+
+use crate::error::Result;
+use crate::generated::{self, Provenance};
+use crate::journal::Durability;
+use crate::ledger::{EntryRecord, OwnedPrior, PriorRef};
+use crate::plan::{OwnedFileProjection, RelPath};
+use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
+
+use super::kind::{Arrival, Cx, Entry, Projection};
+use super::priors::{self, PriorKind};
+use super::shared_block::two_kinds;
+
+/// The kind: a file written whole.
+pub(crate) struct OwnedFile;
+
+/// Whether `bytes` are provably ours: what we last wrote or were writing, or proven by our marker.
+fn is_ours(cx: &Cx<'_>, bytes: &[u8], written: &str, writing: Option<&str>) -> bool {
+    (!written.is_empty() && bytes == written.as_bytes())
+        || writing.is_some_and(|w| bytes == w.as_bytes())
+        || generated::provenance(bytes, cx.ns) == Provenance::Proven
+}
+
+impl Projection for OwnedFile {
+    type Planned = OwnedFileProjection;
+    type Recorded<'r> = Entry<'r>;
+
+    fn record(cx: &mut Cx<'_>, token: &str, owned: &OwnedFileProjection) -> Result<Durability> {
+        let path = &owned.path;
+        let content = generated::stamp(&owned.content, path, owned.role, cx.ns);
+        let current = cx.l.root.read(path)?;
+        if let Some(entry) = cx.l.ledger.entries.get_mut(path) {
+            let EntryRecord::Owned {
+                holders,
+                written,
+                writing,
+                ..
+            } = entry
+            else {
+                return Err(two_kinds(path));
+            };
+            holders.insert(token.to_string());
+            // A write a crash interrupted may have landed; if the file holds it, it is ours.
+            if let Some(interrupted) = writing.take()
+                && current
+                    .as_ref()
+                    .is_some_and(|s| s.bytes == interrupted.as_bytes())
+            {
+                *written = interrupted;
+            }
+            *writing = Some(content);
+            return Ok(Durability::Durable);
+        }
+        let (prior, arrival) = match &current {
+            None => (None, Arrival::Absent),
+            Some(s) if generated::provenance(&s.bytes, cx.ns) == Provenance::Proven => {
+                (None, Arrival::Reclaimed)
+            }
+            Some(_) => (
+                Some(OwnedPrior::Workspace(priors::new_ref(cx.ns)?)),
+                Arrival::TakenOver,
+            ),
+        };
+        cx.out.unapplied.insert(path.clone());
+        cx.out.arrivals.insert(path.clone(), arrival);
+        cx.l.ledger.entries.insert(
+            path.clone(),
+            EntryRecord::Owned {
+                holders: [token.to_string()].into(),
+                role: owned.role,
+                prior,
+                written: String::new(),
+                written_mode: None,
+                writing: Some(content),
+                namespace: Some(cx.ns.as_str().to_string()),
+            },
+        );
+        Ok(Durability::Durable)
+    }
+
+    fn apply(cx: &mut Cx<'_>, _token: &str, owned: &OwnedFileProjection) -> Result<()> {
+        let path = &owned.path;
+        let content = generated::stamp(&owned.content, path, owned.role, cx.ns);
+        if let Some(EntryRecord::Owned {
+            prior: Some(OwnedPrior::Workspace(p)),
+            ..
+        }) = cx.l.ledger.entries.get(path)
+        {
+            priors::drop_duplicate(&cx.l.root, p, path)?;
+        }
+        let current = cx.l.root.read(path)?;
+        let Some(EntryRecord::Owned {
+            prior,
+            written,
+            written_mode,
+            ..
+        }) = cx.l.ledger.entries.get(path).cloned()
+        else {
+            return Err(two_kinds(path));
+        };
+        let workspace_prior = match &prior {
+            Some(OwnedPrior::Workspace(p)) => Some(p.clone()),
+            _ => None,
+        };
+        // A prior not moved yet stands at the path: take it over now (first time, or a start
+        // after a crash that came before the move).
+        let taking = match (&workspace_prior, &current) {
+            (Some(p), Some(_)) if !priors::is_kept(&cx.l.root, p, path) => Some(p.clone()),
+            _ => None,
+        };
+        let action = if let Some(p) = &taking {
+            let digest = priors::digest(content.as_bytes());
+            priors::take(&cx.l.root, p, path, PriorKind::File, Some(digest))?;
+            // Moved: from here on a failed acquire undoes this entry (the prior comes back).
+            cx.out.unapplied.remove(path);
+            FileAction::Replaced
+        } else {
+            match (cx.out.arrivals.get(path), &current) {
+                (Some(Arrival::Reclaimed), _) => FileAction::Reclaimed,
+                (Some(Arrival::Absent), _) => FileAction::Created,
+                (_, Some(s))
+                    if s.bytes != content.as_bytes() && !is_ours(cx, &s.bytes, &written, None) =>
+                {
+                    return Self::leave_edited(cx, path);
+                }
+                (_, Some(s))
+                    if s.bytes == content.as_bytes()
+                        && written == content
+                        && written_mode == owned.mode =>
+                {
+                    FileAction::Unchanged
+                }
+                _ => FileAction::Refreshed,
+            }
+        };
+        if action != FileAction::Unchanged {
+            if let (Some(p), None) = (&workspace_prior, &taking) {
+                priors::note_written(&cx.l.root, p, priors::digest(content.as_bytes()))?;
+            }
+            // The first write over a prior keeps the prior's mode unless the plan sets one.
+            let prior_mode = taking.as_ref().and(current.as_ref()).map(|s| s.mode);
+            cx.l.root
+                .write_atomic(path, content.as_bytes(), owned.mode.or(prior_mode))?;
+        }
+        if let Some(EntryRecord::Owned {
+            written,
+            written_mode,
+            writing,
+            ..
+        }) = cx.l.ledger.entries.get_mut(path)
+        {
+            *written = content;
+            *written_mode = owned.mode;
+            *writing = None;
+        }
+        cx.out.unapplied.remove(path);
+        cx.report(path, FileKind::Owned, action);
+        Ok(())
+    }
+
+    fn undo(cx: &mut Cx<'_>, entry: Entry<'_>) -> Result<()> {
+        let path = entry.path;
+        let EntryRecord::Owned {
+            prior,
+            written,
+            writing,
+            ..
+        } = entry.record
+        else {
+            return Ok(());
+        };
+        let current = cx.l.root.read(path)?;
+        let ours = current
+            .as_ref()
+            .map(|s| is_ours(cx, &s.bytes, written, writing.as_deref()));
+        match prior {
+            Some(OwnedPrior::Workspace(p)) => Self::restore(cx, path, p, ours, current),
+            Some(OwnedPrior::Stash(stash)) => {
+                super::legacy::restore_owned(cx, path, stash, ours, current)
+            }
+            None => match (ours, current) {
+                (Some(true), _) => {
+                    if cx.l.root.remove_file(path)? {
+                        cx.report(path, FileKind::Owned, FileAction::Removed);
+                    }
+                    Ok(())
+                }
+                (Some(false), _) => {
+                    cx.kept_in_place(
+                        path,
+                        "the file was edited during the session and is not ours any more: it was left where the user put it",
+                    );
+                    cx.report(path, FileKind::Owned, FileAction::Kept);
+                    Ok(())
+                }
+                (None, _) => Ok(()),
+            },
+        }
+    }
+
+    fn status(cx: &Cx<'_>, entry: Entry<'_>) -> Option<TakenOver> {
+        let EntryRecord::Owned {
+            prior: Some(prior), ..
+        } = entry.record
+        else {
+            return None;
+        };
+        super::legacy::taken_over(cx, entry.path, prior)
+    }
+}
+
+impl OwnedFile {
+    /// A refresh found the user's edit where our file was: it stays, reported.
+    fn leave_edited(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
+        cx.kept_in_place(
+            path,
+            "the file was edited during the session and is not ours any more: it was not refreshed",
+        );
+        cx.warn(
+            cx.shown(path),
+            "edited during the session: left as the user left it, so this session does not get its own content there",
+        );
+        cx.out.unapplied.remove(path);
+        cx.report(path, FileKind::Owned, FileAction::Kept);
+        Ok(())
+    }
+
+    /// Puts the project's prior back at `path` (what is ours there goes; a user's edit is set
+    /// aside), then forgets its folder in the priors folder.
+    fn restore(
+        cx: &mut Cx<'_>,
+        path: &RelPath,
+        prior: &PriorRef,
+        ours: Option<bool>,
+        current: Option<crate::fsio::FileSnapshot>,
+    ) -> Result<()> {
+        if !priors::is_kept(&cx.l.root, prior, path)
+            || priors::drop_duplicate(&cx.l.root, prior, path)?
+        {
+            // Never moved (or already put back): what stands there is the project's own.
+            return priors::forget(&cx.l.root, prior);
+        }
+        if let (Some(false), Some(snapshot)) = (ours, &current) {
+            cx.set_aside(
+                path,
+                &snapshot.bytes,
+                "the file was edited during the session; the project's prior content was put back",
+            )?;
+        }
+        if current.is_some() {
+            cx.l.root.remove_file(path)?;
+        }
+        priors::put_back(&cx.l.root, prior, path)?;
+        priors::forget(&cx.l.root, prior)?;
+        cx.report(path, FileKind::Owned, FileAction::Restored);
+        Ok(())
+    }
+}
+
+/// Where a prior is shown for `status`.
+pub(crate) fn prior_state(cx: &Cx<'_>, path: &RelPath, prior: &PriorRef) -> Option<TakenOver> {
+    let kept = priors::kept_path(prior, path).ok()?;
+    Some(TakenOver {
+        path: path.clone(),
+        stash: cx.l.root.display_path(&kept),
+        state: if priors::is_kept(&cx.l.root, prior, path) {
+            PriorState::Stashed
+        } else {
+            PriorState::InPlace
+        },
+    })
+}
