@@ -1,7 +1,9 @@
-//! What a command costs follows the work it does, not the number of live leases: counted, never
-//! timed. Each distinct holder's `/proc` entry is read once per command however many leases name
-//! it (`holder::proc_reads_on_this_thread`), and the journal of a workspace with many leases is
-//! not rewritten durably on every command (`fsio::syncs_on_this_thread`).
+//! What a command costs follows the work it does, not the number of live leases nor the size of
+//! the user's file: counted, never timed. Each distinct holder's `/proc` entry is read once per
+//! command however many leases name it (`holder::proc_reads_on_this_thread`), the journal of a
+//! workspace with many leases is not rewritten durably on every command
+//! (`fsio::syncs_on_this_thread`), and a start reads the file it puts its block in once
+//! (`fsio::bytes_read_on_this_thread`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_core::guidance::DiscoveryProfile;
@@ -138,4 +140,36 @@ fn many_live_leases_add_no_sync_to_a_session_but_a_rare_compaction() {
         many <= none + 2 * compactions,
         "{many} syncs for {SESSIONS} sessions with 256 leases, {none} with none"
     );
+}
+
+#[test]
+fn a_start_reads_its_file_once() {
+    let setup = with_leases(0);
+    let agents = setup.ws.join("AGENTS.md");
+    let line = b"- a rule of the project, kept byte for byte by every session\n";
+    let user: Vec<u8> = line.iter().copied().cycle().take(4 << 20).collect();
+    std::fs::write(&agents, &user).unwrap();
+    let me = Holder::current_process().unwrap();
+    let session =
+        || AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("once"), me.clone());
+    // A first session lists AGENTS.md in the ledger; after its release, every start checks the
+    // file for a block a power loss may have left before it puts its own in.
+    let first = setup.projector.acquire(&Block, &session()).unwrap();
+    assert!(setup.projector.release(&first.token).unwrap().released);
+    let before = fsio::bytes_read_on_this_thread();
+    let receipt = setup.projector.acquire(&Block, &session()).unwrap();
+    let read = fsio::bytes_read_on_this_thread() - before;
+    let size = user.len() as u64;
+    assert!(
+        (size..size + 64 * 1024).contains(&read),
+        "acquire read {read} bytes of a {size}-byte file and its small state"
+    );
+    let before = fsio::bytes_read_on_this_thread();
+    assert!(setup.projector.release(&receipt.token).unwrap().released);
+    let read = fsio::bytes_read_on_this_thread() - before;
+    assert!(
+        (size..size + 64 * 1024).contains(&read),
+        "release read {read}"
+    );
+    assert!(std::fs::read(&agents).unwrap() == user, "not byte-exact");
 }

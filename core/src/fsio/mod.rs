@@ -19,8 +19,10 @@
 
 pub mod faults;
 pub mod links;
+mod splice;
 pub mod tree;
 
+pub use splice::OpenFile;
 pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -115,6 +117,22 @@ fn open_dir_beneath(dir: &OwnedFd, path: &str) -> Option<rustix::io::Result<Owne
 thread_local! {
     /// `fsync`s and `fdatasync`s made through this module on this thread.
     static SYNCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+thread_local! {
+    /// Bytes this module has read from files on this thread.
+    static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many bytes this module has read from files on the calling thread: tests check that a
+/// command reads a file once.
+pub fn bytes_read_on_this_thread() -> u64 {
+    BYTES_READ.with(std::cell::Cell::get)
+}
+
+/// Counts `n` bytes read.
+fn note_read(n: usize) {
+    BYTES_READ.with(|c| c.set(c.get() + n as u64));
 }
 
 /// How many `fsync`s and `fdatasync`s this module has made on the calling thread: benchmarks
@@ -287,32 +305,14 @@ impl Root {
     }
 
     fn read_in(&self, parent: &OwnedFd, rel: &RelPath) -> Result<Option<FileSnapshot>> {
-        let name = rel.file_name();
-        let fd = match rustix::fs::openat(
-            parent,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => {
-                return Err(self.explain(parent, name, Path::new(rel.as_str()), e, false));
-            }
+        let Some(file) = self.open_file_in(parent, rel)? else {
+            return Ok(None);
         };
-        let stat = rustix::fs::fstat(&fd)
-            .map_err(|e| Error::io(self.display_path(rel), "stat", errno(e)))?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-            return Err(Error::Unsafe {
-                path: self.display_path(rel),
-                reason: "expected a regular file but found a directory or special file".to_string(),
-            });
-        }
-        let bytes = read_sized(&fd, 0, stat.st_size)
+        let bytes = read_sized(&file.fd, 0, file.stat.st_size)
             .map_err(|e| Error::io(self.display_path(rel), "read", e))?;
         Ok(Some(FileSnapshot {
             bytes,
-            mode: stat.st_mode & 0o7777,
+            mode: file.mode(),
         }))
     }
 
@@ -363,7 +363,7 @@ impl Root {
     /// umask decide for a new file. Refuses when `rel` is a symlink, a directory, or a regular
     /// file with more than one hard link (replacing it would split it from its other names).
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-        self.replace_file(rel, bytes, mode, true)
+        self.replace_file(rel, splice::Content::Bytes(bytes), mode, true)
     }
 
     /// [`Root::write_atomic`] without any sync: atomic (readers see the old bytes or the new) but
@@ -374,13 +374,13 @@ impl Root {
         bytes: &[u8],
         mode: Option<u32>,
     ) -> Result<()> {
-        self.replace_file(rel, bytes, mode, false)
+        self.replace_file(rel, splice::Content::Bytes(bytes), mode, false)
     }
 
     fn replace_file(
         &self,
         rel: &RelPath,
-        bytes: &[u8],
+        content: splice::Content<'_>,
         mode: Option<u32>,
         durable: bool,
     ) -> Result<()> {
@@ -417,7 +417,7 @@ impl Root {
         let result = self
             .fill_temp(
                 &fd,
-                bytes,
+                &content,
                 create_mode,
                 existing.as_ref(),
                 mode.is_some(),
@@ -453,13 +453,15 @@ impl Root {
     fn fill_temp(
         &self,
         fd: &OwnedFd,
-        bytes: &[u8],
+        content: &splice::Content<'_>,
         create_mode: u32,
         existing: Option<&rustix::fs::Stat>,
         explicit_mode: bool,
         display: &Path,
     ) -> Result<()> {
-        write_all(fd, bytes).map_err(|e| Error::io(display, "write a temporary file beside", e))?;
+        content
+            .write_to(fd)
+            .map_err(|e| Error::io(display, "write a temporary file beside", e))?;
         let final_mode = if explicit_mode || existing.is_some() {
             create_mode
         } else {
@@ -1025,11 +1027,7 @@ pub fn hold_lock(path: &Path) -> Result<LockGuard> {
 /// Reads a whole file by absolute path (state-directory files, private files). `Ok(None)` when
 /// absent.
 pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, "read", e)),
-    }
+    Ok(read_private_tail(path, u64::MAX)?.map(|tail| tail.bytes))
 }
 
 /// The last bytes of a file read by [`read_private_tail`].
@@ -1089,7 +1087,10 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
         let at = offset.saturating_add(filled as u64);
         match rustix::io::pread(&fd, &mut bytes[filled..], at) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(n) => {
+                note_read(n);
+                filled += n;
+            }
             Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(errno(e)),
         }

@@ -49,6 +49,9 @@ pub(crate) struct Locked {
     pub fs_warnings: Vec<Warning>,
     /// This command's answers on which holders live, each distinct holder asked once.
     pub liveness: LivenessCheck,
+    /// Files this command scanned for a namespace's block and left as they were, by path and
+    /// namespace: a start that puts its block in takes the scan again instead of reading anew.
+    pub scans: std::collections::HashMap<(RelPath, String), super::shared_block::ScannedFile>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
     _lock: Option<LockGuard>,
 }
@@ -210,6 +213,7 @@ impl Locked {
             journal,
             fs_warnings,
             liveness: LivenessCheck::new(),
+            scans: Default::default(),
             _lock: lock,
         }))
     }
