@@ -2,7 +2,8 @@
 //! session block in a shared file without changing one byte outside it.
 //!
 //! Nothing here touches the file system: every function takes the file's bytes and returns new
-//! bytes (or a [`BlockError`] naming the line that stopped it). The user's bytes are never required
+//! bytes (or a [`BlockError`] naming the line that stopped it). [`stream`] is the same engine fed
+//! a file a chunk at a time, for files too large to hold. The user's bytes are never required
 //! to be UTF-8; CRLF, a missing final newline, a UTF-8 BOM, invalid UTF-8 and NUL bytes are all
 //! carried through untouched.
 //!

@@ -63,7 +63,7 @@ fn lines_of(texts: Vec<(Vec<u8>, bool)>, bom: bool, open_end: bool) -> Vec<u8> {
 
 /// Any mix of lines, and, more often, user text around one well-formed block of ours.
 fn file() -> impl Strategy<Value = Vec<u8>> {
-    let texts = || prop::collection::vec((line_text(), any::<bool>()), 0..8);
+    let texts = || prop::collection::vec((line_text(), any::<bool>()), 0..24);
     let mixed = (texts(), any::<bool>(), any::<bool>())
         .prop_map(|(texts, bom, open_end)| lines_of(texts, bom, open_end));
     let prose = || {
@@ -72,7 +72,7 @@ fn file() -> impl Strategy<Value = Vec<u8>> {
                 prop_oneof![Just("a"), Just(""), Just("keep me"), Just("Session text.")],
                 any::<bool>(),
             ),
-            0..4,
+            0..12,
         )
     };
     let around_block = (
@@ -135,7 +135,7 @@ proptest! {
     #[test]
     fn the_streaming_engine_agrees_with_the_engine(
         bytes in file(),
-        cuts in prop::collection::vec(1usize..9, 1..5),
+        cuts in prop::collection::vec(prop_oneof![1usize..9, 9usize..80], 1..5),
         body in prop_oneof![Just("Session text."), Just("a\nSession text.\n"), Just(""), Just("new")],
         ours in ours(),
     ) {
