@@ -97,6 +97,14 @@ mod tests {
         &["--namespace", "n"],
         &["--state-dir=/t"],
         &["--wait", "5"],
+        &["--wait=7"],
+        &["--verbose"],
+        &["--namespace=ns2"],
+        // Help and version are errors to clap: the full parser prints them.
+        &["--help"],
+        &["-h"],
+        &["--version"],
+        &["-V"],
         &["--provider", "codex"],
         &["--workspace", "/w"],
         &["--prompt", "p"],
@@ -123,8 +131,7 @@ mod tests {
         "providers",
     ];
     /// Tokens besides the subcommands of [`LEAN`] and the pieces of [`CHUNKS`].
-    const OTHER_TOKENS: &str =
-        "resolve help -h --help -V --version --verbose --prompt=q --namespace=a1 - pf1-x --bogus";
+    const OTHER_TOKENS: &str = "resolve help -h --help -V --version --verbose --prompt=q --namespace=a1 - pf1-x --bogus -vh --json=1 -vV";
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
@@ -198,6 +205,9 @@ mod tests {
             "acquire --help",
             "release",
             "--version",
+            "-V status --workspace /w",
+            "--json run -h",
+            "help acquire",
             "resolve --workspace /w",
         ] {
             assert!(lean(&argv_of(line)).is_none(), "{line:?}");

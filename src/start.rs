@@ -8,7 +8,8 @@
 //!   we open later can take its number and receive what we print;
 //! - `SIGPIPE` is ignored, so writing to a closed pipe is an error we report, not a silent death
 //!   (children get the default back: std resets it before exec);
-//! - a panic exits with status 101 after its message;
+//! - a panic exits with status 101 after its message (which names the thread `<unnamed>`, not
+//!   `main`: naming the main thread is std's runtime's, with no stable way to do it here);
 //! - at exit, standard output is flushed.
 //!
 //! Arguments still reach `std::env::args_os`: on glibc std reads them from `.init_array`. The
@@ -40,7 +41,11 @@ extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> lib
     }
     // A panic (std's `println!` on a closed pipe is one) ends the process as under std's own
     // runtime: the message on stderr and status 101, never an unwind out of this function.
-    let code = std::panic::catch_unwind(crate::cli_main).map_or(PANIC_STATUS, status);
+    let code = std::panic::catch_unwind(|| {
+        panic_if_asked();
+        crate::cli_main()
+    })
+    .map_or(PANIC_STATUS, status);
     // What `print!` left in std's buffer (a failure to write it is not ours to report here).
     let _ = std::io::Write::flush(&mut std::io::stdout());
     std::process::exit(code)
@@ -56,3 +61,17 @@ fn status(code: ExitCode) -> i32 {
         .find(|n| ExitCode::from(*n) == code)
         .map_or(libc::EXIT_FAILURE, i32::from)
 }
+
+/// Debug builds only: panics when `PROJECTFILE_PANIC_FOR_TESTS` is set, so a test can prove
+/// through the binary that a panic is reported and exits 101 (the library itself never panics on
+/// purpose, so there is no input that would show it).
+#[cfg(debug_assertions)]
+#[allow(clippy::panic)]
+fn panic_if_asked() {
+    if std::env::var_os("PROJECTFILE_PANIC_FOR_TESTS").is_some() {
+        panic!("a panic asked for by the test");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn panic_if_asked() {}

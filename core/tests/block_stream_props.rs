@@ -41,7 +41,31 @@ fn line_text() -> impl Strategy<Value = Vec<u8>> {
             Just("<!-- END acme-session-instructions -->"),
         ].prop_map(|t| t.as_bytes().to_vec()),
         1 => prop::collection::vec(any::<u8>().prop_filter("one line", |b| *b != b'\n'), 0..6),
+        1 => prop_oneof![
+            Just(" \t<!-- END agentworks-session-instructions -->"),
+            Just("   ~~~"), Just("\t```"), Just("  <!-- BEGIN agentworks-session-instructions created=true -->  "),
+        ].prop_map(|t| t.as_bytes().to_vec()),
+        1 => long_line(),
     ]
+}
+
+/// A line longer than any chunk and than the eight bytes the scan passes over at a time, with
+/// maybe one byte a marker or a fence starts with anywhere in it.
+fn long_line() -> impl Strategy<Value = Vec<u8>> {
+    (
+        80usize..300,
+        prop::option::of((
+            any::<prop::sample::Index>(),
+            prop::sample::select(vec![b'<', b'`', b'~']),
+        )),
+    )
+        .prop_map(|(len, hit)| {
+            let mut line: Vec<u8> = (0..len).map(|i| b"long prose\r "[i % 12]).collect();
+            if let Some((at, byte)) = hit {
+                line[at.index(len)] = byte;
+            }
+            line
+        })
 }
 
 /// Lines joined by `\n` or `\r\n`, the last one maybe unterminated, maybe after a BOM.
@@ -135,7 +159,7 @@ proptest! {
     #[test]
     fn the_streaming_engine_agrees_with_the_engine(
         bytes in file(),
-        cuts in prop::collection::vec(prop_oneof![1usize..9, 9usize..80], 1..5),
+        cuts in prop::collection::vec(prop_oneof![1usize..9, 9usize..80, 80usize..600], 1..5),
         body in prop_oneof![Just("Session text."), Just("a\nSession text.\n"), Just(""), Just("new")],
         ours in ours(),
     ) {
