@@ -1,6 +1,6 @@
 //! The block engine over a file read in chunks, so a large file is neither held whole nor read
 //! twice: [`StreamScan`] is fed the file's bytes in order, a chunk at a time, and finds exactly what
-//! the whole-file scan finds (both drive the same [`Scanner`]); [`plan_upsert`] and
+//! the whole-file scan finds (both drive the same `Scanner`); [`plan_upsert`] and
 //! [`plan_remove`] then say how the new file is made of ranges of the old one and a few new
 //! bytes ([`Piece`]), which a caller copies without reading them again (the kernel copies ranges
 //! of a file). Applying a plan to the file's bytes gives exactly what [`upsert_keeping`] and
