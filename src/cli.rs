@@ -408,6 +408,11 @@ pub struct SessionArgs {
     /// The CLI binary to probe, instead of looking it up on PATH.
     #[arg(long, value_name = "PATH")]
     pub cli_binary: Option<PathBuf>,
+    /// Fail (exit 1, error kind `undelivered`) with everything undone when the receipt's
+    /// `delivery` verdict says the session text would not reach the model. Without it the
+    /// session starts and the receipt (and a warning) says why the text is not delivered.
+    #[arg(long)]
+    pub require_delivery: bool,
 }
 
 /// `acquire`.

@@ -478,6 +478,7 @@ pub(crate) fn acquire(
         };
     }
     request.binary_path = args.cli_binary.clone();
+    request.require_delivery = args.require_delivery;
     log.acquiring(provider.name(), &args.workspace, &request.holder);
     let receipt = projector.acquire(provider.as_ref(), &request)?;
     log.acquired(projector.state_dir(), &receipt);
@@ -650,6 +651,23 @@ fn undo_undelivered(projector: &Projector, token: &str, lost: &anyhow::Error) ->
     }
 }
 
+/// `session text: delivered (block /ws/AGENTS.md)`, or `NOT delivered` with the reason.
+fn delivery_line(text: &mut output::Text, delivery: &projectfile::core::guidance::DeliveryVerdict) {
+    let state = if delivery.delivered {
+        "delivered"
+    } else {
+        "NOT delivered"
+    };
+    let route = match &delivery.path {
+        Some(path) => format!("{} {path}", delivery.via),
+        None => delivery.via.clone(),
+    };
+    match &delivery.note {
+        Some(note) => text.line(format_args!("session text: {state} ({route}): {note}")),
+        None => text.line(format_args!("session text: {state} ({route})")),
+    }
+}
+
 fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
     let mut text = output::Text::default();
     text.line(format_args!("token {}", receipt.token));
@@ -665,6 +683,7 @@ fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
             receipt.launch_args.join(" ")
         ));
     }
+    delivery_line(&mut text, &receipt.delivery);
     for note in &receipt.notes {
         text.line(format_args!("note: {note}"));
     }

@@ -25,6 +25,7 @@
 //! workspace and the state-directory layout.
 
 mod created_dir;
+mod delivery;
 mod kind;
 mod legacy;
 mod locked;
@@ -76,6 +77,9 @@ pub struct AcquireRequest {
     pub probes: Probes,
     /// An explicit path to the CLI binary, used when probing its version.
     pub binary_path: Option<PathBuf>,
+    /// Fail, with everything undone ([`Error::Undelivered`]), when the receipt's delivery
+    /// verdict says the session text would not reach the model.
+    pub require_delivery: bool,
 }
 
 impl AcquireRequest {
@@ -87,6 +91,7 @@ impl AcquireRequest {
             holder,
             probes: Probes::default(),
             binary_path: None,
+            require_delivery: false,
         }
     }
 }
@@ -289,7 +294,7 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let launch_args = plan
+        let mut launch_args = plan
             .launch_args
             .iter()
             .map(|arg| match arg {
@@ -299,6 +304,19 @@ impl Projector {
                 }
             })
             .collect::<Result<Vec<String>>>()?;
+        let delivery = delivery::judge(
+            provider,
+            &probes,
+            &canonical,
+            self.namespace.as_str(),
+            plan.session_text.as_ref(),
+            &cx.l.session_path(&token)?,
+        );
+        if !delivery.delivered && request.require_delivery {
+            return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
+        }
+        launch_args.extend(delivery.launch_args.iter().cloned());
+        warn_undelivered(&mut cx, &delivery);
         Ok(AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -309,6 +327,7 @@ impl Projector {
             launch_args,
             env: plan.env.iter().cloned().collect(),
             session_text: plan.session_text.clone(),
+            delivery,
             probes,
             notes: plan.notes.clone(),
             stale_cleaned: outcome.stale,
@@ -569,6 +588,51 @@ fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
         SkillFolder::apply(cx, token, skill)?;
     }
     cx.save(Durability::Deferred)
+}
+
+/// `acquire --require-delivery` and the text would not reach the model: undoes everything
+/// `token` applied and returns the error saying why.
+fn undo_undelivered(
+    cx: &mut Cx<'_>,
+    token: &str,
+    workspace: &Path,
+    delivery: &crate::guidance::DeliveryVerdict,
+) -> Error {
+    release_token(cx, token);
+    let path = delivery
+        .path
+        .as_ref()
+        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    let why = delivery.note.clone().unwrap_or_default();
+    let undone = match cx.save(Durability::Deferred) {
+        Err(e) => format!("undoing it could not be recorded ({e})"),
+        Ok(()) if !cx.out.pending.is_empty() => format!(
+            "{} undo(s) are left pending, for the next start to retry",
+            cx.out.pending.len()
+        ),
+        Ok(()) => "everything the session projected was undone".to_string(),
+    };
+    Error::Undelivered {
+        path,
+        reason: format!(
+            "the session text would not reach the model ({} route): {why}; delivery was required, so {undone}",
+            delivery.via
+        ),
+    }
+}
+
+/// A file route that does not deliver is also a warning (a provider that projects nothing says
+/// so in its notes).
+fn warn_undelivered(cx: &mut Cx<'_>, delivery: &crate::guidance::DeliveryVerdict) {
+    if delivery.delivered || delivery.via == "not_projected" {
+        return;
+    }
+    let path = delivery.path.clone().unwrap_or_default();
+    let why = delivery.note.clone().unwrap_or_default();
+    cx.warn(
+        path,
+        format!("the session text will not reach the model: {why}"),
+    );
 }
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.

@@ -1,0 +1,258 @@
+//! The text reaches the model, provably, through the binary: every acquire receipt carries a
+//! delivery verdict that agrees with `resolve --as` over the same workspace; a budget the CLI's
+//! own arguments raise is raised (Codex and a 40 KiB AGENTS.md); `--require-delivery` fails with
+//! everything undone; `run` prints the verdict and never starts a command it refused.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
+
+mod support;
+
+use serde_json::Value;
+use support::{Sandbox, me, tree};
+
+/// A project AGENTS.md of 40 KiB (more than Codex's 32 KiB budget) and a `.git`.
+fn big_agents_md(sb: &Sandbox) {
+    std::fs::create_dir(sb.ws.join(".git")).unwrap();
+    let mut text = String::new();
+    let mut line = 0;
+    while text.len() < 40 * 1024 {
+        line += 1;
+        text.push_str(&format!(
+            "Rule {line}: follow the house style in every file you touch.\n"
+        ));
+    }
+    std::fs::write(sb.ws.join("AGENTS.md"), text).unwrap();
+}
+
+/// `acquire --json` held by this test, asserting success.
+fn acquire(sb: &Sandbox, provider: &str, prompt: &str, extra: &[&str]) -> Value {
+    let out = sb
+        .session("acquire", provider, prompt)
+        .args(["--holder-pid", &me(), "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `resolve --as provider --json` over the sandbox's workspace, with extra arguments.
+fn resolve_as(sb: &Sandbox, provider: &str, extra: &[&str]) -> Value {
+    let ws = sb.ws.to_string_lossy().into_owned();
+    let mut args = vec!["resolve", "--workspace", &ws, "--as", provider];
+    args.extend_from_slice(extra);
+    sb.json(&args)
+}
+
+/// Whether a resolution keeps a source holding `text`, and no session block is cut by the
+/// budget (a block cut in its end marker still shows the text, but not whole).
+fn keeps(resolution: &Value, text: &str) -> bool {
+    let cut = resolution["omitted"].as_array().unwrap().iter().any(|o| {
+        o["path"].as_str().unwrap().contains("#session")
+            && o["reason"].as_str().unwrap().starts_with("budget_")
+    });
+    !cut && resolution["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["body"].as_str().unwrap().contains(text))
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn codex_with_a_40_kib_agents_md_is_delivered_by_raising_its_budget() {
+    let sb = Sandbox::new();
+    big_agents_md(&sb);
+    let prompt = "Session text past the budget: answer in French.";
+    let receipt = acquire(&sb, "codex", prompt, &[]);
+    let size = std::fs::metadata(sb.ws.join("AGENTS.md")).unwrap().len();
+    let raise = vec!["-c".to_string(), format!("project_doc_max_bytes={size}")];
+    let delivery = &receipt["delivery"];
+    assert_eq!(delivery["delivered"], true, "{delivery}");
+    assert_eq!(delivery["via"], "block");
+    assert_eq!(strings(&delivery["launch_args"]), raise);
+    assert_eq!(strings(&receipt["launch_args"]), raise, "{receipt}");
+    assert!(
+        delivery["note"].as_str().unwrap().contains("32768"),
+        "{delivery}"
+    );
+    // The verdict agrees with `resolve --as codex`: cut at the default budget, whole at the
+    // raised one.
+    assert!(!keeps(&resolve_as(&sb, "codex", &[]), prompt));
+    let raised = resolve_as(&sb, "codex", &["--max-bytes", &size.to_string()]);
+    assert!(keeps(&raised, prompt), "{raised}");
+    let one_less = resolve_as(&sb, "codex", &["--max-bytes", &(size - 1).to_string()]);
+    assert!(
+        !keeps(&one_less, prompt),
+        "the budget named is the smallest"
+    );
+}
+
+#[test]
+fn a_route_that_delivers_at_once_needs_no_arguments() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.ws.join(".git")).unwrap();
+    std::fs::write(sb.ws.join("AGENTS.md"), "Project rules.\n").unwrap();
+    let receipt = acquire(&sb, "codex", "Small and delivered.", &[]);
+    assert_eq!(receipt["delivery"]["delivered"], true);
+    assert_eq!(receipt["launch_args"], serde_json::json!([]));
+    assert!(receipt["delivery"].get("launch_args").is_none());
+    assert_eq!(
+        receipt["delivery"]["path"],
+        sb.ws.join("AGENTS.md").to_string_lossy().as_ref()
+    );
+    assert!(keeps(
+        &resolve_as(&sb, "codex", &["--no-user"]),
+        "Small and delivered."
+    ));
+}
+
+/// An AGENTS.md that is not UTF-8: Codex's profile drops it, and nothing on the command line
+/// changes that.
+fn not_utf8_agents_md(sb: &Sandbox) {
+    std::fs::create_dir(sb.ws.join(".git")).unwrap();
+    std::fs::write(sb.ws.join("AGENTS.md"), b"# R\xFFules\n").unwrap();
+}
+
+#[test]
+fn an_undeliverable_route_is_reported_and_warned() {
+    let sb = Sandbox::new();
+    not_utf8_agents_md(&sb);
+    let out = sb
+        .session("acquire", "codex", "Never seen.")
+        .args(["--holder-pid", &me(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let receipt: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let delivery = &receipt["delivery"];
+    assert_eq!(delivery["delivered"], false, "{delivery}");
+    assert_eq!(delivery["undelivered"]["reason"], "dropped");
+    assert_eq!(delivery["undelivered"]["omission"], "not_utf8");
+    assert!(delivery.get("launch_args").is_none());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning:") && stderr.contains("will not reach the model"),
+        "{stderr}"
+    );
+    // `resolve --as codex` says the same.
+    let resolved = resolve_as(&sb, "codex", &[]);
+    assert!(!keeps(&resolved, "Never seen."));
+    assert!(
+        resolved["omitted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["reason"] == "not_utf8"),
+        "{resolved}"
+    );
+}
+
+#[test]
+fn require_delivery_fails_with_everything_undone() {
+    let sb = Sandbox::new();
+    not_utf8_agents_md(&sb);
+    let before = tree(&sb.ws);
+    let ws = sb.ws.to_string_lossy().into_owned();
+    let out = sb
+        .session("acquire", "codex", "Never seen.")
+        .args(["--holder-pid", &me(), "--require-delivery", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["schema"], "projectfile.error.v1");
+    assert_eq!(error["error"]["kind"], "undelivered");
+    let agents = sb.ws.join("AGENTS.md").to_string_lossy().into_owned();
+    assert_eq!(error["error"]["path"], agents.as_str());
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("not_utf8"), "{message}");
+    assert!(message.contains("undone"), "{message}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("error: {agents}: ")),
+        "{stderr}"
+    );
+    // Nothing is left: the workspace as it was, no lease, no entry.
+    assert_eq!(tree(&sb.ws), before);
+    let status = sb.json(&["status", "--workspace", &ws]);
+    assert_eq!(status["leases"], serde_json::json!([]), "{status}");
+    assert_eq!(status["entries"], serde_json::json!([]), "{status}");
+}
+
+#[test]
+fn require_delivery_lets_a_delivered_route_start() {
+    let sb = Sandbox::new();
+    big_agents_md(&sb);
+    let receipt = acquire(&sb, "codex", "Delivered.", &["--require-delivery"]);
+    assert_eq!(receipt["delivery"]["delivered"], true);
+    let token = receipt["token"].as_str().unwrap();
+    assert_eq!(sb.json(&["release", "--token", token])["released"], true);
+}
+
+#[test]
+fn the_text_summary_says_whether_the_text_is_delivered() {
+    let sb = Sandbox::new();
+    big_agents_md(&sb);
+    let ws = sb.ws.to_string_lossy().into_owned();
+    let out = sb
+        .session("acquire", "codex", "Shown.")
+        .args(["--holder-pid", &me()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("session text: delivered (block {ws}/AGENTS.md)")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("launch args: -c project_doc_max_bytes="));
+}
+
+#[test]
+fn run_prints_the_verdict_and_passes_the_raised_budget() {
+    let sb = Sandbox::new();
+    big_agents_md(&sb);
+    // `echo` shows the launch arguments it was given after its own.
+    let out = sb
+        .session("run", "codex", "Run me.")
+        .args(["--json", "--", "echo", "args:"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines();
+    let receipt: Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(receipt["delivery"]["delivered"], true);
+    let echoed = lines.next().unwrap();
+    assert!(
+        echoed.starts_with("args: -c project_doc_max_bytes="),
+        "{echoed}"
+    );
+}
+
+#[test]
+fn run_with_require_delivery_never_starts_a_refused_command() {
+    let sb = Sandbox::new();
+    not_utf8_agents_md(&sb);
+    let before = tree(&sb.ws);
+    let witness = sb.base.join("ran");
+    let out = sb
+        .session("run", "codex", "Never seen.")
+        .args(["--require-delivery", "--json", "--", "touch"])
+        .arg(&witness)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["kind"], "undelivered");
+    assert!(!witness.exists(), "the refused command ran");
+    assert_eq!(tree(&sb.ws), before);
+}
