@@ -256,3 +256,126 @@ fn run_with_require_delivery_never_starts_a_refused_command() {
     assert!(!witness.exists(), "the refused command ran");
     assert_eq!(tree(&sb.ws), before);
 }
+
+/// The text between our markers in `file`.
+fn block_text(file: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let begin = text.find("<!-- BEGIN").expect("a block");
+    let body = &text[begin..];
+    let start = body.find('\n').unwrap() + 1;
+    let end = body.find("<!-- END").unwrap();
+    body[start..end].to_string()
+}
+
+#[test]
+fn a_shared_block_warns_and_gives_a_live_session_its_text_back() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), "The user's rules.\n").unwrap();
+    let before = tree(&sb.ws);
+    let agents = sb.ws.join("AGENTS.md");
+    let a = acquire(&sb, "codex", "Text of session A.", &[]);
+    assert_eq!(a["warnings"], serde_json::json!([]));
+    let a_token = a["token"].as_str().unwrap();
+    let b = acquire(&sb, "codex", "Text of session B.", &[]);
+    let b_token = b["token"].as_str().unwrap();
+    assert_eq!(block_text(&agents), "Text of session B.\n");
+    // B is told that A shares the block with another text, by token.
+    let warnings = b["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let message = w["message"].as_str().unwrap();
+            message.contains(a_token) && message.contains("one session text")
+        }),
+        "{warnings:?}"
+    );
+    // B ends: the block holds A's text again, for A's remaining life.
+    let released = sb.json(&["release", "--token", b_token]);
+    assert_eq!(block_text(&agents), "Text of session A.\n");
+    assert!(
+        released["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == "AGENTS.md" && f["action"] == "refreshed"),
+        "{released}"
+    );
+    let resolved = resolve_as(&sb, "codex", &["--no-user"]);
+    assert!(keeps(&resolved, "Text of session A."));
+    assert!(!keeps(&resolved, "Text of session B."));
+    // A ends: the file is as the user left it.
+    sb.json(&["release", "--token", a_token]);
+    assert_eq!(tree(&sb.ws), before);
+}
+
+#[test]
+fn the_newest_live_text_comes_back_and_user_lines_in_the_block_stay() {
+    let sb = Sandbox::new();
+    let agents = sb.ws.join("AGENTS.md");
+    let a = acquire(&sb, "codex", "Text A.", &[]);
+    let b = acquire(&sb, "codex", "Text B.", &[]);
+    let c = acquire(&sb, "codex", "Text C.", &[]);
+    // C's warning names both others.
+    let message = c["warnings"][0]["message"].as_str().unwrap().to_string();
+    for other in [&a, &b] {
+        assert!(
+            message.contains(other["token"].as_str().unwrap()),
+            "{message}"
+        );
+    }
+    // The user writes a line inside the block while the sessions run.
+    let text = std::fs::read_to_string(&agents).unwrap();
+    let edited = text.replace("Text C.\n", "Text C.\nThe user's own line.\n");
+    assert_ne!(edited, text);
+    std::fs::write(&agents, &edited).unwrap();
+    sb.json(&["release", "--token", c["token"].as_str().unwrap()]);
+    assert_eq!(block_text(&agents), "Text B.\n", "the newest live text");
+    let now = std::fs::read_to_string(&agents).unwrap();
+    assert!(now.contains("The user's own line.\n"), "{now}");
+    // A session that does not hold the block's text ends: nothing changes.
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&agents).unwrap(), now);
+    sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    assert_eq!(
+        std::fs::read_to_string(&agents).unwrap(),
+        "The user's own line.\n"
+    );
+}
+
+#[test]
+fn sessions_with_one_text_share_a_block_without_a_warning() {
+    let sb = Sandbox::new();
+    let a = acquire(&sb, "codex", "The same text.", &[]);
+    let b = acquire(&sb, "codex", "The same text.", &[]);
+    assert_eq!(b["warnings"], serde_json::json!([]));
+    let released = sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    assert_eq!(released["files"], serde_json::json!([]), "{released}");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert!(!sb.ws.join("AGENTS.md").exists());
+}
+
+#[test]
+fn a_dead_sessions_text_is_replaced_by_the_live_one_at_the_next_start() {
+    let sb = Sandbox::new();
+    let agents = sb.ws.join("AGENTS.md");
+    let a = acquire(&sb, "codex", "Text of the live session.", &[]);
+    // B is held by a process that dies.
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id().to_string();
+    let out = sb
+        .session("acquire", "codex", "Text of the dead session.")
+        .args(["--holder-pid", &pid, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(block_text(&agents), "Text of the dead session.\n");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let cleaned = sb.json(&["strip-stale", "--workspace", &sb.ws.to_string_lossy()]);
+    assert_eq!(cleaned["stale_cleaned"].as_array().unwrap().len(), 1);
+    assert_eq!(block_text(&agents), "Text of the live session.\n");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert!(!agents.exists());
+}

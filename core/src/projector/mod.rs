@@ -281,6 +281,12 @@ impl Projector {
                 paths: plan_paths(&plan)?,
                 private_dir: None,
                 namespace: Some(self.namespace.as_str().to_string()),
+                block_texts: plan
+                    .blocks
+                    .iter()
+                    .map(|b| (b.path.clone(), b.body.clone()))
+                    .collect(),
+                seq: next_seq(&locked.ledger),
             },
         );
         let mut cx = self.cx(&mut locked, &mut outcome);
@@ -304,6 +310,7 @@ impl Projector {
                 }
             })
             .collect::<Result<Vec<String>>>()?;
+        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
         let delivery = delivery::judge(
             provider,
             &probes,
@@ -633,6 +640,17 @@ fn warn_undelivered(cx: &mut Cx<'_>, delivery: &crate::guidance::DeliveryVerdict
         path,
         format!("the session text will not reach the model: {why}"),
     );
+}
+
+/// The order of a lease taken now: one more than that of every lease recorded.
+fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
+    ledger
+        .leases
+        .values()
+        .map(|lease| lease.seq)
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1)
 }
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.
