@@ -408,6 +408,12 @@ pub struct SessionArgs {
     /// The CLI binary to probe, instead of looking it up on PATH.
     #[arg(long, value_name = "PATH")]
     pub cli_binary: Option<PathBuf>,
+    /// A provider option, PROVIDER.NAME=VALUE (repeatable), e.g. `claude.prompt=replace`: the
+    /// options each provider takes, and their values, are in `providers --json`. An option for
+    /// another provider of this build is ignored, so a host can pass one set to every launch; an
+    /// unknown option or value of this provider is refused (exit 2).
+    #[arg(long = "provider-option", value_name = "PROVIDER.NAME=VALUE")]
+    pub provider_options: Vec<String>,
     /// Fail (exit 1, error kind `undelivered`) with everything undone when the receipt's
     /// `delivery` verdict says the session text would not reach the model. Without it the
     /// session starts and the receipt (and a warning) says why the text is not delivered.

@@ -243,6 +243,17 @@ impl SessionBuilder {
         self
     }
 
+    /// Sets a provider option (`prompt` → `replace` for claude); the provider's declared options
+    /// and values are checked at acquire (an unknown one fails, kind `provider`).
+    pub fn provider_option(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> SessionBuilder {
+        self.request.options.insert(name.into(), value.into());
+        self
+    }
+
     /// Fail with everything undone ([`Error::Undelivered`], kind `undelivered`) when the session
     /// text would not reach the model ([`Lease::delivery`] would say not delivered). Off by
     /// default: the session starts and its delivery verdict says why.
@@ -543,6 +554,28 @@ mod tests {
             b"# R\xFFules\n"
         );
         assert!(host.status(&env.ws).unwrap().leases.is_empty());
+    }
+
+    #[cfg(feature = "claude")]
+    #[test]
+    fn provider_options_choose_and_are_checked() {
+        let env = env();
+        let (host, _) = host(&env);
+        let old = || {
+            SessionBuilder::new("claude", &env.ws)
+                .prompt("x")
+                .cli_version("2.1.233")
+        };
+        let lease = host
+            .acquire(old().provider_option("prompt", "replace"))
+            .unwrap();
+        assert_eq!(lease.launch_args()[0], "--system-prompt-file");
+        drop(lease);
+        let error = host
+            .acquire(old().provider_option("prompt", "overwrite"))
+            .unwrap_err();
+        assert_eq!(error.kind(), "provider", "{error}");
+        assert!(error.to_string().contains("append or replace"), "{error}");
     }
 
     #[test]

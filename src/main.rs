@@ -561,6 +561,7 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
         )
         .into());
     }
+    session.options = provider_options(args)?;
     for skill in &args.skills {
         let (name, dir) = skill
             .split_once('=')
@@ -571,6 +572,37 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
         });
     }
     Ok(session)
+}
+
+/// `--provider-option PROVIDER.NAME=VALUE`: this provider's options, checked against what it
+/// declares (bad usage otherwise); those of another provider of this build are left out.
+fn provider_options(
+    args: &SessionArgs,
+) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    let provider = known_provider(&args.provider)?;
+    let mut options = std::collections::BTreeMap::new();
+    for spec in &args.provider_options {
+        let bad = |reason: &str| CliError::usage(format!("--provider-option {spec}"), reason);
+        let Some((key, value)) = spec.split_once('=') else {
+            return Err(bad("an option is PROVIDER.NAME=VALUE"));
+        };
+        let Some((owner, name)) = key.split_once('.') else {
+            return Err(bad("an option is PROVIDER.NAME=VALUE"));
+        };
+        known_provider(owner).map_err(|e| bad(&e.to_string()))?;
+        if owner != args.provider {
+            continue;
+        }
+        options.insert(name.to_string(), value.to_string());
+    }
+    let request = SessionRequest {
+        options,
+        ..SessionRequest::default()
+    };
+    request
+        .check_options(provider.name(), &provider.options())
+        .map_err(|e| CliError::usage("--provider-option", e.to_string()))?;
+    Ok(request.options)
 }
 
 fn status_text(report: &projectfile::core::projector::StatusReport) -> output::Text {

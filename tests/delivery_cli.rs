@@ -12,14 +12,7 @@ use support::{Sandbox, me, tree};
 /// A project AGENTS.md of 40 KiB (more than Codex's 32 KiB budget) and a `.git`.
 fn big_agents_md(sb: &Sandbox) {
     std::fs::create_dir(sb.ws.join(".git")).unwrap();
-    let mut text = String::new();
-    let mut line = 0;
-    while text.len() < 40 * 1024 {
-        line += 1;
-        text.push_str(&format!(
-            "Rule {line}: follow the house style in every file you touch.\n"
-        ));
-    }
+    let text = projectfile_conformance::delivery::forty_kib();
     std::fs::write(sb.ws.join("AGENTS.md"), text).unwrap();
 }
 
@@ -378,4 +371,67 @@ fn a_dead_sessions_text_is_replaced_by_the_live_one_at_the_next_start() {
     assert_eq!(block_text(&agents), "Text of the live session.\n");
     sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
     assert!(!agents.exists());
+}
+
+#[test]
+fn claudes_fallback_flag_is_a_provider_option() {
+    let sb = Sandbox::new();
+    let old = ["--cli-version", "2.1.233"];
+    let default = acquire(&sb, "claude", "Appended.", &old);
+    assert_eq!(default["launch_args"][0], "--append-system-prompt-file");
+    let mut replace = old.to_vec();
+    replace.extend(["--provider-option", "claude.prompt=replace"]);
+    // An option for another provider of this build is left out.
+    replace.extend(["--provider-option", "codex.anything=at-all"]);
+    let replaced = acquire(&sb, "claude", "Replacing.", &replace);
+    assert_eq!(replaced["launch_args"][0], "--system-prompt-file");
+    let file = replaced["launch_args"][1].as_str().unwrap();
+    assert_eq!(std::fs::read_to_string(file).unwrap(), "Replacing.");
+    assert_eq!(replaced["delivery"]["delivered"], true);
+    assert_eq!(replaced["delivery"]["path"], file);
+    assert!(
+        replaced["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("prompt=replace"),
+        "{replaced}"
+    );
+}
+
+#[test]
+fn unknown_provider_options_are_bad_usage_and_change_nothing() {
+    let sb = Sandbox::new();
+    for (spec, says) in [
+        ("claude.prompt=overwrite", "takes append or replace"),
+        ("claude.flag=replace", "no option `flag`"),
+        ("nosuch.prompt=replace", "no such provider"),
+        ("claude-prompt-replace", "PROVIDER.NAME=VALUE"),
+    ] {
+        let out = sb
+            .session("acquire", "claude", "Refused.")
+            .args(["--holder-pid", &me(), "--json", "--provider-option", spec])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{spec}: {out:?}");
+        let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(error["error"]["kind"], "usage");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{spec}: {message}");
+    }
+    assert!(tree(&sb.ws).is_empty());
+    assert!(!sb.state.exists(), "nothing was created");
+}
+
+#[test]
+fn providers_list_their_options() {
+    let sb = Sandbox::new();
+    let providers = sb.json(&["providers"]);
+    let list = providers["providers"].as_array().unwrap();
+    let claude = list.iter().find(|p| p["name"] == "claude").unwrap();
+    let option = &claude["options"][0];
+    assert_eq!(option["name"], "prompt");
+    assert_eq!(option["values"], serde_json::json!(["append", "replace"]));
+    assert_eq!(option["default"], "append");
+    let codex = list.iter().find(|p| p["name"] == "codex").unwrap();
+    assert_eq!(codex["options"], serde_json::json!([]));
 }

@@ -437,6 +437,8 @@ pub struct ProviderInfo {
     /// The environment variable `run --private-cli-home` sets to give the CLI a private home
     /// (`CODEX_HOME`, …); `null` when the CLI has none (the flag is refused).
     pub cli_home_env: Option<String>,
+    /// The options a host may set for a session (`--provider-option <name>.<option>=<value>`).
+    pub options: Vec<crate::provider::ProviderOption>,
 }
 
 /// `projectfile providers --json`.
@@ -461,6 +463,7 @@ impl ProvidersReceipt {
                     capabilities: p.capabilities(),
                     discovery: p.discovery(),
                     cli_home_env: p.cli_home_env().map(str::to_string),
+                    options: p.options(),
                 })
                 .collect(),
         }

@@ -232,17 +232,17 @@ impl Projector {
         probes
     }
 
-    /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
-    pub fn acquire(
-        &self,
-        provider: &dyn Provider,
-        request: &AcquireRequest,
-    ) -> Result<AcquireReceipt> {
+    /// Refuses, before anything is done, a request the holder, the provider or our markers
+    /// cannot take.
+    fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
         // A holder that is not alive now would make the lease stale at once.
         request.holder.validate()?;
         request
             .session
             .check_supported(provider.name(), &provider.capabilities())?;
+        request
+            .session
+            .check_options(provider.name(), &provider.options())?;
         block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
             Error::invalid(
                 "the session prompt",
@@ -251,7 +251,16 @@ impl Projector {
                     e.line, e.reason
                 ),
             )
-        })?;
+        })
+    }
+
+    /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
+    pub fn acquire(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<AcquireReceipt> {
+        self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
@@ -272,23 +281,21 @@ impl Projector {
             workspace_key(&canonical),
             fsio::random_hex(16)?
         );
-        locked.ledger.leases.insert(
-            token.clone(),
-            LeaseRecord {
-                provider: provider.name().to_string(),
-                holder: request.holder.clone(),
-                acquired_at: now_secs(),
-                paths: plan_paths(&plan)?,
-                private_dir: None,
-                namespace: Some(self.namespace.as_str().to_string()),
-                block_texts: plan
-                    .blocks
-                    .iter()
-                    .map(|b| (b.path.clone(), b.body.clone()))
-                    .collect(),
-                seq: next_seq(&locked.ledger),
-            },
-        );
+        let lease = LeaseRecord {
+            provider: provider.name().to_string(),
+            holder: request.holder.clone(),
+            acquired_at: now_secs(),
+            paths: plan_paths(&plan)?,
+            private_dir: None,
+            namespace: Some(self.namespace.as_str().to_string()),
+            block_texts: plan
+                .blocks
+                .iter()
+                .map(|b| (b.path.clone(), b.body.clone()))
+                .collect(),
+            seq: next_seq(&locked.ledger),
+        };
+        locked.ledger.leases.insert(token.clone(), lease);
         let mut cx = self.cx(&mut locked, &mut outcome);
         if let Err(error) = apply_plan(&mut cx, &token, &plan) {
             // Nothing is left half done: forget entries this token recorded but never applied,
