@@ -267,6 +267,27 @@ fn is_target(source_path: &str, file: &str, block: bool) -> bool {
         .is_some_and(|rest| rest == "#session" || rest.starts_with("#session-"))
 }
 
+/// `profile` without its scan of the subtree below the working directory when `file` is not in
+/// that subtree: files found there are read after the working directory's (or only on demand),
+/// so they change nothing about `file`, and a start is spared a walk of the whole project.
+fn without_subtree_unless_below(
+    profile: &DiscoveryProfile,
+    working_dir: &str,
+    file: &str,
+) -> DiscoveryProfile {
+    let mut profile = profile.clone();
+    let base = working_dir.trim_end_matches('/');
+    let below = file.rsplit_once('/').is_some_and(|(dir, _)| {
+        dir.strip_prefix(base)
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
+    });
+    if !below {
+        profile.include_subtree = false;
+        profile.on_demand_subtree = false;
+    }
+    profile
+}
+
 fn file_verdict(
     fs: &dyn GuidanceFs,
     profile: &DiscoveryProfile,
@@ -275,6 +296,7 @@ fn file_verdict(
     file: &str,
     block: bool,
 ) -> DeliveryVerdict {
+    let profile = &without_subtree_unless_below(profile, query.working_dir, file);
     let request = request_for(query);
     let resolution = resolve_as(fs, profile, &request);
     let path = Some(file.to_string());

@@ -322,6 +322,11 @@ fn acquire(
     })
 }
 
+/// The session text carrying `marker`.
+fn marker_prompt(marker: &str) -> String {
+    format!("Session marker {marker}: answer briefly.")
+}
+
 /// A fresh marker and a session carrying it (`extra`: more `acquire` arguments).
 fn marked_session(
     bench: &Bench<'_>,
@@ -330,8 +335,7 @@ fn marked_session(
     extra: &[&str],
 ) -> Result<(String, Session)> {
     let marker = bench.marker();
-    let prompt = format!("Session marker {marker}: answer briefly.");
-    let session = acquire(bench, cli, s, &prompt, extra)?;
+    let session = acquire(bench, cli, s, &marker_prompt(&marker), extra)?;
     Ok((marker, session))
 }
 
@@ -439,10 +443,13 @@ fn plain_route(
     if let Some(flag) = session.launch_args.first().filter(|a| a.starts_with("--")) {
         route.push_str(&format!(" {flag}"));
     }
+    // What each Claude flag does to Claude Code's own system prompt: the private file's text is
+    // in the system prompt, after (append) or instead of (replace) Claude Code's own.
     let note = match outcome.system_chars(&marker) {
-        Some(chars) if cli.cli == Cli::Claude => {
-            format!("system prompt sent: {chars} characters, the session text included")
-        }
+        Some(chars) if session.via == "launch_argument" => format!(
+            "system prompt sent: {chars} characters, {} of them the session text",
+            marker_prompt(&marker).chars().count()
+        ),
         _ => String::new(),
     };
     let check = Check {
@@ -595,11 +602,7 @@ fn runtime_route(
         "run".into(),
         "--json".into(),
     ];
-    argv.extend(session_args(
-        cli,
-        &s,
-        &format!("Session marker {marker}: answer briefly."),
-    ));
+    argv.extend(session_args(cli, &s, &marker_prompt(&marker)));
     argv.extend(
         [
             "--runtime-root",
