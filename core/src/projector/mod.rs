@@ -7,21 +7,21 @@
 //! at any point leaves something the next start can clean: a lease whose holder is dead. Which
 //! records are synced first, and why the others may wait, is [`crate::journal`]'s to say.
 //!
-//! Each kind of projection lives in a module of its own behind one trait ([`kind`]'s
+//! Each kind of projection lives in a module of its own behind one trait (`kind`'s
 //! `Projection`: record the intent, apply, undo, report status), and all of them follow one undo
 //! rule: remove or replace only what is provably ours, leave whatever is not where the user put
-//! it, and report it ([`kind`] says it in full):
+//! it, and report it (`kind` says it in full):
 //!
 //! | module | kind |
 //! |---|---|
-//! | [`shared_block`] | our marked block in a shared file |
-//! | [`owned_file`] | a file written whole, its prior content taken over |
-//! | [`marker`] | an empty file or folder whose presence we create |
+//! | `shared_block` | our marked block in a shared file |
+//! | `owned_file` | a file written whole, its prior content taken over |
+//! | `marker` | an empty file or folder whose presence we create |
 //! | [`skill_folder`] | a projected skill folder, a same-named folder taken over |
-//! | [`private_file`] | a session's files under the state directory |
-//! | [`created_dir`] | directories created on the way to a projected path |
+//! | `private_file` | a session's files under the state directory |
+//! | `created_dir` | directories created on the way to a projected path |
 //!
-//! [`priors`] keeps what was taken over inside the workspace; [`locked`] is one locked
+//! [`priors`] keeps what was taken over inside the workspace; `locked` is one locked
 //! workspace and the state-directory layout.
 
 mod created_dir;
