@@ -22,7 +22,9 @@
 //! | `created_dir` | directories created on the way to a projected path |
 //!
 //! [`priors`] keeps what was taken over inside the workspace; `locked` is one locked
-//! workspace and the state-directory layout.
+//! workspace and the state-directory layout; `delivery` is the receipt's delivery verdict (the
+//! provider's discovery profile over the workspace after projection, the launch arguments that
+//! fix a route, `require_delivery`).
 
 mod created_dir;
 mod delivery;
