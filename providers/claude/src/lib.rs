@@ -87,9 +87,9 @@
 //! - **Prompt-file flags**: `--append-system-prompt-file` and `--system-prompt-file` both deliver
 //!   the text on 2.1.233, 2.1.284 and 2.1.332; `--system-prompt-file` *replaces* Claude Code's own
 //!   system prompt: measured first with about 330 characters of system prompt sent instead of
-//!   7.5k–10k, and by `cargo xtask qualify` (the system prompt apart from the session text) with
-//!   159 characters instead of 5.8k–9.6k. So the append flag stays the default route and the
-//!   replacing one is the `prompt=replace` option; qualify checks both.
+//!   7.5k–10k, and by `cargo xtask qualify` with 180 characters of system prompt (44 of them the
+//!   session text) instead of 5.9k–9.7k on every version it runs. So the append flag stays the
+//!   default route and the replacing one is the `prompt=replace` option; qualify checks both.
 //!
 //! # Known gaps
 //!
