@@ -24,6 +24,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod crash;
+pub mod delivery;
 pub mod facts;
 pub mod fixtures;
 pub mod runtime;
@@ -40,6 +41,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use delivery::{delivery_verdict_agrees_with_resolve, provider_options_are_checked};
 pub use runtime::cli_home_is_declared_or_refused;
 pub use skills::*;
 pub use tree::Tree;
@@ -1488,6 +1490,8 @@ macro_rules! conformance_tests {
             generated_config_is_removed_only_when_ours,
             crash_points_leave_the_users_bytes,
             cli_home_is_declared_or_refused,
+            delivery_verdict_agrees_with_resolve,
+            provider_options_are_checked,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {
