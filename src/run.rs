@@ -258,6 +258,7 @@ fn build_command(
         .map(std::ffi::OsString::from)
         .or_else(|| std::env::var_os("PATH"));
     let located = which::which_in(program, search, &cwd).map_err(|_| {
+        let program = program.to_string_lossy();
         let reason = if program.contains('/') {
             "no executable file there"
         } else {
