@@ -443,6 +443,17 @@ pub fn plan_remove(scanned: &Scanned, current: &[u8], ours: Option<&[&str]>) -> 
     })
 }
 
+/// How many bytes `pieces` make.
+pub fn length(pieces: &[Piece]) -> u64 {
+    pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(range) => range.len() as u64,
+            Piece::New(bytes) => bytes.len() as u64,
+        })
+        .sum()
+}
+
 /// The bytes `pieces` make of `original` (for tests, and for a caller that holds the file).
 pub fn apply(pieces: &[Piece], original: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();

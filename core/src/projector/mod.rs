@@ -270,6 +270,8 @@ impl Projector {
         locked.liveness.assume_alive(&request.holder);
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
+        // What the projection writes is kept for the delivery verdict (see `delivery`).
+        locked.written = Some(Default::default());
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
         let plan = provider.plan(&PlanContext {
@@ -322,10 +324,14 @@ impl Projector {
             })
             .collect::<Result<Vec<String>>>()?;
         SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
+        let destination = delivery::Destination {
+            root: &canonical,
+            written: cx.l.written.take().unwrap_or_default(),
+        };
         let delivery = delivery::judge(
             provider,
             &probes,
-            &canonical,
+            destination,
             self.namespace.as_str(),
             plan.session_text.as_ref(),
             &cx.l.session_path(&token)?,
