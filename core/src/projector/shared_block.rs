@@ -108,7 +108,7 @@ impl ScannedFile {
             .filter(|bytes| bytes.len() == self.scanned.len);
         match (pieces, bytes) {
             (None, Some(bytes)) => Some(Written::Bytes(bytes)),
-            (Some(pieces), Some(bytes)) => Some(Written::of(stream::apply(pieces, &bytes))),
+            (Some(pieces), Some(bytes)) => Some(Written::of(stream::apply_owned(pieces, bytes))),
             (pieces, None) => {
                 let len = pieces.map_or(self.scanned.len as u64, stream::length);
                 (len > MAX_SINGLE_FILE_BYTES).then_some(Written::Size(len))
