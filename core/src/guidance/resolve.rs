@@ -1087,8 +1087,11 @@ impl<'a> Engine<'a> {
             trim_in_place(&mut body);
         }
         if !body.is_empty() {
-            let hash = body_hash(&body);
-            if self.plan.dedupe && self.has_body(&self.bodies, hash, &body) {
+            // Bodies are indexed only for deduplication (hashing a large one costs).
+            let hash = self.plan.dedupe.then(|| body_hash(&body));
+            if let Some(hash) = hash
+                && self.has_body(&self.bodies, hash, &body)
+            {
                 if kind == Kind::Directory || self.plan.report_pack_duplicates {
                     self.omitted.push(GuidanceOmission::new(
                         full,
@@ -1097,10 +1100,12 @@ impl<'a> Engine<'a> {
                     ));
                 }
             } else {
-                self.bodies
-                    .entry(hash)
-                    .or_default()
-                    .push(self.sources.len());
+                if let Some(hash) = hash {
+                    self.bodies
+                        .entry(hash)
+                        .or_default()
+                        .push(self.sources.len());
+                }
                 self.sources.push(GuidanceSource {
                     path: full.to_string(),
                     scope,
