@@ -32,14 +32,18 @@ pub mod tree;
 
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
-use projectfile_core::{
-    Capabilities, Error, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan,
-    PlanContext, Probes, Provider, SessionRequest, SessionTextCarrier, SkillInput, fsio::Root,
+use projectfile_core::{Error, fsio::Root};
+use projectfile_provider::{
+    Capabilities, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan, PlanContext,
+    Probes, Provider, SessionRequest, SessionTextCarrier, SkillInput,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+/// The engine the suite drives, for a provider's own tests (a provider crate depends on the
+/// contract alone, so its tests reach core through here).
+pub use projectfile_core as core;
 pub use runtime::cli_home_is_declared_or_refused;
 pub use skills::*;
 pub use tree::Tree;

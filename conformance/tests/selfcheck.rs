@@ -10,7 +10,7 @@
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
-    Capabilities, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath, Result,
+    Capabilities, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath,
     SessionTextCarrier, patterns,
 };
 
@@ -40,7 +40,7 @@ impl Provider for Configures {
             ..DiscoveryProfile::default()
         }
     }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
             path: RelPath::new(path).unwrap(),
             content,
@@ -118,7 +118,7 @@ impl Provider for Plain {
             ..DiscoveryProfile::default()
         }
     }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         patterns::agents_md_block(ctx, &[])
     }
 }

@@ -4,7 +4,9 @@
 //!
 //! The crate is organised by responsibility:
 //!
-//! - [`plan`] and [`provider`]: the data a provider returns and the trait it implements.
+//! - [`plan`], [`provider`], [`patterns`]: the provider contract, re-exported from
+//!   `projectfile-provider` (the data a provider returns, the trait it implements, shared plan
+//!   shapes), so hosts name everything through this crate.
 //! - [`block`]: the pure block engine (bytes in, bytes out) for the marked session block.
 //! - [`fsio`]: the only module that opens for writing, renames, locks or removes files.
 //! - [`holder`]: who keeps a lease alive (a process or a held lock) and whether it still lives.
@@ -26,16 +28,14 @@ pub mod guidance;
 pub mod holder;
 pub mod journal;
 pub mod ledger;
-pub mod patterns;
-pub mod plan;
 pub mod projector;
-pub mod provider;
 pub mod reader;
 pub mod receipts;
 pub mod runtime;
 pub mod sandbox;
 
 pub use error::{Error, Result};
-pub use plan::*;
+pub use projectfile_provider::plan::*;
+pub use projectfile_provider::provider::*;
+pub use projectfile_provider::{patterns, plan, provider};
 pub use projector::Projector;
-pub use provider::*;

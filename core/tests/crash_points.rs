@@ -11,7 +11,7 @@ use projectfile_conformance::crash::{CrashReport, enumerate_crash_points};
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
     BlockProjection, Capabilities, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole,
-    Plan, PlanContext, Probes, Provider, RelPath, Result, SessionTextCarrier,
+    Plan, PlanContext, Probes, Provider, RelPath, SessionTextCarrier,
 };
 use std::os::unix::fs::PermissionsExt;
 
@@ -40,7 +40,7 @@ impl Provider for BlockOwnedMarker {
         DiscoveryProfile::default()
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = RelPath::new(OWNED)?;
         Ok(Plan {
             blocks: vec![BlockProjection {

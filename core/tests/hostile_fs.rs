@@ -21,7 +21,7 @@ use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
 use projectfile_core::{
     BlockProjection, Capabilities, Error, Namespace, OwnedFileProjection, OwnedRole, Plan,
-    PlanContext, Provider, RelPath, Result, SessionRequest, SessionTextCarrier,
+    PlanContext, Provider, RelPath, SessionRequest, SessionTextCarrier,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -51,7 +51,7 @@ impl Provider for PiCursor {
         DiscoveryProfile::default()
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         Ok(Plan {
             blocks: vec![BlockProjection {
                 path: RelPath::new(PI)?,

@@ -15,7 +15,7 @@ use projectfile_core::generated::{self, Provenance};
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
     Capabilities, Namespace, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath,
-    Result, SessionTextCarrier,
+    SessionTextCarrier,
 };
 use skills_common::*;
 
@@ -43,7 +43,7 @@ impl Provider for Generates {
     fn discovery(&self) -> DiscoveryProfile {
         DiscoveryProfile::default()
     }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
             path: RelPath::new(path).unwrap(),
             content,

@@ -17,6 +17,7 @@ use crate::tidy::{crate_ident, provider_dirs};
 
 /// Names that would collide with a crate or feature of ours.
 const RESERVED: &[&str] = &[
+    "provider",
     "core",
     "conformance",
     "xtask",
@@ -95,7 +96,7 @@ keywords.workspace = true
 categories.workspace = true
 
 [dependencies]
-projectfile-core.workspace = true
+projectfile-provider.workspace = true
 
 [dev-dependencies]
 projectfile-conformance.workspace = true
@@ -130,8 +131,9 @@ fn lib_rs(name: &str) -> String {
 //! | {todo}: whether it strips HTML comments before the model sees them (if not, our marker lines reach the model) | {todo} |
 //! | {todo}: where it reads skills, MCP servers, hooks and its configuration, if at all | {todo} |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{{Capabilities, Plan, PlanContext, Provider, Result, patterns}};
+use projectfile_provider::{{
+    Capabilities, DiscoveryProfile, Plan, PlanContext, Provider, Result, patterns,
+}};
 
 /// The {name} provider.
 #[derive(Clone, Copy, Debug, Default)]

@@ -6,7 +6,8 @@
 //! - every crate under `providers/` is registered: workspace dependency, facade feature (in
 //!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
 //!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
-//!   filled in (no `TODO(maintainer)` left), and depends on no other provider;
+//!   filled in (no `TODO(maintainer)` left), and it depends only on `projectfile-provider` and
+//!   the pure crates of [`PROVIDER_PURE_DEPENDENCIES`] (its tests may use anything);
 //! - every `.rs` file starts with a `//!` doc;
 //! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
 //!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
@@ -238,18 +239,7 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
                 format!("the package must be named `{package}`"),
             ));
         }
-        for (section, dep) in own.dependencies() {
-            if section == "dependencies"
-                && dep.starts_with("projectfile-")
-                && dep != "projectfile-core"
-            {
-                problems.push(problem(
-                    &own.rel,
-                    own.line(&section, &dep),
-                    format!("a provider depends on projectfile-core only, not on {dep}: move shared logic to projectfile_core::patterns"),
-                ));
-            }
-        }
+        provider_dependencies_are_the_contract(&own, problems);
         let test_rel = format!("{dir}/tests/conformance.rs");
         match std::fs::read_to_string(root.join(&test_rel)) {
             Ok(text) if text.contains("conformance_tests!(") => {}
@@ -283,6 +273,47 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
         }
     }
     Ok(())
+}
+
+/// What a provider crate may depend on besides the contract: pure data crates, which can read
+/// neither the environment nor the file system.
+pub const PROVIDER_PURE_DEPENDENCIES: &[&str] = &["serde", "serde_json", "semver"];
+
+/// A provider crate's `[dependencies]` are `projectfile-provider` and pure crates only: not core
+/// (whose I/O a provider must never reach), not another provider, nothing that does I/O.
+fn provider_dependencies_are_the_contract(own: &Manifest, problems: &mut Vec<Problem>) {
+    // Normal, build and target-specific dependencies all reach the provider's code; only its
+    // tests (dev-dependencies) may use the engine and fixtures.
+    let shipped: Vec<(String, String)> = own
+        .dependencies()
+        .into_iter()
+        .filter(|(section, _)| !section.ends_with("dev-dependencies"))
+        .collect();
+    if !shipped
+        .iter()
+        .any(|(section, dep)| section == "dependencies" && dep == "projectfile-provider")
+    {
+        problems.push(problem(
+            &own.rel,
+            None,
+            "a provider depends on the contract: add `projectfile-provider.workspace = true` to [dependencies]",
+        ));
+    }
+    for (section, dep) in shipped {
+        let allowed = section == "dependencies"
+            && (dep == "projectfile-provider"
+                || PROVIDER_PURE_DEPENDENCIES.contains(&dep.as_str()));
+        if !allowed {
+            problems.push(problem(
+                &own.rel,
+                own.line(&section, &dep),
+                format!(
+                    "a provider depends only on projectfile-provider (and the pure crates {}), not on {dep} in [{section}]: shared plan shapes go to projectfile_provider::patterns, and whatever needs I/O is core's, handed in through the PlanContext",
+                    PROVIDER_PURE_DEPENDENCIES.join(", ")
+                ),
+            ));
+        }
+    }
 }
 
 /// `path:line: message` or `path: message` back into its parts.
@@ -575,6 +606,51 @@ mod tests {
             !list.iter().any(|p| p.starts_with("Cargo.toml")),
             "{list:#?}"
         );
+    }
+
+    #[test]
+    fn a_provider_reaching_past_the_contract_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        let manifest = root.join("providers/codex/Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let reaching = text
+            .replace(
+                "projectfile-provider.workspace = true",
+                "projectfile-core.workspace = true",
+            )
+            .replace(
+                "[dev-dependencies]",
+                "[target.'cfg(unix)'.dependencies]\nlibc.workspace = true\n\n[build-dependencies]\nwhich.workspace = true\n\n[dev-dependencies]\ntempfile.workspace = true",
+            );
+        assert_ne!(text, reaching);
+        std::fs::write(&manifest, reaching).unwrap();
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        let about = |needle: &str| {
+            problems
+                .iter()
+                .any(|p| p.path == "providers/codex/Cargo.toml" && p.message.contains(needle))
+        };
+        assert!(
+            about("add `projectfile-provider.workspace = true`"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on projectfile-core in [dependencies]"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on libc in [target.cfg(unix).dependencies]"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on which in [build-dependencies]"),
+            "{problems:#?}"
+        );
+        // The tests may use anything.
+        assert!(!about("tempfile"), "{problems:#?}");
     }
 
     #[test]

@@ -12,8 +12,8 @@ use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
 use projectfile_core::{
-    Capabilities, Error, Namespace, Plan, PlanContext, Provider, Result, SessionRequest,
-    SkillInput, patterns,
+    Capabilities, Error, Namespace, Plan, PlanContext, Provider, SessionRequest, SkillInput,
+    patterns,
 };
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -40,7 +40,7 @@ impl Provider for SkillsProvider {
     fn discovery(&self) -> DiscoveryProfile {
         DiscoveryProfile::default()
     }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let mut plan = if self.block {
             patterns::agents_md_block(ctx, &[])?
         } else {

@@ -21,7 +21,7 @@
 //! - The whole file is owned (the project's own `.agents/hooks.json` is set aside and put back by
 //!   the last session, promise 12), rather than merging a named key into it.
 //!
-//! [`SessionTextCarrier::NotProjected`]: projectfile_core::SessionTextCarrier::NotProjected
+//! [`SessionTextCarrier::NotProjected`]: projectfile_provider::SessionTextCarrier::NotProjected
 //!
 //! # Facts relied on
 //!
@@ -40,8 +40,8 @@
 //! | Print mode (`agy -p`) "reports no workspace and runs commands in its own scratch directory" (1.1.11) | hermes-agent antigravity-cli skill; toolahead v0.7.0 | PARTLY: project hooks may not apply there |
 //! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
 
 /// The project hooks configuration (unconfirmed; see the module docs).
 pub const HOOKS_FILE: &str = ".agents/hooks.json";

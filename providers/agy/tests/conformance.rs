@@ -6,7 +6,7 @@ projectfile_conformance::conformance_tests!(projectfile_agy::Agy);
 
 use projectfile_agy::{Agy, HOOKS_FILE};
 use projectfile_conformance::{Fixture, HOOK_SCRIPT_NAME, Subject, Tree};
-use projectfile_core::SessionTextCarrier;
+use projectfile_provider::SessionTextCarrier;
 
 fn subject() -> Subject {
     Subject::new(Agy)

@@ -15,8 +15,8 @@
 //! - **Project `CLAUDE.md`**: Claude (default setting `claude-md-or-agents-md`) skips `AGENTS.md`
 //!   when a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` exists in the working directory
 //!   *or any directory above it*. The CLI runs in the workspace root, so the provider looks at the
-//!   root ([`WorkspaceView::exists`](projectfile_core::WorkspaceView::exists)) and above it
-//!   ([`WorkspaceView::found_above_root`](projectfile_core::WorkspaceView::found_above_root)); if
+//!   root ([`WorkspaceView::exists`](projectfile_provider::WorkspaceView::exists)) and above it
+//!   ([`WorkspaceView::found_above_root`](projectfile_provider::WorkspaceView::found_above_root)); if
 //!   any exists, the session takes the private-file route even on a new binary, so the text still
 //!   reaches the model and `CLAUDE.md` is never touched. The user's own `~/.claude/CLAUDE.md` does
 //!   not count (it is the user memory file, recognised by `$HOME`), nor do `.claude/rules/`.
@@ -91,11 +91,11 @@
 //!   an older `--cli-version` to force the private-file route.
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
-use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{
+use projectfile_provider::{
     BinarySpec, Capabilities, Plan, PlanContext, Probes, Provider, RelPath, Result, VersionProbe,
     patterns,
 };
+use projectfile_provider::{DiscoveryProfile, Walk};
 use std::path::Path;
 
 /// The first version this provider trusts to read `AGENTS.md` (promise 17; see the module docs).

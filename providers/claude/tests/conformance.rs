@@ -5,7 +5,7 @@
 
 use projectfile_claude::{Claude, PRIVATE_FILE, PROMPT_FLAG};
 use projectfile_conformance::{Fixture, Subject, Tree};
-use projectfile_core::{Probes, SessionTextCarrier, VersionProbe};
+use projectfile_provider::{Probes, SessionTextCarrier, VersionProbe};
 
 fn known(version: &str) -> Probes {
     Probes {

@@ -47,8 +47,8 @@
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
-use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
+use projectfile_provider::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";

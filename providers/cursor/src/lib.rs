@@ -49,8 +49,8 @@
 //! | `CURSOR_CONFIG_DIR` moves the CLI's config folder (`cli-config.json`, `chats/`), else `$XDG_CONFIG_HOME/cursor`, else `~/.cursor`; hooks and `projects/` transcripts stay under `~/.cursor` | rimio-ai/rimz PR #399 (read in the CLI bundle `cursor-config/dist/paths.js`, 2026.09.10); kernel/cli PR #181; lexmount/browseruse-agent-bench PR #42 quoting the CLI docs | PARTLY (third parties reading the bundle; the source is not public) |
 //! | Where a browser login is stored under that folder | — | NOT confirmed: authenticate a private home with `CURSOR_API_KEY` |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{
     Capabilities, Error, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan,
     PlanContext, Provider, RelPath, Result, SessionTextCarrier, patterns,
 };

@@ -19,8 +19,8 @@
 //! | Project hooks in `.muse/hooks.json` (Claude-like shape) | stbenjam/skillsaw `docs/rules/muse-hooks-valid.md` | PARTLY; not projected (hooks are refused) |
 //! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
 
 /// The Muse Code provider.
 #[derive(Clone, Copy, Debug, Default)]

@@ -44,8 +44,8 @@
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
-use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Result, patterns};
+use projectfile_provider::{Capabilities, Plan, PlanContext, Provider, RelPath, Result, patterns};
+use projectfile_provider::{DiscoveryProfile, Walk};
 
 /// The file Pi appends to its system prompt, relative to the launch directory.
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";

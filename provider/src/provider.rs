@@ -8,8 +8,8 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+use crate::discovery::DiscoveryProfile;
 use crate::error::{Error, Result};
-use crate::guidance::DiscoveryProfile;
 pub use crate::plan::{EntryKind, Namespace};
 use crate::plan::{Plan, RelPath};
 

@@ -160,7 +160,7 @@ pub fn hook_files(
 /// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
 ///
 /// Every provider whose CLI reads skill folders calls this with its own folder and sets
-/// `Capabilities::skills`; core does the rest (see [`crate::skills`]): the copy into
+/// `Capabilities::skills`; core does the rest (its skill-folder projection): the copy into
 /// `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
 /// take-over of a same-named folder (stashed, put back by the last session), counting across
 /// sessions, refresh at each start, and removal of only what is provably ours.
@@ -177,7 +177,7 @@ pub fn hook_files(
 /// `.`), and two skills with the same name.
 ///
 /// ```
-/// # use projectfile_core::{patterns, Plan, PlanContext, Result};
+/// # use projectfile_provider::{patterns, Plan, PlanContext, Result};
 /// fn plan(ctx: &PlanContext<'_>) -> Result<Plan> {
 ///     let mut plan = patterns::agents_md_block(ctx, &[])?;
 ///     plan.skills = patterns::skills(ctx, ".agents/skills")?;
