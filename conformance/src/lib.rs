@@ -30,12 +30,12 @@ pub mod runtime;
 pub mod skills;
 pub mod tree;
 
+use projectfile_core::Error;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
-use projectfile_core::{Error, fsio::Root};
 use projectfile_provider::{
-    Capabilities, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan, PlanContext,
-    Probes, Provider, SessionRequest, SessionTextCarrier, SkillInput,
+    Capabilities, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan, Probes, Provider,
+    SessionRequest, SessionTextCarrier, SkillInput,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -244,18 +244,18 @@ impl Fixture {
         self.plan_session(subject, &SessionRequest::with_prompt(prompt))
     }
 
-    /// The plan for a whole session request, with the subject's probes as given (no probing).
+    /// The plan for a whole session request, as an acquire by this fixture would make it now
+    /// (the same probes and binary; nothing projected).
     pub fn plan_session(&self, subject: &Subject, request: &SessionRequest) -> Plan {
-        let root = Root::open(&self.workspace).expect("open workspace");
-        subject
-            .provider
-            .plan(&PlanContext {
-                root: &self.workspace,
-                namespace: &Namespace::default(),
-                request,
-                probes: &subject.probes,
-                view: &root,
-            })
+        let mut acquire = AcquireRequest::new(
+            &self.workspace,
+            request.clone(),
+            Holder::current_process().expect("holder"),
+        );
+        acquire.probes = subject.probes.clone();
+        acquire.binary_path = subject.binary_path.clone();
+        self.projector
+            .plan(subject.provider.as_ref(), &acquire)
             .expect("plan")
     }
 

@@ -232,6 +232,7 @@ mod tests {
             request: &request,
             probes: &probes,
             view: &Empty,
+            home: None,
         })
     }
 

@@ -196,6 +196,10 @@ pub struct PlanContext<'a> {
     pub probes: &'a Probes,
     /// Read-only questions about the destination.
     pub view: &'a dyn WorkspaceView,
+    /// The user's home directory as the CLI will see it, when known: the CLI's user files (its
+    /// own memory file, say) live there and are not the project's. A provider never reads the
+    /// environment itself; core fills this in.
+    pub home: Option<&'a Path>,
 }
 
 /// The adapter for one CLI. Small and declarative: where and how the CLI takes each input.

@@ -7,7 +7,9 @@
 //!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
 //!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
 //!   filled in (no `TODO(maintainer)` left), and it depends only on `projectfile-provider` and
-//!   the pure crates of [`PROVIDER_PURE_DEPENDENCIES`] (its tests may use anything);
+//!   the pure crates of [`PROVIDER_PURE_DEPENDENCIES`] (its tests may use anything), and its
+//!   sources name none of the standard library's modules that reach the outside world
+//!   (`provider_purity`: `std::env`, `std::fs`, `std::process`, `std::net`, …);
 //! - every `.rs` file starts with a `//!` doc;
 //! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
 //!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
@@ -31,6 +33,7 @@ use crate::manifests::{self, Manifest};
 #[path = "../../conformance/src/facts.rs"]
 #[allow(dead_code)]
 mod facts;
+mod provider_purity;
 mod structure;
 
 /// Provider crates that are still placeholders while their issue lands them. They are skipped
@@ -88,6 +91,7 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     allowed_disallowed_methods_say_why(root, &files, &mut problems)?;
     structure::function_lengths(root, &files, &mut problems)?;
     structure::no_import_circles(root, &files, &mut problems)?;
+    provider_purity::providers_read_only_their_context(root, &files, &mut problems)?;
     Ok(problems)
 }
 

@@ -46,7 +46,9 @@ use crate::holder::{Holder, Liveness};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
-use crate::provider::{Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe};
+use crate::provider::{
+    Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe, WorkspaceView,
+};
 use crate::receipts::schema;
 pub use crate::receipts::{
     AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PendingUndo,
@@ -76,6 +78,10 @@ pub struct AcquireRequest {
     pub probes: Probes,
     /// An explicit path to the CLI binary, used when probing its version.
     pub binary_path: Option<PathBuf>,
+    /// The user's home directory as the CLI will see it, handed to the provider
+    /// ([`PlanContext::home`]): the CLI's user files there are not the project's.
+    /// [`AcquireRequest::new`] takes it from `$HOME` (unset or empty: `None`).
+    pub home: Option<PathBuf>,
 }
 
 impl AcquireRequest {
@@ -87,6 +93,9 @@ impl AcquireRequest {
             holder,
             probes: Probes::default(),
             binary_path: None,
+            home: std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(PathBuf::from),
         }
     }
 }
@@ -227,6 +236,41 @@ impl Projector {
         probes
     }
 
+    /// The plan `provider` makes for `request` in its workspace now, projecting nothing: what
+    /// [`Projector::acquire`] would apply if the workspace stayed as it is (the inputs checked
+    /// and the CLI probed the same way). Reads only; takes no lock.
+    pub fn plan(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<Plan> {
+        request
+            .session
+            .check_supported(provider.name(), &provider.capabilities())?;
+        let probes = Self::probe(provider, request);
+        let canonical = Self::canonical_workspace(&request.workspace)?;
+        let root = fsio::Root::open(&canonical)?;
+        self.plan_in(provider, request, &canonical, &probes, &root)
+    }
+
+    /// The provider's plan from the one context core builds (the only place a [`PlanContext`]
+    /// is made), checked.
+    fn plan_in(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+        root: &Path,
+        probes: &Probes,
+        view: &dyn WorkspaceView,
+    ) -> Result<Plan> {
+        let plan = provider.plan(&PlanContext {
+            root,
+            namespace: &self.namespace,
+            request: &request.session,
+            probes,
+            view,
+            home: request.home.as_deref(),
+        })?;
+        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        Ok(plan)
+    }
+
     /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
     pub fn acquire(
         &self,
@@ -254,14 +298,7 @@ impl Projector {
         outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
-        let plan = provider.plan(&PlanContext {
-            root: &canonical,
-            namespace: &self.namespace,
-            request: &request.session,
-            probes: &probes,
-            view: &locked.root,
-        })?;
-        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        let plan = self.plan_in(provider, request, &canonical, &probes, &locked.root)?;
         let token = format!(
             "pf1-{}-{}",
             workspace_key(&canonical),

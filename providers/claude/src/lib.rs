@@ -19,7 +19,8 @@
 //!   ([`WorkspaceView::found_above_root`](projectfile_provider::WorkspaceView::found_above_root)); if
 //!   any exists, the session takes the private-file route even on a new binary, so the text still
 //!   reaches the model and `CLAUDE.md` is never touched. The user's own `~/.claude/CLAUDE.md` does
-//!   not count (it is the user memory file, recognised by `$HOME`), nor do `.claude/rules/`.
+//!   not count (it is the user memory file, recognised by the home directory core hands in as
+//!   [`PlanContext::home`]), nor do `.claude/rules/`.
 //! - **`--append-system-prompt-file`, not `--system-prompt-file`**: the AGENTS.md route *adds* the
 //!   text to Claude's context; appending is the same thing on the command line. Replacing the
 //!   system prompt would drop Claude Code's own tool and safety guidance. The flag exists since
@@ -96,7 +97,6 @@ use projectfile_provider::{
     patterns,
 };
 use projectfile_provider::{DiscoveryProfile, Walk};
-use std::path::Path;
 
 /// The first version this provider trusts to read `AGENTS.md` (promise 17; see the module docs).
 pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
@@ -150,9 +150,7 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
             found.push(name.to_string());
         }
     }
-    let user_memory = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| Path::new(&h).join(USER_MEMORY));
+    let user_memory = ctx.home.map(|home| home.join(USER_MEMORY));
     found.extend(
         ctx.view
             .found_above_root(&CLAUDE_FILES)
