@@ -374,12 +374,12 @@ mod tests {
 
     /// Makes any later release of `lease`'s workspace fail: its ledger names no workspace.
     fn break_ledger(env: &Env, lease_workspace: &Path) {
-        let key = projectfile_core::ledger::workspace_key(lease_workspace);
+        let key = projectfile_core::testing::ledger::workspace_key(lease_workspace);
         let dir = env.state.join("workspaces").join(key);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
-            dir.join(projectfile_core::journal::JOURNAL_FILE),
-            projectfile_core::journal::frame(b"{}"),
+            dir.join(projectfile_core::testing::journal::JOURNAL_FILE),
+            projectfile_core::testing::journal::frame(b"{}"),
         )
         .unwrap();
     }

@@ -52,10 +52,11 @@
 use crate::tree::{Node, Tree};
 use crate::{Fixture, HolderProcess};
 use projectfile_core::block::{self, Markers};
-use projectfile_core::fsio::{TEMP_INFIX, faults};
 use projectfile_core::generated::{Provenance, provenance};
 use projectfile_core::holder::Holder;
-use projectfile_core::projector::{AcquireReceipt, AcquireRequest, priors};
+use projectfile_core::projector::{AcquireReceipt, AcquireRequest};
+use projectfile_core::testing::fsio::{TEMP_INFIX, faults};
+use projectfile_core::testing::priors;
 use projectfile_core::{Error, MarkerKind, Namespace, Plan, Probes, Provider, SessionRequest};
 use std::collections::BTreeSet;
 

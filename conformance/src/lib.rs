@@ -276,7 +276,7 @@ impl Default for Fixture {
 /// ledger journals whose newest record is an empty ledger, and the `paths/` notes of which folder
 /// each path named (all kept once a workspace has been used).
 pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
-    use projectfile_core::journal::{JOURNAL_FILE, records_nothing};
+    use projectfile_core::testing::journal::{JOURNAL_FILE, records_nothing};
     walk_files(state)
         .into_iter()
         .filter(|p| match p.file_name().and_then(|n| n.to_str()) {
@@ -601,7 +601,7 @@ pub fn no_temporary_files_left(subject: &Subject) {
     let b = fx.acquire(subject, "two").unwrap();
     let temps: Vec<String> = Tree::capture(&fx.workspace)
         .paths()
-        .filter(|p| p.contains(projectfile_core::fsio::TEMP_INFIX))
+        .filter(|p| p.contains(projectfile_core::testing::fsio::TEMP_INFIX))
         .map(str::to_string)
         .collect();
     assert!(temps.is_empty(), "temporary files left: {temps:?}");
@@ -793,8 +793,7 @@ pub fn priors_are_read_by_no_cli(subject: &Subject) {
             .collect::<Vec<_>>()
     };
     let before = resolved(&fx);
-    let top =
-        projectfile_core::projector::priors::dir_name(&projectfile_core::Namespace::default());
+    let top = projectfile_core::testing::priors::dir_name(&projectfile_core::Namespace::default());
     for name in [
         "AGENTS.md",
         "AGENTS.override.md",
@@ -1270,7 +1269,7 @@ fn assert_edit_outcome(fx: &Fixture, before: &Tree, path: &str, edit: &str, with
     }
 }
 
-fn assert_kept(kept: &[projectfile_core::ledger::KeptRecord], path: &str, edit: &str) {
+fn assert_kept(kept: &[projectfile_core::receipts::KeptRecord], path: &str, edit: &str) {
     let record = kept
         .iter()
         .find(|k| k.path.as_str() == path)

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use crate::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
 use crate::holder::{Holder, Liveness};
-use crate::ledger::KeptRecord;
+pub use crate::ledger::KeptRecord;
 use crate::plan::{RelPath, SessionTextCarrier};
 use crate::provider::{Capabilities, Probes, Provider};
 use crate::reader::{Mode, Notice};

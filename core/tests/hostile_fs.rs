@@ -15,10 +15,10 @@
 )]
 
 use projectfile_conformance::{Fixture, Subject, Tree};
-use projectfile_core::fsio::{self, FsFamily, FsRole};
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
+use projectfile_core::testing::fsio::{self, FsFamily, FsRole};
 use projectfile_core::{
     BlockProjection, Capabilities, Error, Namespace, OwnedFileProjection, OwnedRole, Plan,
     PlanContext, Provider, RelPath, SessionRequest, SessionTextCarrier,

@@ -13,8 +13,8 @@
 
 mod skills_common;
 
-use projectfile_core::fsio::{self, LockGuard, faults};
 use projectfile_core::holder::Holder;
+use projectfile_core::testing::fsio::{self, LockGuard, faults};
 use proptest::prelude::*;
 use skills_common::*;
 use std::collections::BTreeMap;

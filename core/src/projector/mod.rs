@@ -5,23 +5,23 @@
 //! holders are dead, does its work, and writes the ledger back, so concurrent processes never lose
 //! an update. Acquire records its intent in the ledger *before* touching the workspace, so a crash
 //! at any point leaves something the next start can clean: a lease whose holder is dead. Which
-//! records are synced first, and why the others may wait, is [`crate::journal`]'s to say.
+//! records are synced first, and why the others may wait, is the `journal`'s to say.
 //!
-//! Each kind of projection lives in a module of its own behind one trait ([`kind`]'s
+//! Each kind of projection lives in a module of its own behind one trait (`kind`'s
 //! `Projection`: record the intent, apply, undo, report status), and all of them follow one undo
 //! rule: remove or replace only what is provably ours, leave whatever is not where the user put
-//! it, and report it ([`kind`] says it in full):
+//! it, and report it (`kind` says it in full):
 //!
 //! | module | kind |
 //! |---|---|
-//! | [`shared_block`] | our marked block in a shared file |
-//! | [`owned_file`] | a file written whole, its prior content taken over |
-//! | [`marker`] | an empty file or folder whose presence we create |
-//! | [`skill_folder`] | a projected skill folder, a same-named folder taken over |
-//! | [`private_file`] | a session's files under the state directory |
-//! | [`created_dir`] | directories created on the way to a projected path |
+//! | `shared_block` | our marked block in a shared file |
+//! | `owned_file` | a file written whole, its prior content taken over |
+//! | `marker` | an empty file or folder whose presence we create |
+//! | `skill_folder` | a projected skill folder, a same-named folder taken over |
+//! | `private_file` | a session's files under the state directory |
+//! | `created_dir` | directories created on the way to a projected path |
 //!
-//! [`priors`] keeps what was taken over inside the workspace; [`locked`] is one locked
+//! `priors` keeps what was taken over inside the workspace; `locked` is one locked
 //! workspace and the state-directory layout.
 
 mod created_dir;
@@ -31,17 +31,18 @@ mod locked;
 mod marker;
 mod owned_file;
 mod plan_check;
-pub mod priors;
+pub(crate) mod priors;
 mod private_file;
 mod shared_block;
-pub mod skill_folder;
+mod skill_folder;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::block::{self, Markers};
 use crate::error::{Error, Result};
-use crate::fsio::{self, LockWait};
+use crate::fsio;
+pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
@@ -144,6 +145,15 @@ impl Projector {
     /// The namespace.
     pub fn namespace(&self) -> &Namespace {
         &self.namespace
+    }
+
+    /// The lock file under `state_dir` that serializes every operation on the workspace
+    /// `canonical` (a path [`Projector::canonical_workspace`] returned).
+    pub fn lock_path(state_dir: &Path, canonical: &Path) -> PathBuf {
+        state_dir
+            .join("workspaces")
+            .join(workspace_key(canonical))
+            .join("lock")
     }
 
     /// Canonicalizes a workspace path, requiring a directory.

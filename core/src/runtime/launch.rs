@@ -19,7 +19,7 @@
 //! want (an `output/` of a run without `--output`, the previous `--output` left by a killed run,
 //! an attachment of an earlier launch) is removed or replaced, never followed; a link, file or
 //! folder we did not make where one of our links goes fails the launch with nothing changed. How
-//! "we made it" is proven is in [`crate::fsio::links::launch`]. When the launch ends
+//! "we made it" is proven is in core's private `fsio::links::launch`. When the launch ends
 //! ([`Launch::close`], or dropping the [`Launch`]), `output/` and the attachments are unlinked
 //! again; `project/` stays.
 

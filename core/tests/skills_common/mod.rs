@@ -186,12 +186,12 @@ impl Fx {
     /// Files left in the state directory other than lock files, ledger journals recording
     /// nothing, kept bytes and empty folders.
     pub fn state_files(&self) -> Vec<String> {
-        let journal = format!("/{}", projectfile_core::journal::JOURNAL_FILE);
+        let journal = format!("/{}", projectfile_core::testing::journal::JOURNAL_FILE);
         tree(&self.state)
             .into_iter()
             .filter(|(p, n)| match n {
                 Node::File(bytes, _) if p.ends_with(&journal) => {
-                    !projectfile_core::journal::records_nothing(bytes)
+                    !projectfile_core::testing::journal::records_nothing(bytes)
                 }
                 Node::File(..) => {
                     !p.ends_with("/lock") && !p.contains("/kept/") && !p.starts_with("paths/")

@@ -2,7 +2,7 @@
 //! sessions like every other projection, and taking them out again without losing a byte of the
 //! project (docs/promises.md, promises 11, 12 and 15).
 //!
-//! - **Marker.** Every folder we build carries the marker file [`Namespace::skill_marker`]
+//! - **Marker.** Every folder we build carries the marker file [`crate::Namespace::skill_marker`]
 //!   (`.agentworks-managed`). Its content is a small JSON document naming the namespace, a random
 //!   *build id*, and the SHA-256 and mode of every file we wrote (see [`marker_content`]). It is a
 //!   hidden file inside the skill folder: skill loaders read the folder's `SKILL.md` and what it
