@@ -33,6 +33,7 @@
 //! next start in that workspace cleans up. Pass [`SessionBuilder::holder`] to tie the lease to the
 //! CLI's own process or to a lock file instead (see [`Holder`]).
 
+use projectfile_core::ProviderExt;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;

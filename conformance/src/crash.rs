@@ -58,6 +58,7 @@ use projectfile_core::projector::{AcquireReceipt, AcquireRequest};
 use projectfile_core::testing::fsio::{TEMP_INFIX, faults};
 use projectfile_core::testing::priors;
 use projectfile_core::{Error, MarkerKind, Namespace, Plan, Probes, Provider, SessionRequest};
+use projectfile_provider::ProviderExt;
 use std::collections::BTreeSet;
 
 /// The steps of the history a crash can interrupt.

@@ -33,6 +33,7 @@ pub mod tree;
 use projectfile_core::Error;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
+use projectfile_provider::ProviderExt;
 use projectfile_provider::{
     Capabilities, HookScript, HooksInput, LaunchArg, Namespace, OwnedRole, Plan, Probes, Provider,
     SessionRequest, SessionTextCarrier, SkillInput,

@@ -9,6 +9,7 @@ use projectfile_core::projector::AcquireReceipt;
 use projectfile_core::{
     Error, HookScript, HooksInput, OwnedRole, RelPath, SessionRequest, SkillInput,
 };
+use projectfile_provider::ProviderExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 

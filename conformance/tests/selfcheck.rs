@@ -10,7 +10,7 @@
 
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
-    Capabilities, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath,
+    OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath,
     SessionTextCarrier, patterns,
 };
 
@@ -19,28 +19,22 @@ use projectfile_core::{
 #[derive(Clone, Copy, Default)]
 struct Configures;
 
+const CONFIGURES: ProviderSpec = ProviderSpec::new("configures", || DiscoveryProfile {
+    extra_files: vec![".cursor/rules/*.mdc".into()],
+    ..DiscoveryProfile::default()
+})
+.session_text_in_file()
+.skills_in(".cursor/skills")
+.takes_mcp()
+.takes_hooks()
+.takes_cli_config()
+.writes_owned_files();
+
 impl Provider for Configures {
-    fn name(&self) -> &'static str {
-        "configures"
+    fn spec(&self) -> &'static ProviderSpec {
+        &CONFIGURES
     }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            skills: true,
-            mcp: true,
-            hooks: true,
-            cli_config: true,
-            owned_files: true,
-            ..Capabilities::default()
-        }
-    }
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            extra_files: vec![".cursor/rules/*.mdc".into()],
-            ..DiscoveryProfile::default()
-        }
-    }
-    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
             path: RelPath::new(path).unwrap(),
             content,
@@ -89,7 +83,6 @@ impl Provider for Configures {
         }
         Ok(Plan {
             owned_files: files,
-            skills: patterns::skills(ctx, ".cursor/skills")?,
             session_text: Some(SessionTextCarrier::OwnedFile {
                 path: RelPath::new(mdc).unwrap(),
             }),
@@ -102,23 +95,17 @@ impl Provider for Configures {
 #[derive(Clone, Copy, Default)]
 struct Plain;
 
+const PLAIN: ProviderSpec = ProviderSpec::new("plain", || DiscoveryProfile {
+    per_directory: vec!["AGENTS.md".into()],
+    ..DiscoveryProfile::default()
+})
+.session_text_in_file();
+
 impl Provider for Plain {
-    fn name(&self) -> &'static str {
-        "plain"
+    fn spec(&self) -> &'static ProviderSpec {
+        &PLAIN
     }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            ..Capabilities::default()
-        }
-    }
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec!["AGENTS.md".into()],
-            ..DiscoveryProfile::default()
-        }
-    }
-    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         patterns::agents_md_block(ctx, &[])
     }
 }

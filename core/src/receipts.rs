@@ -24,7 +24,7 @@ use crate::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
 use crate::holder::{Holder, Liveness};
 pub use crate::ledger::KeptRecord;
 use crate::plan::{RelPath, SessionTextCarrier};
-use crate::provider::{Capabilities, Probes, Provider};
+use crate::provider::{Capabilities, Probes, Provider, ProviderExt};
 use crate::reader::{Mode, Notice};
 use crate::runtime::{ResumeCheck, RuntimeIdentity};
 

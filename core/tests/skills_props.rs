@@ -21,10 +21,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-const SKILLS_ONLY: SkillsProvider = SkillsProvider {
-    dir: ".agents/skills",
-    block: false,
-};
+const SKILLS_ONLY: SkillsProvider = SkillsProvider { block: false };
 const FOLDER: &str = ".agents/skills/review";
 
 #[derive(Clone, Debug)]

@@ -19,6 +19,7 @@ pub mod error;
 pub mod patterns;
 pub mod plan;
 pub mod provider;
+pub mod spec;
 
 pub use discovery::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args};
 pub use error::{Error, Result};

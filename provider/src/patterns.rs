@@ -176,14 +176,9 @@ pub fn hook_files(
 /// ([`crate::plan::validate_skill_name`]: no `/`, `..`, absolute path, control character or leading
 /// `.`), and two skills with the same name.
 ///
-/// ```
-/// # use projectfile_provider::{patterns, Plan, PlanContext, Result};
-/// fn plan(ctx: &PlanContext<'_>) -> Result<Plan> {
-///     let mut plan = patterns::agents_md_block(ctx, &[])?;
-///     plan.skills = patterns::skills(ctx, ".agents/skills")?;
-///     Ok(plan)
-/// }
-/// ```
+/// A provider does not call it itself: naming its folder in its spec
+/// ([`crate::ProviderSpec::skills_in`]) is what gets the session's skills planned there, by
+/// [`crate::ProviderExt::plan`].
 pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjection>> {
     let skills_dir = RelPath::new(skills_dir)?;
     let mut out: Vec<SkillProjection> = Vec::with_capacity(ctx.request.skills.len());

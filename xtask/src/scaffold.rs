@@ -116,7 +116,7 @@ fn lib_rs(name: &str) -> String {
 //!
 //! {todo}: delete this paragraph once the provider is finished. `cargo xtask new-provider`
 //! generated it from the closest existing pattern, the session block in the root `AGENTS.md`
-//! ([`patterns::agents_md_block`]). Make the capabilities, the discovery profile and the plan say
+//! ([`patterns::agents_md_block`]). Make the spec, the discovery profile and the session plan say
 //! what the CLI really does, record each fact they rely on in the table below with its source, and
 //! resolve every to-do marker: this crate's `facts_are_recorded` test and `cargo xtask tidy` fail,
 //! naming each line, until then. The guide is `docs/adding-a-provider.md`.
@@ -132,37 +132,36 @@ fn lib_rs(name: &str) -> String {
 //! | {todo}: where it reads skills, MCP servers, hooks and its configuration, if at all | {todo} |
 
 use projectfile_provider::{{
-    Capabilities, DiscoveryProfile, Plan, PlanContext, Provider, Result, patterns,
+    DiscoveryProfile, Plan, PlanContext, Provider, ProviderSpec, Result, patterns,
 }};
+
+/// The {name} CLI, as data: what it takes and how it finds instruction files.
+// {todo}: chain what the CLI really takes (`.skills_in(dir)` where it reads skills, then
+// `.takes_mcp()`, `.takes_hooks()`, `.takes_cli_config()`, `.writes_owned_files()`,
+// `.creates_markers()`, `.with_cli_home_env(VAR)`, `.probes_binary(…)`) and plan each one; the
+// conformance suite picks its checks from these.
+pub const SPEC: ProviderSpec = ProviderSpec::new("{name}", discovery).session_text_in_file();
 
 /// The {name} provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct {ty};
 
+/// How the CLI discovers instruction files.
+fn discovery() -> DiscoveryProfile {{
+    // {todo}: how the CLI discovers instruction files, from the facts table.
+    DiscoveryProfile {{
+        per_directory: vec![patterns::AGENTS_MD.into()],
+        root_markers: vec![".git".into()],
+        ..DiscoveryProfile::default()
+    }}
+}}
+
 impl Provider for {ty} {{
-    fn name(&self) -> &'static str {{
-        "{name}"
+    fn spec(&self) -> &'static ProviderSpec {{
+        &SPEC
     }}
 
-    fn capabilities(&self) -> Capabilities {{
-        // {todo}: switch on what the CLI takes (skills, mcp, hooks, cli_config, owned files,
-        // markers) and plan each one; the conformance suite picks its checks from these flags.
-        Capabilities {{
-            session_text_file: true,
-            ..Capabilities::default()
-        }}
-    }}
-
-    fn discovery(&self) -> DiscoveryProfile {{
-        // {todo}: how the CLI discovers instruction files, from the facts table.
-        DiscoveryProfile {{
-            per_directory: vec![patterns::AGENTS_MD.into()],
-            root_markers: vec![".git".into()],
-            ..DiscoveryProfile::default()
-        }}
-    }}
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {{
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {{
         // {todo}: the closest existing pattern, the block in the root AGENTS.md; keep it only
         // if the CLI reads that file (list any file it reads instead, as Codex does).
         patterns::agents_md_block(ctx, &[])
@@ -361,7 +360,7 @@ pub fn run(root: &Path, name: &str) -> Result<()> {
     eprintln!(
         "\nproviders/{name} is registered ({} providers now). Next:\n  \
          1. record the CLI's facts with their sources in providers/{name}/src/lib.rs, and make\n     \
-         capabilities(), discovery() and plan() say what it does (docs/adding-a-provider.md);\n  \
+         its SPEC, discovery() and session_plan() say what it does (docs/adding-a-provider.md);\n  \
          2. cargo xtask conformance --provider {name}   (fails on each TODO(maintainer) left)\n  \
          3. cargo xtask tidy",
         known.len()

@@ -48,7 +48,8 @@ use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{
-    Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe, WorkspaceView,
+    Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
+    WorkspaceView,
 };
 use crate::receipts::schema;
 pub use crate::receipts::{

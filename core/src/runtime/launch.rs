@@ -31,6 +31,7 @@ use serde::Serialize;
 use super::{Mode, OUTPUT_LINK, PROJECT_LINK, Runtime, RuntimeIdentity, RuntimeKey};
 use crate::error::{Error, Result};
 use crate::fsio::links::{self, ATTACHED_DIR, LaunchLock, Levels, LinkRecord, WantedLink};
+use crate::provider::ProviderExt;
 pub use crate::sandbox::AttachAccess;
 use crate::sandbox::{GrantAccess, SandboxPolicy, SandboxStatus};
 

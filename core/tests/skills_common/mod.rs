@@ -12,7 +12,7 @@ use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
 use projectfile_core::{
-    Capabilities, Error, Namespace, Plan, PlanContext, Provider, SessionRequest, SkillInput,
+    Error, Namespace, Plan, PlanContext, Provider, ProviderSpec, SessionRequest, SkillInput,
     patterns,
 };
 use std::collections::BTreeMap;
@@ -20,41 +20,39 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
-/// Projects the session's skills into `dir`, plus the AGENTS.md block when `block` is set.
+/// Projects the session's skills into `.agents/skills`, plus the AGENTS.md block when `block`
+/// is set.
 pub struct SkillsProvider {
-    pub dir: &'static str,
     pub block: bool,
 }
 
+/// The skills folder of [`SkillsProvider`].
+pub const SKILLS_DIR: &str = ".agents/skills";
+
+const WITH_BLOCK: ProviderSpec = ProviderSpec::new("skills-test", DiscoveryProfile::default)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR);
+const SKILLS_ALONE: ProviderSpec =
+    ProviderSpec::new("skills-test", DiscoveryProfile::default).skills_in(SKILLS_DIR);
+
 impl Provider for SkillsProvider {
-    fn name(&self) -> &'static str {
-        "skills-test"
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: self.block,
-            skills: true,
-            ..Capabilities::default()
+    fn spec(&self) -> &'static ProviderSpec {
+        if self.block {
+            &WITH_BLOCK
+        } else {
+            &SKILLS_ALONE
         }
     }
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-    fn plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
-        let mut plan = if self.block {
-            patterns::agents_md_block(ctx, &[])?
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+        if self.block {
+            patterns::agents_md_block(ctx, &[])
         } else {
-            Plan::default()
-        };
-        plan.skills = patterns::skills(ctx, self.dir)?;
-        Ok(plan)
+            Ok(Plan::default())
+        }
     }
 }
 
-pub const CODEX_LIKE: SkillsProvider = SkillsProvider {
-    dir: ".agents/skills",
-    block: true,
-};
+pub const CODEX_LIKE: SkillsProvider = SkillsProvider { block: true };
 
 /// A node of a byte-exact tree picture.
 #[derive(Clone, Debug, PartialEq, Eq)]

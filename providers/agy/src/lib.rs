@@ -41,7 +41,7 @@
 //! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
 use projectfile_provider::DiscoveryProfile;
-use projectfile_provider::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
 
 /// The project hooks configuration (unconfirmed; see the module docs).
 pub const HOOKS_FILE: &str = ".agents/hooks.json";
@@ -51,32 +51,30 @@ pub const HOOK_SCRIPT_DIR: &str = ".agents/hooks";
 pub const NOT_PROJECTED: &str =
     "agy takes no per-session prompt file or flag that projectfile can rely on";
 
+/// agy, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("agy", discovery)
+    .takes_hooks()
+    .writes_owned_files();
+
 /// The agy provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Agy;
 
+/// How agy discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec![patterns::AGENTS_MD.into(), "GEMINI.md".into()],
+        user_files: vec![".gemini/GEMINI.md".into()],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Agy {
-    fn name(&self) -> &'static str {
-        "agy"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            hooks: true,
-            owned_files: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![patterns::AGENTS_MD.into(), "GEMINI.md".into()],
-            user_files: vec![".gemini/GEMINI.md".into()],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = patterns::not_projected_plan(NOT_PROJECTED);
         plan.owned_files = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
         if !plan.owned_files.is_empty() {

@@ -93,7 +93,7 @@
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
 use projectfile_provider::{
-    BinarySpec, Capabilities, Plan, PlanContext, Probes, Provider, RelPath, Result, VersionProbe,
+    BinarySpec, Plan, PlanContext, Probes, Provider, ProviderSpec, RelPath, Result, VersionProbe,
     patterns,
 };
 use projectfile_provider::{DiscoveryProfile, Walk};
@@ -118,6 +118,18 @@ pub struct Claude;
 
 /// Where the CLI reads project skills; each session skill is projected into `.claude/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".claude/skills";
+
+/// Claude Code, as data. Its discovery is that of a binary that reads `AGENTS.md`; an older one
+/// is told apart by [`Provider::discovery_for`].
+pub const SPEC: ProviderSpec = ProviderSpec::new("claude", || profile(true))
+    .session_text_in_file()
+    .session_text_as_launch_arg()
+    .skills_in(SKILLS_DIR)
+    .probes_binary(BinarySpec {
+        name: "claude",
+        version_args: &["--version"],
+    })
+    .with_cli_home_env("CLAUDE_CONFIG_DIR");
 
 /// The binary's version if it reads `AGENTS.md`, or why it is treated as one that does not.
 fn reads_agents_md(probes: &Probes) -> std::result::Result<semver::Version, String> {
@@ -191,21 +203,8 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
 }
 
 impl Provider for Claude {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            session_text_launch_arg: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        profile(true)
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
     fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
@@ -215,26 +214,7 @@ impl Provider for Claude {
         }
     }
 
-    fn binary(&self) -> Option<BinarySpec> {
-        Some(BinarySpec {
-            name: "claude",
-            version_args: &["--version"],
-        })
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("CLAUDE_CONFIG_DIR")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        Ok(plan)
-    }
-}
-
-impl Claude {
-    /// Everything but the skills: where the session text and the session's files go.
+    /// Where the session text goes: the `AGENTS.md` block, or the private file.
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let route = format!(
             "the session text goes to a private file passed with {PROMPT_FLAG}; no project file is edited"

@@ -4,7 +4,7 @@
 
 use projectfile_claude::{Claude, PRIVATE_FILE};
 use projectfile_provider::{
-    EntryKind, Namespace, Plan, PlanContext, Probes, Provider, RelPath, SessionRequest,
+    EntryKind, Namespace, Plan, PlanContext, Probes, ProviderExt, RelPath, SessionRequest,
     SessionTextCarrier, VersionProbe, WorkspaceView,
 };
 use std::path::{Path, PathBuf};
