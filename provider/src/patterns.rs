@@ -159,9 +159,9 @@ pub fn hook_files(
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
 /// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
 ///
-/// Every provider whose CLI reads skill folders calls this with its own folder and sets
-/// `Capabilities::skills`; core does the rest (its skill-folder projection): the copy into
-/// `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
+/// Every provider whose CLI reads skill folders gets this called with its own folder by naming
+/// it in its spec ([`crate::ProviderSpec::skills_in`]); core does the rest (its skill-folder
+/// projection): the copy into `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
 /// take-over of a same-named folder (stashed, put back by the last session), counting across
 /// sessions, refresh at each start, and removal of only what is provably ours.
 ///
