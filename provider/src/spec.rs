@@ -150,3 +150,149 @@ impl ProviderSpec {
         self.cli_home_env
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::plan::{EntryKind, Plan, RelPath, SkillProjection};
+    use crate::provider::{
+        Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, SkillInput,
+        WorkspaceView,
+    };
+    use std::path::{Path, PathBuf};
+
+    struct Empty;
+    impl WorkspaceView for Empty {
+        fn kind(&self, _: &RelPath) -> EntryKind {
+            EntryKind::Missing
+        }
+        fn found_above_root(&self, _: &[&str]) -> Vec<PathBuf> {
+            Vec::new()
+        }
+    }
+
+    const WITH_SKILLS: ProviderSpec = ProviderSpec::new("with-skills", DiscoveryProfile::default)
+        .session_text_in_file()
+        .skills_in(".x/skills");
+    const WITHOUT: ProviderSpec =
+        ProviderSpec::new("without", DiscoveryProfile::default).session_text_in_file();
+
+    /// Plans the AGENTS.md block, and (when `sneaks_skills`) puts skills in its session plan.
+    struct Subject {
+        spec: &'static ProviderSpec,
+        sneaks_skills: bool,
+    }
+
+    impl Provider for Subject {
+        fn spec(&self) -> &'static ProviderSpec {
+            self.spec
+        }
+        fn session_plan(&self, ctx: &PlanContext<'_>) -> crate::Result<Plan> {
+            let mut plan = crate::patterns::agents_md_block(ctx, &[])?;
+            if self.sneaks_skills {
+                plan.skills = crate::patterns::skills(ctx, ".elsewhere")?;
+            }
+            Ok(plan)
+        }
+    }
+
+    fn plan(subject: &Subject, request: &SessionRequest) -> crate::Result<Plan> {
+        subject.plan(&PlanContext {
+            root: Path::new("/ws"),
+            namespace: &Namespace::default(),
+            request,
+            probes: &Probes::default(),
+            view: &Empty,
+            home: None,
+        })
+    }
+
+    fn with_skill() -> SessionRequest {
+        SessionRequest {
+            skills: vec![SkillInput {
+                name: "review".into(),
+                source: PathBuf::from("/src/review"),
+            }],
+            ..SessionRequest::with_prompt("p")
+        }
+    }
+
+    #[test]
+    fn capabilities_follow_from_the_setters() {
+        assert_eq!(
+            Capabilities {
+                session_text_file: true,
+                skills: true,
+                ..Capabilities::NONE
+            },
+            WITH_SKILLS.capabilities()
+        );
+        assert_eq!(WITHOUT.skills_dir(), None);
+        assert!(!WITHOUT.capabilities().skills);
+        const ALL: ProviderSpec = ProviderSpec::new("all", DiscoveryProfile::default)
+            .session_text_as_launch_arg()
+            .takes_mcp()
+            .takes_hooks()
+            .takes_cli_config()
+            .writes_owned_files()
+            .creates_markers()
+            .probes_binary(BinarySpec {
+                name: "all",
+                version_args: &["-V"],
+            })
+            .with_cli_home_env("ALL_HOME");
+        let caps = ALL.capabilities();
+        assert!(caps.session_text_launch_arg && caps.mcp && caps.hooks && caps.cli_config);
+        assert!(caps.owned_files && caps.markers);
+        assert!(!caps.session_text_file && !caps.skills);
+        assert_eq!(ALL.binary().map(|b| b.name), Some("all"));
+        assert_eq!(ALL.cli_home_env(), Some("ALL_HOME"));
+        assert_eq!(ALL.name(), "all");
+    }
+
+    #[test]
+    fn the_spec_folder_gets_the_session_skills() {
+        let subject = Subject {
+            spec: &WITH_SKILLS,
+            sneaks_skills: false,
+        };
+        let plan = plan(&subject, &with_skill()).unwrap();
+        assert_eq!(
+            plan.skills,
+            vec![SkillProjection {
+                skills_dir: RelPath::new(".x/skills").unwrap(),
+                name: "review".into(),
+                source: PathBuf::from("/src/review"),
+            }]
+        );
+        assert_eq!(plan.blocks.len(), 1, "the session plan is kept");
+    }
+
+    #[test]
+    fn skills_without_a_folder_are_refused_naming_the_provider() {
+        let subject = Subject {
+            spec: &WITHOUT,
+            sneaks_skills: false,
+        };
+        let error = plan(&subject, &with_skill()).unwrap_err();
+        assert!(matches!(error, Error::Provider { .. }), "{error}");
+        let text = error.to_string();
+        assert!(
+            text.starts_with("without") && text.contains("skills"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_session_plan_cannot_place_skills_itself() {
+        let subject = Subject {
+            spec: &WITH_SKILLS,
+            sneaks_skills: true,
+        };
+        let error = plan(&subject, &with_skill()).unwrap_err();
+        assert!(matches!(error, Error::Provider { .. }), "{error}");
+        assert!(error.to_string().contains("skills_in"), "{error}");
+    }
+}
