@@ -201,14 +201,15 @@ pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjec
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::provider::{
         EntryKind, HookScript, HooksInput, Namespace, Probes, SessionRequest, WorkspaceView,
     };
     use std::path::{Path, PathBuf};
 
-    struct Empty;
+    /// An empty destination: every path missing, nothing above the root.
+    pub(crate) struct Empty;
     impl WorkspaceView for Empty {
         fn kind(&self, _: &RelPath) -> EntryKind {
             EntryKind::Missing

@@ -156,22 +156,12 @@ impl ProviderSpec {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::plan::{EntryKind, Plan, RelPath, SkillProjection};
+    use crate::patterns::tests::Empty;
+    use crate::plan::{Plan, RelPath, SkillProjection};
     use crate::provider::{
         Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, SkillInput,
-        WorkspaceView,
     };
     use std::path::{Path, PathBuf};
-
-    struct Empty;
-    impl WorkspaceView for Empty {
-        fn kind(&self, _: &RelPath) -> EntryKind {
-            EntryKind::Missing
-        }
-        fn found_above_root(&self, _: &[&str]) -> Vec<PathBuf> {
-            Vec::new()
-        }
-    }
 
     const WITH_SKILLS: ProviderSpec = ProviderSpec::new("with-skills", DiscoveryProfile::default)
         .session_text_in_file()

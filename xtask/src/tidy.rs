@@ -5,7 +5,8 @@
 //!   files; every declared dependency is used, and every workspace dependency by some crate;
 //! - every crate under `providers/` is registered: workspace dependency, facade feature (in
 //!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
-//!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
+//!   `tests/suite.rs` running the shared suite under its own harness (a `[[test]]` with
+//!   `harness = false`), a `//!` docs page whose `# Facts relied on` table is
 //!   filled in (no `TODO(maintainer)` left), and it depends only on `projectfile-provider` and
 //!   the pure crates of [`PROVIDER_PURE_DEPENDENCIES`] (its tests may use anything), and its
 //!   sources name none of the standard library's modules that reach the outside world
@@ -244,15 +245,7 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
             ));
         }
         provider_dependencies_are_the_contract(&own, problems);
-        let test_rel = format!("{dir}/tests/conformance.rs");
-        match std::fs::read_to_string(root.join(&test_rel)) {
-            Ok(text) if text.contains("conformance_tests!(") => {}
-            _ => problems.push(problem(
-                test_rel,
-                None,
-                format!("missing: the provider must run the shared suite: `projectfile_conformance::conformance_tests!({}::…);`", crate_ident(name)),
-            )),
-        }
+        suite_is_run(root, &dir, name, &own, problems);
         for gap in facts::missing_facts(name, &lib) {
             let (path, line, message) = split_located(&gap);
             problems.push(problem(path, line, message));
@@ -282,6 +275,27 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
 /// What a provider crate may depend on besides the contract: pure data crates, which can read
 /// neither the environment nor the file system.
 pub const PROVIDER_PURE_DEPENDENCIES: &[&str] = &["serde", "serde_json", "semver"];
+
+/// A provider runs the shared suite: `tests/suite.rs` calls `conformance_suite!` and its
+/// manifest declares that target with `harness = false` (the suite brings its own harness).
+fn suite_is_run(root: &Path, dir: &str, name: &str, own: &Manifest, problems: &mut Vec<Problem>) {
+    let suite_rel = format!("{dir}/tests/suite.rs");
+    match std::fs::read_to_string(root.join(&suite_rel)) {
+        Ok(text) if text.contains("conformance_suite!") => {}
+        _ => problems.push(problem(
+            suite_rel,
+            None,
+            format!("missing: the provider must run the shared suite: `projectfile_conformance::conformance_suite!({}::…);`", crate_ident(name)),
+        )),
+    }
+    if !own.has_harness_free_test("suite") {
+        problems.push(problem(
+            &own.rel,
+            None,
+            "missing: the shared suite runs under its own harness: add `[[test]]` with `name = \"suite\"` and `harness = false`".to_string(),
+        ));
+    }
+}
 
 /// A provider crate's `[dependencies]` are `projectfile-provider` and pure crates only: not core
 /// (whose I/O a provider must never reach), not another provider, nothing that does I/O.
@@ -655,6 +669,38 @@ mod tests {
         );
         // The tests may use anything.
         assert!(!about("tempfile"), "{problems:#?}");
+    }
+
+    #[test]
+    fn a_provider_not_running_the_suite_under_its_harness_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        let manifest = root.join("providers/codex/Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let libtest = text.replace("harness = false", "harness = true");
+        assert_ne!(text, libtest);
+        std::fs::write(&manifest, libtest).unwrap();
+        std::fs::remove_file(root.join("providers/codex/tests/suite.rs")).unwrap();
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        let named = |path: &str, needle: &str| {
+            problems
+                .iter()
+                .any(|p| p.path == path && p.message.contains(needle))
+        };
+        assert!(
+            named(
+                "providers/codex/tests/suite.rs",
+                "conformance_suite!(projectfile_codex::…)"
+            ),
+            "{problems:#?}"
+        );
+        assert!(
+            named("providers/codex/Cargo.toml", "`harness = false`"),
+            "{problems:#?}"
+        );
+        assert_eq!(problems.len(), 2, "{problems:#?}");
     }
 
     #[test]

@@ -1,9 +1,8 @@
-//! Cursor runs the shared conformance suite, plus its own checks: the `.mdc` rule, the `.git`
-//! marker counted across three sessions (and never touched when the project has a `.git`), the
-//! project's own `.cursor/mcp.json` put back byte for byte with its mode, and the hook files.
+//! Cursor's own checks: the `.mdc` rule, the `.git` marker counted across three sessions (and
+//! never touched when the project has a `.git`), the project's own `.cursor/mcp.json` put back
+//! byte for byte with its mode, and the hook files. The shared conformance suite runs from
+//! `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
-projectfile_conformance::conformance_tests!(projectfile_cursor::Cursor);
 
 use projectfile_conformance::core::Error;
 use projectfile_conformance::{Fixture, HOOK_SCRIPT_NAME, Subject, Tree};
