@@ -161,10 +161,18 @@ fn normalise(value: &mut serde_json::Value, replacements: &[(String, &str)]) {
 /// exactly as built, and returns `{fixture, plan, acquire, during, release}` as JSON with the
 /// temporary directory, token and workspace key replaced by `[tmp]`, `[token]` and `[key]`.
 pub fn snapshot(subject: &Subject, build: Builder) -> serde_json::Value {
+    snapshot_session(subject, build, subject.full_session(PROMPT))
+}
+
+/// [`snapshot`] with the session given (say, with a provider option set).
+pub fn snapshot_session(
+    subject: &Subject,
+    build: Builder,
+    session: projectfile_core::SessionRequest,
+) -> serde_json::Value {
     let fx = Fixture::new();
     build(&fx);
     let before = Tree::capture(&fx.workspace);
-    let session = subject.full_session(PROMPT);
     let plan = fx.plan_session(subject, &session);
     let acquire = fx
         .acquire_session(subject, session)

@@ -49,6 +49,8 @@ use projectfile_provider::{
 };
 use std::path::PathBuf;
 
+/// The delivery checks' workspace shapes and verdicts, for a provider's own tests.
+pub use checks::delivery;
 pub use checks::malformed_markers::MALFORMED;
 pub use checks::skill_folders::{skill_session, skill_source};
 pub use checks::user_bytes::TRICKY_CONTENTS;

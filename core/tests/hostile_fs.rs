@@ -34,9 +34,13 @@ struct PiCursor;
 const PI: &str = ".pi/APPEND_SYSTEM.md";
 const RULE: &str = ".cursor/rules/x.mdc";
 
-const SPEC: ProviderSpec = ProviderSpec::new("pi-cursor", DiscoveryProfile::default)
-    .session_text_in_file()
-    .writes_owned_files();
+/// Reads the file its block is in, as Pi does, so the session text is delivered.
+const SPEC: ProviderSpec = ProviderSpec::new("pi-cursor", || DiscoveryProfile {
+    extra_files: vec![PI.to_string()],
+    ..DiscoveryProfile::default()
+})
+.session_text_in_file()
+.writes_owned_files();
 
 impl Provider for PiCursor {
     fn spec(&self) -> &'static ProviderSpec {

@@ -27,7 +27,7 @@
 //! ```
 
 use crate::discovery::DiscoveryProfile;
-use crate::provider::{BinarySpec, Capabilities};
+use crate::provider::{BinarySpec, Capabilities, ProviderOption};
 
 /// Everything about a provider that does not depend on the session. Build it with
 /// [`ProviderSpec::new`] and the chained setters, in a `const`.
@@ -39,6 +39,7 @@ pub struct ProviderSpec {
     skills_dir: Option<&'static str>,
     binary: Option<BinarySpec>,
     cli_home_env: Option<&'static str>,
+    options: fn() -> Vec<ProviderOption>,
 }
 
 impl ProviderSpec {
@@ -53,6 +54,7 @@ impl ProviderSpec {
             skills_dir: None,
             binary: None,
             cli_home_env: None,
+            options: Vec::new,
         }
     }
 
@@ -120,6 +122,14 @@ impl ProviderSpec {
         self
     }
 
+    /// The options a host may set for a session (`--provider-option NAME.OPTION=VALUE`), typed
+    /// by the values each takes, as `options` returns them; core refuses any other option or
+    /// value before planning, and the plan reads the chosen one with `SessionRequest::option`.
+    pub const fn with_options(mut self, options: fn() -> Vec<ProviderOption>) -> Self {
+        self.options = options;
+        self
+    }
+
     /// The provider's name.
     pub const fn name(&self) -> &'static str {
         self.name
@@ -148,6 +158,11 @@ impl ProviderSpec {
     /// The variable that moves the CLI's home, if it has one.
     pub const fn cli_home_env(&self) -> Option<&'static str> {
         self.cli_home_env
+    }
+
+    /// The options a host may set for a session (none unless [`ProviderSpec::with_options`]).
+    pub fn options(&self) -> Vec<ProviderOption> {
+        (self.options)()
     }
 }
 

@@ -20,6 +20,7 @@ pub mod carrier;
 pub mod cli_home;
 pub mod concurrency;
 pub mod crash_points;
+pub mod delivery;
 pub mod empty_workspace;
 pub mod every_input;
 pub mod generated_config;
@@ -218,6 +219,8 @@ pub const CHECKS: &[Check] = &[
     ),
     check!(crash_points::crash_points_leave_the_users_bytes, Nothing),
     check!(cli_home::cli_home_is_declared_or_refused, Nothing),
+    check!(delivery::delivery_verdict_agrees_with_resolve, Nothing),
+    check!(delivery::provider_options_are_checked, Nothing),
 ];
 
 /// Why `needs` does not hold for `subject`, or `None` when it does. `plan` is the subject's

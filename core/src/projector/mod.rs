@@ -22,9 +22,12 @@
 //! | `created_dir` | directories created on the way to a projected path |
 //!
 //! `priors` keeps what was taken over inside the workspace; `locked` is one locked
-//! workspace and the state-directory layout.
+//! workspace and the state-directory layout; `delivery` is the receipt's delivery verdict (the
+//! provider's discovery profile over the workspace after projection, the launch arguments that
+//! fix a route, `require_delivery`).
 
 mod created_dir;
+mod delivery;
 mod kind;
 mod legacy;
 mod locked;
@@ -84,6 +87,9 @@ pub struct AcquireRequest {
     /// ([`PlanContext::home`]): the CLI's user files there are not the project's.
     /// [`AcquireRequest::new`] takes it from `$HOME` (unset or empty: `None`).
     pub home: Option<PathBuf>,
+    /// Fail, with everything undone ([`Error::Undelivered`]), when the receipt's delivery
+    /// verdict says the session text would not reach the model.
+    pub require_delivery: bool,
 }
 
 impl AcquireRequest {
@@ -98,6 +104,7 @@ impl AcquireRequest {
             home: std::env::var_os("HOME")
                 .filter(|home| !home.is_empty())
                 .map(PathBuf::from),
+            require_delivery: false,
         }
     }
 }
@@ -251,9 +258,7 @@ impl Projector {
     /// [`Projector::acquire`] would apply if the workspace stayed as it is (the inputs checked
     /// and the CLI probed the same way). Reads only; takes no lock.
     pub fn plan(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<Plan> {
-        request
-            .session
-            .check_supported(provider.name(), &provider.capabilities())?;
+        self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let root = fsio::Root::open(&canonical)?;
@@ -282,17 +287,17 @@ impl Projector {
         Ok(plan)
     }
 
-    /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
-    pub fn acquire(
-        &self,
-        provider: &dyn Provider,
-        request: &AcquireRequest,
-    ) -> Result<AcquireReceipt> {
+    /// Refuses, before anything is done, a request the holder, the provider or our markers
+    /// cannot take.
+    fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
         // A holder that is not alive now would make the lease stale at once.
         request.holder.validate()?;
         request
             .session
             .check_supported(provider.name(), &provider.capabilities())?;
+        request
+            .session
+            .check_options(provider.name(), &provider.options())?;
         block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
             Error::invalid(
                 "the session prompt",
@@ -301,7 +306,16 @@ impl Projector {
                     e.line, e.reason
                 ),
             )
-        })?;
+        })
+    }
+
+    /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
+    pub fn acquire(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<AcquireReceipt> {
+        self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
@@ -315,17 +329,21 @@ impl Projector {
             workspace_key(&canonical),
             fsio::random_hex(16)?
         );
-        locked.ledger.leases.insert(
-            token.clone(),
-            LeaseRecord {
-                provider: provider.name().to_string(),
-                holder: request.holder.clone(),
-                acquired_at: now_secs(),
-                paths: plan_paths(&plan)?,
-                private_dir: None,
-                namespace: Some(self.namespace.as_str().to_string()),
-            },
-        );
+        let lease = LeaseRecord {
+            provider: provider.name().to_string(),
+            holder: request.holder.clone(),
+            acquired_at: now_secs(),
+            paths: plan_paths(&plan)?,
+            private_dir: None,
+            namespace: Some(self.namespace.as_str().to_string()),
+            block_texts: plan
+                .blocks
+                .iter()
+                .map(|b| (b.path.clone(), b.body.clone()))
+                .collect(),
+            seq: next_seq(&locked.ledger),
+        };
+        locked.ledger.leases.insert(token.clone(), lease);
         let mut cx = self.cx(&mut locked, &mut outcome);
         if let Err(error) = apply_plan(&mut cx, &token, &plan) {
             // Nothing is left half done: forget entries this token recorded but never applied,
@@ -337,7 +355,7 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let launch_args = plan
+        let mut launch_args = plan
             .launch_args
             .iter()
             .map(|arg| match arg {
@@ -347,6 +365,20 @@ impl Projector {
                 }
             })
             .collect::<Result<Vec<String>>>()?;
+        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
+        let delivery = delivery::judge(
+            provider,
+            &probes,
+            &canonical,
+            self.namespace.as_str(),
+            plan.session_text.as_ref(),
+            &cx.l.session_path(&token)?,
+        );
+        if !delivery.delivered && request.require_delivery {
+            return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
+        }
+        launch_args.extend(delivery.launch_args.iter().cloned());
+        warn_undelivered(&mut cx, &delivery);
         Ok(AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -357,6 +389,7 @@ impl Projector {
             launch_args,
             env: plan.env.iter().cloned().collect(),
             session_text: plan.session_text.clone(),
+            delivery,
             probes,
             notes: plan.notes.clone(),
             stale_cleaned: outcome.stale,
@@ -617,6 +650,62 @@ fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
         SkillFolder::apply(cx, token, skill)?;
     }
     cx.save(Durability::Deferred)
+}
+
+/// `acquire --require-delivery` and the text would not reach the model: undoes everything
+/// `token` applied and returns the error saying why.
+fn undo_undelivered(
+    cx: &mut Cx<'_>,
+    token: &str,
+    workspace: &Path,
+    delivery: &crate::guidance::DeliveryVerdict,
+) -> Error {
+    release_token(cx, token);
+    let path = delivery
+        .path
+        .as_ref()
+        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    let why = delivery.note.clone().unwrap_or_default();
+    let undone = match cx.save(Durability::Deferred) {
+        Err(e) => format!("undoing it could not be recorded ({e})"),
+        Ok(()) if !cx.out.pending.is_empty() => format!(
+            "{} undo(s) are left pending, for the next start to retry",
+            cx.out.pending.len()
+        ),
+        Ok(()) => "everything the session projected was undone".to_string(),
+    };
+    Error::Undelivered {
+        path,
+        reason: format!(
+            "the session text would not reach the model ({} route): {why}; delivery was required, so {undone}",
+            delivery.via
+        ),
+    }
+}
+
+/// A file route that does not deliver is also a warning (a provider that projects nothing says
+/// so in its notes).
+fn warn_undelivered(cx: &mut Cx<'_>, delivery: &crate::guidance::DeliveryVerdict) {
+    if delivery.delivered || delivery.via == "not_projected" {
+        return;
+    }
+    let path = delivery.path.clone().unwrap_or_default();
+    let why = delivery.note.clone().unwrap_or_default();
+    cx.warn(
+        path,
+        format!("the session text will not reach the model: {why}"),
+    );
+}
+
+/// The order of a lease taken now: one more than that of every lease recorded.
+fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
+    ledger
+        .leases
+        .values()
+        .map(|lease| lease.seq)
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1)
 }
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.

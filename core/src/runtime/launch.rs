@@ -43,7 +43,7 @@ pub const CLI_HOME_DIR: &str = ".cli-home";
 const NOT_A_CLI_HOME: [&str; 4] = ["HOME", "PATH", "TMPDIR", "PWD"];
 
 /// The variable that gives `provider`'s CLI a private home (see
-/// [`Provider::cli_home_env`](crate::Provider::cli_home_env)), or the refusal for a provider that
+/// [`ProviderExt::cli_home_env`]), or the refusal for a provider that
 /// declares none (or declares something that is not a plain environment variable name).
 pub fn private_cli_home_env(provider: &dyn crate::Provider) -> Result<&'static str> {
     let name = provider.name();
