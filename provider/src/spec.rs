@@ -247,7 +247,17 @@ mod tests {
                 name: "all",
                 version_args: &["-V"],
             })
-            .with_cli_home_env("ALL_HOME");
+            .with_cli_home_env("ALL_HOME")
+            .with_options(|| {
+                vec![ProviderOption {
+                    name: "mode".into(),
+                    values: vec!["a".into(), "b".into()],
+                    default: "a".into(),
+                    help: "which".into(),
+                }]
+            });
+        assert_eq!(ALL.options()[0].usage(), "mode=a|b");
+        assert!(WITHOUT.options().is_empty());
         let caps = ALL.capabilities();
         assert!(caps.session_text_launch_arg && caps.mcp && caps.hooks && caps.cli_config);
         assert!(caps.owned_files && caps.markers);
