@@ -14,7 +14,7 @@
 
 use crate::tree::{Node, Tree};
 use crate::{Fixture, Subject};
-use projectfile_core::ledger::workspace_key;
+use projectfile_core::testing::ledger::workspace_key;
 
 /// Builds a fixture workspace by writing the user's files into it.
 pub type Builder = fn(&Fixture);
@@ -87,12 +87,12 @@ pub fn standard() -> Vec<(&'static str, Builder)> {
 fn named_priors(tree: Tree) -> Tree {
     let top = format!(
         "{}/",
-        projectfile_core::projector::priors::dir_name(&projectfile_core::Namespace::default())
+        projectfile_core::testing::priors::dir_name(&projectfile_core::Namespace::default())
     );
     let mut names = std::collections::BTreeMap::new();
     for path in tree.paths() {
         if let Some((id, name)) = path.strip_prefix(&top).and_then(|r| r.split_once('/'))
-            && name != projectfile_core::projector::priors::MANIFEST
+            && name != projectfile_core::testing::priors::MANIFEST
             && !name.contains('/')
         {
             names.insert(id.to_string(), format!("[{name}]"));

@@ -10,31 +10,23 @@
 use projectfile_core::guidance::{DiscoveryProfile, FileReads, OmissionReason, StdFs, Undelivered};
 use projectfile_core::holder::{self, Holder};
 use projectfile_core::projector::{AcquireRequest, Projector};
+use projectfile_core::testing::{fsio, journal};
 use projectfile_core::{
-    Capabilities, Namespace, Plan, PlanContext, Provider, RelPath, Result, SessionRequest, fsio,
-    journal, patterns,
+    Namespace, Plan, PlanContext, Provider, ProviderSpec, RelPath, SessionRequest, patterns,
 };
 
 /// The session block in AGENTS.md, as Codex has it.
 struct Block;
 
+const BLOCK: ProviderSpec =
+    ProviderSpec::new("block", DiscoveryProfile::default).session_text_in_file();
+
 impl Provider for Block {
-    fn name(&self) -> &'static str {
-        "block"
+    fn spec(&self) -> &'static ProviderSpec {
+        &BLOCK
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         patterns::block_plan(ctx, RelPath::new(patterns::AGENTS_MD)?, Vec::new())
     }
 }
@@ -43,49 +35,43 @@ impl Provider for Block {
 /// within a budget of 32 KiB that launch arguments raise.
 struct BudgetedBlock;
 
+/// Codex's shape of discovery, reading AGENTS.md.
+fn codex_shaped() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec!["AGENTS.override.md".into(), "AGENTS.md".into()],
+        first_wins: true,
+        budget_bytes: Some(32 * 1024),
+        truncate_at_budget: true,
+        verbatim: true,
+        budget_launch_args: vec!["-c".into(), "project_doc_max_bytes={bytes}".into()],
+        ..Default::default()
+    }
+}
+
+const BUDGETED_BLOCK: ProviderSpec =
+    ProviderSpec::new("budgeted-block", codex_shaped).session_text_in_file();
+
 impl Provider for BudgetedBlock {
-    fn name(&self) -> &'static str {
-        "budgeted-block"
+    fn spec(&self) -> &'static ProviderSpec {
+        &BUDGETED_BLOCK
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Block.capabilities()
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec!["AGENTS.override.md".into(), "AGENTS.md".into()],
-            first_wins: true,
-            budget_bytes: Some(32 * 1024),
-            truncate_at_budget: true,
-            verbatim: true,
-            budget_launch_args: vec!["-c".into(), "project_doc_max_bytes={bytes}".into()],
-            ..Default::default()
-        }
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        Block.plan(ctx)
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+        Block.session_plan(ctx)
     }
 }
 
 /// Nothing projected: a lease and nothing else, as an Agy session without hooks.
 struct LeaseOnly;
 
+const LEASE_ONLY: ProviderSpec = ProviderSpec::new("lease-only", DiscoveryProfile::default);
+
 impl Provider for LeaseOnly {
-    fn name(&self) -> &'static str {
-        "lease-only"
+    fn spec(&self) -> &'static ProviderSpec {
+        &LEASE_ONLY
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-
-    fn plan(&self, _: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, _: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         Ok(patterns::not_projected_plan("nothing to project"))
     }
 }

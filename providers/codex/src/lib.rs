@@ -47,8 +47,8 @@
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
-use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
@@ -59,51 +59,44 @@ pub const PROJECT_DOC_MAX_BYTES: u64 = 32 * 1024;
 /// Where Codex reads project skills (at the project root; it also reads deeper ones).
 pub const SKILLS_DIR: &str = ".agents/skills";
 
+/// Codex, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("codex", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR)
+    .with_cli_home_env("CODEX_HOME");
+
 /// The Codex provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Codex;
 
+/// How Codex discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
+        first_wins: true,
+        root_markers: vec![".git".into()],
+        budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
+        truncate_at_budget: true,
+        verbatim: true,
+        user_files: vec![
+            format!(".codex/{OVERRIDE_FILE}"),
+            format!(".codex/{AGENTS_FILE}"),
+        ],
+        budget_excludes_user: true,
+        budget_launch_args: vec![
+            "-c".into(),
+            format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
+        ],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            skills: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
-            first_wins: true,
-            root_markers: vec![".git".into()],
-            budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
-            truncate_at_budget: true,
-            verbatim: true,
-            user_files: vec![
-                format!(".codex/{OVERRIDE_FILE}"),
-                format!(".codex/{AGENTS_FILE}"),
-            ],
-            budget_excludes_user: true,
-            budget_launch_args: vec![
-                "-c".into(),
-                format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
-            ],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("CODEX_HOME")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        Ok(plan)
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        patterns::agents_md_block(ctx, &[OVERRIDE_FILE])
     }
 }

@@ -44,8 +44,8 @@
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
-use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Result, patterns};
+use projectfile_provider::{DiscoveryProfile, Walk};
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, patterns};
 
 /// The file Pi appends to its system prompt, relative to the launch directory.
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
@@ -57,57 +57,43 @@ pub const USER_APPEND_SYSTEM: &str = ".pi/agent/APPEND_SYSTEM.md";
 /// The user's own system prompt file, read only where the project has no `.pi/SYSTEM.md`.
 pub const USER_SYSTEM: &str = ".pi/agent/SYSTEM.md";
 
+/// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".pi/skills";
+
+/// Pi, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("pi", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR)
+    .with_cli_home_env("PI_CODING_AGENT_DIR");
+
 /// The Pi provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Pi;
 
-/// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
-pub const SKILLS_DIR: &str = ".pi/skills";
-
-impl Provider for Pi {
-    fn name(&self) -> &'static str {
-        "pi"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
-            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
-            first_wins: true,
-            walk: Walk::CwdUpToFsRoot,
-            extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
-            extra_files_at_working_dir: true,
-            user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
-            user_fallbacks: vec![
-                (SYSTEM.into(), USER_SYSTEM.into()),
-                (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
-            ],
-            verbatim: true,
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("PI_CODING_AGENT_DIR")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        Ok(plan)
+/// How Pi discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
+        per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
+        first_wins: true,
+        walk: Walk::CwdUpToFsRoot,
+        extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
+        extra_files_at_working_dir: true,
+        user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
+        user_fallbacks: vec![
+            (SYSTEM.into(), USER_SYSTEM.into()),
+            (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
+        ],
+        verbatim: true,
+        ..DiscoveryProfile::default()
     }
 }
 
-impl Pi {
-    /// Everything but the skills: where the session text and the session's files go.
+impl Provider for Pi {
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
+    }
+
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let target = RelPath::new(APPEND_SYSTEM)?;
         let mut notes = vec![format!(
