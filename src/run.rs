@@ -79,8 +79,14 @@ pub fn run(
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
     let session = crate::session_request(&args.session)?;
-    install_forwarding()?;
     let holder = Holder::current_process()?;
+    if args.dry_run {
+        let mut receipt = crate::dry_run(projector, &args.session, session, holder)?;
+        receipt.command = args.command.clone();
+        receipt.command.extend(receipt.launch_args.iter().cloned());
+        return crate::print_dry_run(&receipt, json);
+    }
+    install_forwarding()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
     let destination = linked.as_ref().map(|l| l.dir());

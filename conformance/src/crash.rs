@@ -764,7 +764,7 @@ fn plan_for(
     request: &SessionRequest,
 ) -> Plan {
     let root = Root::open(workspace).expect("open workspace");
-    provider
+    let mut plan = provider
         .plan(&PlanContext {
             root: workspace,
             namespace: &Namespace::default(),
@@ -772,5 +772,9 @@ fn plan_for(
             probes,
             view: &root,
         })
-        .expect("plan")
+        .expect("plan");
+    // Merged JSON files are owned files whose content core derives from the project's file.
+    projectfile_core::projector::merged_json::resolve_for_first_start(&root, &mut plan)
+        .expect("merge");
+    plan
 }

@@ -27,6 +27,7 @@ pub mod crash;
 pub mod facts;
 pub mod fixtures;
 pub mod runtime;
+pub mod session_inputs;
 pub mod skills;
 pub mod tree;
 
@@ -41,6 +42,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 pub use runtime::cli_home_is_declared_or_refused;
+pub use session_inputs::*;
 pub use skills::*;
 pub use tree::Tree;
 
@@ -92,7 +94,8 @@ impl Subject {
 /// The hook script name [`full_session`] brings.
 pub const HOOK_SCRIPT_NAME: &str = "guard.sh";
 
-/// A request with `prompt` and every input `caps` accepts except skills.
+/// A request with `prompt` and every input `caps` accepts except skills (MCP servers, hooks with
+/// a script, CLI configuration, a subagent, a command).
 pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
     let mut session = SessionRequest::with_prompt(prompt);
     if caps.mcp {
@@ -119,6 +122,7 @@ pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
             "permissions": {"allow": ["Shell(ls)"], "deny": []}
         }));
     }
+    session_inputs::add_named_files(caps, &mut session);
     session
 }
 
@@ -953,6 +957,8 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
             mcp: true,
             hooks: true,
             cli_config: true,
+            subagents: true,
+            commands: true,
             ..caps
         },
         "p",
@@ -984,6 +990,22 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
             caps.cli_config,
             SessionRequest {
                 cli_config: full.cli_config.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "subagents",
+            caps.subagents,
+            SessionRequest {
+                agents: full.agents.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "commands",
+            caps.commands,
+            SessionRequest {
+                commands: full.commands.clone(),
                 ..SessionRequest::with_prompt("p")
             },
         ),
@@ -1488,6 +1510,12 @@ macro_rules! conformance_tests {
             generated_config_is_removed_only_when_ours,
             crash_points_leave_the_users_bytes,
             cli_home_is_declared_or_refused,
+            merged_json_keeps_the_projects_entries,
+            merged_json_clash_is_refused,
+            merged_json_user_edit_and_lost_state,
+            mcp_bad_input_is_refused,
+            named_files_take_over_and_restore,
+            dry_run_changes_nothing,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {

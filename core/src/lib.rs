@@ -14,6 +14,7 @@
 //!   files, created directories) behind one trait and one undo rule.
 //! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
 //! - [`generated`]: the in-content marker proving generated configuration ours, per format.
+//! - [`mcp`]: the MCP servers a session brings, checked, and one helper per route a CLI takes them by.
 //! - [`receipts`]: every JSON receipt the commands print, with its schema name.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
@@ -26,6 +27,7 @@ pub mod guidance;
 pub mod holder;
 pub mod journal;
 pub mod ledger;
+pub mod mcp;
 pub mod patterns;
 pub mod plan;
 pub mod projector;

@@ -16,19 +16,23 @@
 //! |---|---|
 //! | `shared_block` | our marked block in a shared file |
 //! | `owned_file` | a file written whole, its prior content taken over |
+//! | [`merged_json`] | a JSON file the session's entries are merged into (then projected as an owned file) |
 //! | `marker` | an empty file or folder whose presence we create |
 //! | [`skill_folder`] | a projected skill folder, a same-named folder taken over |
 //! | `private_file` | a session's files under the state directory |
 //! | `created_dir` | directories created on the way to a projected path |
 //!
 //! [`priors`] keeps what was taken over inside the workspace; `locked` is one locked
-//! workspace and the state-directory layout.
+//! workspace and the state-directory layout; [`dry_run`] tells what an acquire would do, changing
+//! nothing.
 
 mod created_dir;
+pub mod dry_run;
 mod kind;
 mod legacy;
 mod locked;
 mod marker;
+pub mod merged_json;
 mod owned_file;
 mod plan_check;
 pub mod priors;
@@ -44,7 +48,7 @@ use crate::error::{Error, Result};
 use crate::fsio::{self, LockWait};
 use crate::holder::{Holder, Liveness};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
+use crate::ledger::{EntryRecord, LeaseRecord, Ledger, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe};
 use crate::receipts::schema;
@@ -235,18 +239,7 @@ impl Projector {
     ) -> Result<AcquireReceipt> {
         // A holder that is not alive now would make the lease stale at once.
         request.holder.validate()?;
-        request
-            .session
-            .check_supported(provider.name(), &provider.capabilities())?;
-        block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
-            Error::invalid(
-                "the session prompt",
-                format!(
-                    "line {}: {}; a prompt cannot carry our marker lines",
-                    e.line, e.reason
-                ),
-            )
-        })?;
+        self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
@@ -254,14 +247,14 @@ impl Projector {
         outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
-        let plan = provider.plan(&PlanContext {
-            root: &canonical,
-            namespace: &self.namespace,
-            request: &request.session,
-            probes: &probes,
-            view: &locked.root,
-        })?;
-        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        let plan = self.plan(
+            provider,
+            request,
+            &canonical,
+            &probes,
+            &locked.root,
+            &locked.ledger,
+        )?;
         let token = format!(
             "pf1-{}-{}",
             workspace_key(&canonical),
@@ -289,16 +282,7 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let launch_args = plan
-            .launch_args
-            .iter()
-            .map(|arg| match arg {
-                LaunchArg::Literal(text) => Ok(text.clone()),
-                LaunchArg::PrivateFilePath(name) => {
-                    Ok(cx.l.session_path(&token)?.join(name).display().to_string())
-                }
-            })
-            .collect::<Result<Vec<String>>>()?;
+        let launch_args = launch_args(&plan, &cx.l.session_path(&token)?);
         Ok(AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -315,6 +299,112 @@ impl Projector {
             kept: outcome.kept,
             warnings: outcome.warnings,
             linked: None,
+            dry_run: false,
+            command: Vec::new(),
+        })
+    }
+
+    /// Refuses a request the provider cannot take, or whose prompt carries our marker lines.
+    fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
+        request
+            .session
+            .check_supported(provider.name(), &provider.capabilities())?;
+        block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
+            Error::invalid(
+                "the session prompt",
+                format!(
+                    "line {}: {}; a prompt cannot carry our marker lines",
+                    e.line, e.reason
+                ),
+            )
+        })
+    }
+
+    /// The provider's plan for `request` in `root`, checked, with its merged JSON files turned
+    /// into owned files (read from the project's own file, or the prior the sessions took over).
+    fn plan(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+        canonical: &Path,
+        probes: &Probes,
+        root: &fsio::Root,
+        ledger: &Ledger,
+    ) -> Result<Plan> {
+        let mut plan = provider.plan(&PlanContext {
+            root: canonical,
+            namespace: &self.namespace,
+            request: &request.session,
+            probes,
+            view: root,
+        })?;
+        merged_json::into_owned(root, ledger, &mut plan)?;
+        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        Ok(plan)
+    }
+
+    /// What [`Projector::acquire`] would do, as its receipt marked `dry_run`, changing nothing:
+    /// no lease, no state directory, lock file or ledger record, no file in the workspace. The
+    /// ledger is read when one exists (under its lock when the lock file exists, so a start in
+    /// progress is waited for, as `status` does); the holder is not checked (nothing will hold
+    /// anything). Private files are shown under the token [`dry_run::DRY_RUN_TOKEN`].
+    pub fn dry_run(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<AcquireReceipt> {
+        self.check_request(provider, request)?;
+        let probes = Self::probe(provider, request);
+        let canonical = Self::canonical_workspace(&request.workspace)?;
+        let key = workspace_key(&canonical);
+        // The lock (when its file exists) is held until `opened` drops, after the plan is read.
+        let mut opened = Locked::open(
+            &self.state_dir,
+            &key,
+            Access::ReadOnly(&canonical),
+            &self.wait,
+        )?;
+        let warnings = opened
+            .as_mut()
+            .map(|l| std::mem::take(&mut l.fs_warnings))
+            .unwrap_or_default();
+        let empty = Ledger::new(&canonical);
+        let ledger = opened.as_ref().map_or(&empty, |l| &l.ledger);
+        let root = fsio::Root::open(&canonical)?;
+        let plan = self.plan(provider, request, &canonical, &probes, &root, ledger)?;
+        let private_dir = self
+            .state_dir
+            .join("workspaces")
+            .join(&key)
+            .join(locked::session_dir(dry_run::DRY_RUN_TOKEN)?.as_str());
+        let view = dry_run::View {
+            root: &root,
+            ledger,
+            ns: &self.namespace,
+            markers: &self.markers,
+        };
+        let files = dry_run::predict(&view, &plan, &private_dir)?;
+        let mut notes = plan.notes.clone();
+        notes.extend(dry_run::stale_note(ledger));
+        drop(opened);
+        Ok(AcquireReceipt {
+            schema: schema::ACQUIRE,
+            token: dry_run::DRY_RUN_TOKEN.to_string(),
+            provider: provider.name().to_string(),
+            workspace: canonical,
+            holder: request.holder.clone(),
+            files,
+            launch_args: launch_args(&plan, &private_dir),
+            env: plan.env.iter().cloned().collect(),
+            session_text: plan.session_text.clone(),
+            probes,
+            notes,
+            stale_cleaned: Vec::new(),
+            kept: Vec::new(),
+            warnings,
+            linked: None,
+            dry_run: true,
+            command: Vec::new(),
         })
     }
 
@@ -508,6 +598,19 @@ impl Projector {
                 .collect(),
         })
     }
+}
+
+/// The plan's launch arguments, with private files named by their path in `session_dir`.
+fn launch_args(plan: &Plan, session_dir: &Path) -> Vec<String> {
+    let path = |name: &str| session_dir.join(name).display().to_string();
+    plan.launch_args
+        .iter()
+        .map(|arg| match arg {
+            LaunchArg::Literal(text) => text.clone(),
+            LaunchArg::PrivateFilePath(name) => path(name),
+            LaunchArg::FlagWithPrivateFile { flag, name } => format!("{flag}={}", path(name)),
+        })
+        .collect()
 }
 
 /// Every path a plan projects into the workspace.

@@ -1,6 +1,8 @@
 //! The Codex CLI provider: the session text is a block in the root `AGENTS.md`, or in
 //! `AGENTS.override.md` when the root has one, because Codex reads the override instead; the
-//! session's skills are projected into `.agents/skills/<name>/`.
+//! session's skills are projected into `.agents/skills/<name>/`; its MCP servers go on the
+//! command line as `-c mcp_servers.<name>=<TOML inline table>` overrides written by `toml_edit`
+//! (see [`projectfile_core::mcp::toml_overrides`]), added to the user's own servers.
 //!
 //! # Facts relied on
 //!
@@ -17,6 +19,11 @@
 //! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
 //! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
 //! | `CODEX_HOME` moves the whole Codex home (default `~/.codex`): `config.toml`, the login `auth.json`, `sessions/`; when set it must already exist and be a directory (it is canonicalised) | `find_codex_home()` in openai/codex (`codex-rs/core`, copied in `codex-rs/rmcp-client/src/find_codex_home.rs`) | yes (code) |
+//! | `-c key=value` overrides any configuration key for the run; the value is parsed as TOML (a string that does not parse is taken literally); `mcp_servers.<name>` is a table `{command, args, env}` (stdio) or `{url}` (streamable HTTP) | `codex-rs/common/src/config_override.rs` (`CliConfigOverrides`); developers.openai.com/codex/mcp | YES (code + docs); measured with 0.171.0 (the MCP route below) |
+//! | A project `.codex/config.toml` is ignored when the project is not trusted, so it cannot carry a session's servers | measured with 0.171.0 (issue text of this work) | YES (measured) |
+//! | A server that cannot start does not fail `codex exec` (exit 0) | measured with 0.171.0 | YES (measured) |
+//! | No flag gives Codex *only* the `-c` servers (the overrides are layered over `$CODEX_HOME/config.toml`), so `--mcp-mode replace` is refused | the override mechanism above | YES (by the code's design) |
+//! | Hooks, subagents, project commands: custom prompts live only in `$CODEX_HOME/prompts/` (no project folder); no hooks file a session could project | developers.openai.com/codex (custom prompts) | refused |
 //! | `codex exec` also takes `CODEX_API_KEY` (or `OPENAI_API_KEY`) from the environment instead of `auth.json` | codex-rs `core::auth` (`CODEX_API_KEY` overrides the stored credentials) | partly (code summaries) |
 //!
 //! # Measured with the real CLI
@@ -48,7 +55,9 @@
 //! because every directory from the root down contributes one file.
 
 use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_core::{
+    Capabilities, LaunchArg, Plan, PlanContext, Provider, Result, mcp, patterns,
+};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
@@ -72,6 +81,7 @@ impl Provider for Codex {
         Capabilities {
             session_text_file: true,
             skills: true,
+            mcp: true,
             ..Capabilities::default()
         }
     }
@@ -104,6 +114,14 @@ impl Provider for Codex {
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
         plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        if let Some(servers) = mcp::servers(ctx)? {
+            let overrides = mcp::toml_overrides(servers)?;
+            plan.launch_args
+                .extend(overrides.into_iter().map(LaunchArg::Literal));
+            plan.notes.push(
+                "the session's MCP servers go on the command line as -c mcp_servers.<name>=… overrides, added to Codex's own; no project file is edited".into(),
+            );
+        }
         Ok(plan)
     }
 }

@@ -19,7 +19,10 @@
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
 //! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES |
-//! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
+//! | No built-in MCP | `docs/usage.md` "Design Principles"; README "No MCP." | YES: MCP is refused |
+//! | Prompt templates (commands, run as `/<name>`): project `.pi/prompts/*.md`, global `~/.pi/agent/prompts/*.md`; the file name without `.md` is the command | `packages/coding-agent/docs/prompt-templates.md` "Locations"; the SDK example `discoverPromptTemplates()` ("from cwd/.pi/prompts/ and ~/.pi/agent/prompts/") | YES (docs): session commands go to `.pi/prompts/<name>.md` |
+//! | Subagents | no built-in subagents (extensions may add them) | refused |
+//! | Hooks | none built in (extensions subscribe to events in TypeScript) | refused |
 //! | `PI_CODING_AGENT_DIR` moves the agent folder (default `~/.pi/agent`): `settings.json`, `auth.json` (the login), `models.json`, `sessions/`, the global `APPEND_SYSTEM.md` | `src/config.ts` `ENV_AGENT_DIR = ${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`, `getAgentDir()`; the docs' "Pi Process Configuration" table | YES (code) |
 //!
 //! # Measured with the real CLI
@@ -45,7 +48,9 @@
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
 use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, RelPath, Result, patterns};
+use projectfile_core::{
+    Capabilities, OwnedRole, Plan, PlanContext, Provider, RelPath, Result, patterns,
+};
 
 /// The file Pi appends to its system prompt, relative to the launch directory.
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
@@ -63,6 +68,8 @@ pub struct Pi;
 
 /// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".pi/skills";
+/// Where Pi reads project prompt templates (commands): `<name>.md`, run as `/<name>`.
+pub const PROMPTS_DIR: &str = ".pi/prompts";
 
 impl Provider for Pi {
     fn name(&self) -> &'static str {
@@ -73,6 +80,8 @@ impl Provider for Pi {
         Capabilities {
             skills: true,
             session_text_file: true,
+            owned_files: true,
+            commands: true,
             ..Capabilities::default()
         }
     }
@@ -102,6 +111,8 @@ impl Provider for Pi {
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = self.session_plan(ctx)?;
         plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+        plan.owned_files =
+            patterns::named_files(&ctx.request.commands, PROMPTS_DIR, OwnedRole::Command)?;
         Ok(plan)
     }
 }

@@ -41,21 +41,23 @@ pub struct RouteRow {
 pub struct Bench<'a> {
     pub root: &'a Path,
     pub projectfile: &'a Path,
+    /// Where the pinned CLIs are installed (read by the sandboxed runs).
+    pub npm: &'a Path,
     pub capture: &'a Capture,
     pub scratch: PathBuf,
     pub counter: std::cell::Cell<u32>,
 }
 
 /// A fresh scratch folder with `ws/`, `home/` and `state/`.
-struct Scratch {
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    base: PathBuf,
+pub(super) struct Scratch {
+    pub ws: PathBuf,
+    pub home: PathBuf,
+    pub state: PathBuf,
+    pub base: PathBuf,
 }
 
 impl Bench<'_> {
-    fn scratch(&self, cli: &Installed) -> Result<Scratch> {
+    pub(super) fn scratch(&self, cli: &Installed) -> Result<Scratch> {
         let n = self.counter.get() + 1;
         self.counter.set(n);
         let base = self.scratch.join(format!("{n:04}"));
@@ -75,7 +77,7 @@ impl Bench<'_> {
         Ok(scratch)
     }
 
-    fn marker(&self) -> String {
+    pub(super) fn marker(&self) -> String {
         format!("PFQMARK{:04}X", self.counter.get())
     }
 
@@ -98,7 +100,7 @@ impl Bench<'_> {
     }
 
     /// Runs the CLI with no session in a fresh copy of the shape: the marker must not appear.
-    fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
+    pub(super) fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
         let scratch = self.scratch(cli)?;
         shape(&scratch.ws, &scratch.home)?;
         let env = launch::environment(cli, &scratch.home, self.capture);
@@ -110,7 +112,7 @@ impl Bench<'_> {
 }
 
 /// Writes a workspace shape into `ws` (and, for user files, `home`).
-type Shape = fn(&Path, &Path) -> Result<()>;
+pub(super) type Shape = fn(&Path, &Path) -> Result<()>;
 
 fn write(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
@@ -121,10 +123,10 @@ fn write(path: &Path, text: &str) -> Result<()> {
 
 const RULES: &str = "Project rules: keep answers short.\n";
 
-fn shape_agents(ws: &Path, _: &Path) -> Result<()> {
+pub(super) fn shape_agents(ws: &Path, _: &Path) -> Result<()> {
     write(&ws.join("AGENTS.md"), RULES)
 }
-fn shape_git_agents(ws: &Path, home: &Path) -> Result<()> {
+pub(super) fn shape_git_agents(ws: &Path, home: &Path) -> Result<()> {
     std::fs::create_dir_all(ws.join(".git"))?;
     shape_agents(ws, home)
 }
@@ -201,6 +203,7 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             plain_route(bench, cli, workspace, shape),
         ));
     }
+    rows.extend(super::mcp::check(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
@@ -223,7 +226,7 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
 }
 
 /// A check that could not run is a failed row with the reason.
-fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
+pub(super) fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
     row.unwrap_or_else(|err| RouteRow {
         provider: cli.cli.provider().into(),
         version: cli.version.clone(),
@@ -237,11 +240,23 @@ fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
     })
 }
 
-struct Session {
+pub(super) struct Session {
     token: String,
     via: String,
     launch_args: Vec<String>,
     env: Vec<(String, String)>,
+}
+
+impl Session {
+    /// The lease token.
+    pub(super) fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The environment the CLI is launched with.
+    pub(super) fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
 }
 
 /// The arguments every session command takes: state directory, provider, workspace, prompt.
@@ -259,11 +274,23 @@ fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
 }
 
 fn acquire(bench: &Bench<'_>, cli: &Installed, s: &Scratch, prompt: &str) -> Result<Session> {
+    acquire_with(bench, cli, s, prompt, &[])
+}
+
+/// `projectfile acquire` for `prompt` with `extra` arguments (e.g. `--mcp-config FILE`).
+pub(super) fn acquire_with(
+    bench: &Bench<'_>,
+    cli: &Installed,
+    s: &Scratch,
+    prompt: &str,
+    extra: &[String],
+) -> Result<Session> {
     let env = launch::environment(cli, &s.home, bench.capture);
     let pid = std::process::id().to_string();
     let mut args = vec!["acquire".to_string(), "--json".into()];
     args.extend(session_args(cli, s, prompt));
     args.extend(["--holder-pid".into(), pid]);
+    args.extend(extra.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let receipt = bench.projectfile(&args, &env)?;
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
@@ -299,7 +326,12 @@ fn marked_session(bench: &Bench<'_>, cli: &Installed, s: &Scratch) -> Result<(St
     Ok((marker, session))
 }
 
-fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]) -> Result<()> {
+pub(super) fn release(
+    bench: &Bench<'_>,
+    s: &Scratch,
+    token: &str,
+    env: &[(String, String)],
+) -> Result<()> {
     bench
         .projectfile(
             &[
@@ -315,7 +347,7 @@ fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]
         .map(|_| ())
 }
 
-fn launch_in_session(
+pub(super) fn launch_in_session(
     bench: &Bench<'_>,
     cli: &Installed,
     s: &Scratch,
@@ -330,7 +362,7 @@ fn launch_in_session(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn row(
+pub(super) fn row(
     cli: &Installed,
     route: &str,
     workspace: &str,
@@ -535,7 +567,7 @@ fn runtime_route(
         argv.extend([
             "--sandbox".into(),
             "--sandbox-read".into(),
-            cache.join("npm").to_string_lossy().into_owned(),
+            bench.npm.to_string_lossy().into_owned(),
         ]);
         argv.extend([
             "--sandbox-read".into(),

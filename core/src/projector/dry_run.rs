@@ -1,0 +1,150 @@
+//! Dry runs: what an acquire would do, told from a read-only look at the workspace and its
+//! ledger, with nothing written: no lease, no state directory, no lock file, no ledger record, no
+//! private file (`acquire --dry-run`, `run --dry-run`).
+//!
+//! Each planned path gets the action the acquire would report for it, as the kinds decide it:
+//!
+//! | kind | action |
+//! |---|---|
+//! | directory on the way | `created` when missing |
+//! | block | `created`, `inserted`, `refreshed` or `unchanged`, by the block engine on the current bytes (a malformed marker is refused as the acquire would) |
+//! | owned file (and merged JSON file) | `created` when missing, `refreshed`/`unchanged` when a session holds it, `reclaimed` when our marker proves it ours, `replaced` when it is the project's (taken over) |
+//! | marker | `created` when missing, `held` when a session holds it, `exists` when it is the project's |
+//! | skill folder | `created` when missing, `refreshed` when a session holds it, `reclaimed` when it carries our marker file, `taken_over` when it is the project's |
+//! | private file | `written`, under the session folder a start would make (named `dry-run` here) |
+//!
+//! A start first cleans the leftovers of dead holders; a dry run only counts them, in a note.
+
+use std::path::Path;
+
+use crate::block::{self, Markers, UpsertAction};
+use crate::error::Result;
+use crate::fsio::Root;
+use crate::generated::{self, Provenance};
+use crate::ledger::{EntryRecord, Ledger};
+use crate::plan::{EntryKind, Plan, RelPath};
+use crate::provider::Namespace;
+use crate::receipts::{FileAction, FileKind, FileReceipt};
+
+use super::plan_paths;
+
+/// The token a dry run's private paths are shown under (no lease is taken, so no token exists).
+pub const DRY_RUN_TOKEN: &str = "dry-run";
+
+/// What a dry run reads: the workspace and the ledger (empty when none was ever written).
+pub(crate) struct View<'a> {
+    pub root: &'a Root,
+    pub ledger: &'a Ledger,
+    pub ns: &'a Namespace,
+    pub markers: &'a Markers,
+}
+
+/// The files an acquire of `plan` would report, in the order it reports them.
+pub(crate) fn predict(
+    view: &View<'_>,
+    plan: &Plan,
+    private_dir: &Path,
+) -> Result<Vec<FileReceipt>> {
+    let mut files = Vec::new();
+    let mut report = |path: String, kind: FileKind, action: FileAction| {
+        files.push(FileReceipt { path, kind, action });
+    };
+    // Workspace paths as an acquire reports them: relative to the workspace.
+    let shown = |rel: &RelPath| rel.to_string();
+    let mut dirs: Vec<RelPath> = Vec::new();
+    for path in plan_paths(plan)? {
+        for dir in path.ancestors() {
+            if view.root.kind(&dir) == EntryKind::Missing && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    for dir in &dirs {
+        report(shown(dir), FileKind::Dir, FileAction::Created);
+    }
+    for planned in &plan.blocks {
+        report(
+            shown(&planned.path),
+            FileKind::Block,
+            block_action(view, planned)?,
+        );
+    }
+    for owned in &plan.owned_files {
+        let held = view.ledger.entries.contains_key(&owned.path);
+        let content = generated::stamp(&owned.content, &owned.path, owned.role, view.ns);
+        let action = match view.root.read(&owned.path)? {
+            None => FileAction::Created,
+            Some(s) if held && s.bytes == content.as_bytes() => FileAction::Unchanged,
+            Some(_) if held => FileAction::Refreshed,
+            Some(s) if generated::provenance(&s.bytes, view.ns) == Provenance::Proven => {
+                FileAction::Reclaimed
+            }
+            Some(_) => FileAction::Replaced,
+        };
+        report(shown(&owned.path), FileKind::Owned, action);
+    }
+    for marker in &plan.markers {
+        let action = match (
+            view.ledger.entries.get(&marker.path),
+            view.root.kind(&marker.path),
+        ) {
+            (_, EntryKind::Missing) => FileAction::Created,
+            (Some(EntryRecord::Marker { .. }), _) => FileAction::Held,
+            _ => FileAction::Exists,
+        };
+        report(shown(&marker.path), FileKind::Marker, action);
+    }
+    for file in &plan.private_files {
+        let path = private_dir.join(&file.name).display().to_string();
+        report(path, FileKind::Private, FileAction::Written);
+    }
+    for skill in &plan.skills {
+        let path = super::skill_folder::skill_path(skill)?;
+        let action = match view.root.kind(&path) {
+            EntryKind::Missing => FileAction::Created,
+            _ if view.ledger.entries.contains_key(&path) => FileAction::Refreshed,
+            _ if view.root.kind(&path.join(&view.ns.skill_marker())?) == EntryKind::File => {
+                FileAction::Reclaimed
+            }
+            _ => FileAction::TakenOver,
+        };
+        report(shown(&path), FileKind::Skill, action);
+    }
+    Ok(files)
+}
+
+/// What the block engine would do to the file at the block's path (refusing a malformed marker
+/// as the acquire would).
+fn block_action(view: &View<'_>, planned: &crate::plan::BlockProjection) -> Result<FileAction> {
+    let current = view.root.read(&planned.path)?;
+    let upserted = block::upsert(
+        view.markers,
+        current.as_ref().map(|s| s.bytes.as_slice()),
+        &planned.body,
+    )
+    .map_err(|e| crate::error::Error::Malformed {
+        path: view.root.display_path(&planned.path),
+        line: e.line,
+        reason: e.reason,
+    })?;
+    Ok(match upserted.action {
+        UpsertAction::Inserted if current.is_none() => FileAction::Created,
+        UpsertAction::Inserted => FileAction::Inserted,
+        UpsertAction::Refreshed => FileAction::Refreshed,
+        UpsertAction::Unchanged => FileAction::Unchanged,
+    })
+}
+
+/// A note on the leases a real start would clean first (their holders are dead).
+pub(crate) fn stale_note(ledger: &Ledger) -> Option<String> {
+    let dead = ledger
+        .leases
+        .values()
+        .filter(|lease| !lease.holder.liveness().is_alive())
+        .count();
+    (dead > 0).then(|| {
+        format!(
+            "dry run: a start would first clean {dead} lease(s) whose holders are dead, and undo what only they held"
+        )
+    })
+}
