@@ -131,15 +131,25 @@ pub fn run(
     let released = match released {
         Ok(receipt) => {
             log.released(projector.state_dir(), &receipt);
-            true
+            Some(receipt.pending)
         }
         Err(e) => {
             output::stderr(format_args!("error: {e}"));
-            false
+            None
         }
     };
     match outcome {
-        Ok(status) if released => Ok(status),
+        // The command succeeded but the release left undos pending: say so (exit 3), as
+        // `release` does; a failing command's own status wins.
+        Ok(status)
+            if status == ExitCode::SUCCESS && released.as_ref().is_some_and(|p| !p.is_empty()) =>
+        {
+            Ok(crate::deferred(
+                released.as_deref().unwrap_or_default(),
+                false,
+            ))
+        }
+        Ok(status) if released.is_some() => Ok(status),
         Ok(_) => Ok(ExitCode::from(crate::failure::FAILURE)),
         // Nothing was printed on stdout yet: the caller prints the one error object.
         Err(Failed::BeforeReceipt(error)) => Err(error),

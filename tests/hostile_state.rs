@@ -137,6 +137,36 @@ fn a_release_that_cannot_take_the_block_out_exits_3_and_the_next_start_finishes(
 }
 
 #[test]
+fn a_run_whose_release_is_deferred_exits_3_and_the_failing_command_status_wins() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), "mine\n").unwrap();
+    let second = sb.base.join("second-name.md");
+    // The command gives AGENTS.md a second name while the session holds it: the block cannot
+    // be removed at release without splitting the file from that name.
+    for (command_exit, expected) in [(0, 3), (7, 7)] {
+        let script = format!("ln AGENTS.md {} && exit {command_exit}", second.display());
+        let out = sb
+            .cmd()
+            .args(["run", "--provider", "codex", "--workspace"])
+            .arg(&sb.ws)
+            .args(["--prompt", "Session text.", "--", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(expected), "{stderr}");
+        if expected == 3 {
+            assert!(stderr.contains("pending: "), "{stderr}");
+        }
+        std::fs::remove_file(&second).unwrap();
+    }
+    // The next start finishes the job, and the user's bytes are back.
+    let b = acquired(&sb, "codex", &[]);
+    let (out, end) = release(&sb, &b);
+    assert_eq!(out.status.code(), Some(0), "{end}");
+    assert_eq!(std::fs::read(sb.ws.join("AGENTS.md")).unwrap(), b"mine\n");
+}
+
+#[test]
 fn a_symlink_planted_at_sessions_is_never_followed() {
     let sb = Sandbox::new();
     // An old Claude binary takes the session text through a private file under sessions/.
