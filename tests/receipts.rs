@@ -366,6 +366,28 @@ fn session_commands(env: &Env) {
     let (first, rest) = stdout.split_once('\n').unwrap();
     env.check(first.as_bytes(), schema::ACQUIRE);
     assert!(rest.contains("from run"), "{rest}");
+
+    // Dry runs print the acquire receipt with `dry_run` (and, from `run`, `command`).
+    let mut dry = acquire_args(ws, "dry", &pid).to_vec();
+    dry.push("--dry-run");
+    let planned = env.ok(&dry, schema::ACQUIRE);
+    assert_eq!(planned["dry_run"], true);
+    let run_dry = env.ok(
+        &[
+            "run",
+            "--provider",
+            "codex",
+            "--workspace",
+            ws,
+            "--prompt",
+            "dry",
+            "--dry-run",
+            "--",
+            "cat",
+        ],
+        schema::ACQUIRE,
+    );
+    assert_eq!(run_dry["command"][0], "cat");
 }
 
 /// The linked-runtime commands: `run --runtime-root --json` (with `linked`: attached folders,

@@ -80,6 +80,10 @@ fn claude_gets_its_servers_in_a_private_file_as_one_argument() {
         !args.contains(&"--strict-mcp-config"),
         "merge is the default: {args:?}"
     );
+    assert_eq!(
+        receipt["env"]["ENABLE_TOOL_SEARCH"], "false",
+        "the tools must not be deferred behind the tool search"
+    );
     let path = arg.trim_start_matches("--mcp-config=");
     assert!(
         path.starts_with(sb.state.to_str().unwrap()),

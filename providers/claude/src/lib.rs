@@ -51,7 +51,7 @@
 //! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
 //! | `--mcp-config <file>` takes `{"mcpServers": {"name": {"command", "args", "env"}}}` (a bare `{"name": {...}}` map is refused, exit 1); the flag takes several values, so `claude -p --mcp-config F "prompt"` reads the prompt as a second config: pass `--mcp-config=F` as one argument; no approval is needed in print mode | code.claude.com/docs/en/cli-reference; measured with 2.1.332 (issue text of this work, and the MCP route below) | YES (measured) |
 //! | `--strict-mcp-config` uses only `--mcp-config`'s servers (it hides the project's own `.mcp.json` and the user's): the `--mcp-mode replace` route | code.claude.com/docs/en/cli-reference | YES (docs; measured: it hides `.mcp.json`) |
-//! | 2.1.332 defers MCP tools behind its tool search unless `ENABLE_TOOL_SEARCH=false`; 2.1.233 and 2.1.284 send them in `tools` directly | measured (QUALIFICATION.md, the MCP rows) | YES (measured) |
+//! | 2.1.332 defers MCP tools behind its tool search unless `ENABLE_TOOL_SEARCH=false`; 2.1.233 and 2.1.284 send them in `tools` directly | measured (QUALIFICATION.md, the MCP rows) | YES (measured): a session with MCP servers gets `ENABLE_TOOL_SEARCH=false` in the receipt's `env` |
 //! | `--settings <file-or-json>` loads additional settings for the session ("flagSettings"), merged with user, project and local settings; array-valued keys such as `hooks` are concatenated, so project hooks stay | code.claude.com/docs/en/cli-reference; mintlify.com/jackdog668/claude-code/configuration/settings (settings hierarchy, "flagSettings: --settings CLI flag"); docs.rs git-worktree-manager `operations::claude_settings` ("merges its content into the user's existing settings layers … hooks are concatenated") | YES (docs), concatenation PARTLY |
 //! | Hooks in settings: `{"hooks": {"PreToolUse": [{"matcher": …, "hooks": [{"type": "command", "command": …}]}]}}`; project hook commands may use `$CLAUDE_PROJECT_DIR` | code.claude.com/docs/en/hooks | YES (docs) |
 //! | Project subagents: `.claude/agents/<name>.md`, YAML frontmatter `name`, `description` (optional `tools`, `model`), loaded at session start | code.claude.com/docs/en/sub-agents (quoted by claudepluginhub.com sub-agent-patterns; thirdlf03/claude-dev-toolkit `claude-code-subagents.md` "Project subagents: .claude/agents/") | YES (docs) |
@@ -136,6 +136,9 @@ pub const MCP_FLAG: &str = "--mcp-config";
 pub const STRICT_MCP_FLAG: &str = "--strict-mcp-config";
 /// The private file holding `{"mcpServers": …}`.
 pub const MCP_FILE: &str = "mcp-servers.json";
+/// Set to `false` in the CLI's environment when the session brings MCP servers: Claude Code
+/// 2.1.332 otherwise defers MCP tools behind its tool search (measured; QUALIFICATION.md).
+pub const TOOL_SEARCH_ENV: &str = "ENABLE_TOOL_SEARCH";
 /// The flag that loads extra settings (the session's hooks) from a file.
 pub const SETTINGS_FLAG: &str = "--settings";
 /// The private file holding `{"hooks": …}`.
@@ -263,6 +266,12 @@ impl Provider for Claude {
         let mut plan = self.session_plan(ctx)?;
         plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
         mcp::private_file_route(ctx, &mut plan, MCP_FLAG, MCP_FILE, STRICT_MCP_FLAG)?;
+        if ctx.request.mcp_servers.is_some() {
+            plan.env.push((TOOL_SEARCH_ENV.into(), "false".into()));
+            plan.notes.push(format!(
+                "the session's MCP servers go in a private file passed as {MCP_FLAG}=<file>; {TOOL_SEARCH_ENV}=false makes Claude Code (2.1.332 and later) send their tools in the first request instead of deferring them behind its tool search"
+            ));
+        }
         patterns::settings_file_route(
             ctx,
             &mut plan,
