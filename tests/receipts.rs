@@ -298,6 +298,21 @@ fn acquire_args<'a>(ws: &'a str, prompt: &'a str, holder: &'a str) -> [&'a str; 
     ]
 }
 
+/// `run` of a Codex session in `ws` with `prompt`, then `rest` (flags, `--`, the command).
+fn run_args<'a>(ws: &'a str, prompt: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        prompt,
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
 /// acquire, release, status, strip-stale, providers, resolve and its fragments, `run --json`.
 fn session_commands(env: &Env) {
     use projectfile::receipts::schema;
@@ -345,18 +360,7 @@ fn session_commands(env: &Env) {
     assert_eq!(again["released"], false);
 
     // `run --json`: the first line of stdout is the acquire receipt; the command's output follows.
-    let out = env.run(&[
-        "run",
-        "--provider",
-        "codex",
-        "--workspace",
-        ws,
-        "--prompt",
-        "from run",
-        "--",
-        "cat",
-        "AGENTS.md",
-    ]);
+    let out = env.run(&run_args(ws, "from run", &["--", "cat", "AGENTS.md"]));
     assert!(
         out.status.success(),
         "{}",
@@ -373,18 +377,7 @@ fn session_commands(env: &Env) {
     let planned = env.ok(&dry, schema::ACQUIRE);
     assert_eq!(planned["dry_run"], true);
     let run_dry = env.ok(
-        &[
-            "run",
-            "--provider",
-            "codex",
-            "--workspace",
-            ws,
-            "--prompt",
-            "dry",
-            "--dry-run",
-            "--",
-            "cat",
-        ],
+        &run_args(ws, "dry", &["--dry-run", "--", "cat"]),
         schema::ACQUIRE,
     );
     assert_eq!(run_dry["command"][0], "cat");

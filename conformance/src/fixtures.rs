@@ -8,13 +8,15 @@
 //! }
 //! ```
 //!
-//! [`snapshot`] also proves, for each fixture, that the workspace is back byte for byte after the
-//! release, and it replaces everything that changes from run to run (the temporary directory, the
+//! [`snapshot`] also proves, for each fixture, that a dry run changes nothing and tells exactly
+//! what the acquire then does, that the workspace is back byte for byte after the release, and it replaces everything that changes from run to run (the temporary directory, the
 //! lease token, the workspace key) inside strings, so only the holder needs an insta redaction.
 
 use crate::tree::{Node, Tree};
 use crate::{Fixture, Subject};
 use projectfile_core::ledger::workspace_key;
+use projectfile_core::projector::AcquireReceipt;
+use projectfile_core::projector::dry_run::DRY_RUN_TOKEN;
 
 /// Builds a fixture workspace by writing the user's files into it.
 pub type Builder = fn(&Fixture);
@@ -156,6 +158,41 @@ fn normalise(value: &mut serde_json::Value, replacements: &[(String, &str)]) {
     }
 }
 
+/// A dry run told exactly what the acquire then did: the same paths (private files under the
+/// token's folder), kinds, actions and order, and the same launch arguments and environment.
+fn assert_told_what_happened(dry: &AcquireReceipt, real: &AcquireReceipt) {
+    let ours = format!("sessions/{}/", real.token);
+    let told = |r: &AcquireReceipt| -> Vec<(String, String, String)> {
+        r.files
+            .iter()
+            .map(|f| {
+                let path = f.path.replace(&format!("sessions/{DRY_RUN_TOKEN}/"), &ours);
+                (path, f.kind.to_string(), f.action.to_string())
+            })
+            .collect()
+    };
+    assert_eq!(
+        told(dry),
+        told(real),
+        "{}: the dry run told another story",
+        real.provider
+    );
+    let args = |r: &AcquireReceipt| -> Vec<String> {
+        r.launch_args
+            .iter()
+            .map(|a| a.replace(&format!("sessions/{DRY_RUN_TOKEN}/"), &ours))
+            .collect()
+    };
+    assert_eq!(
+        args(dry),
+        args(real),
+        "{}: other launch arguments",
+        real.provider
+    );
+    assert_eq!(dry.env, real.env, "{}: another environment", real.provider);
+    assert!(dry.dry_run && !real.dry_run);
+}
+
 /// Builds the fixture, plans, acquires and releases one session with every input the subject's
 /// capabilities accept ([`Subject::full_session`] with [`PROMPT`]), asserts the workspace is back
 /// exactly as built, and returns `{fixture, plan, acquire, during, release}` as JSON with the
@@ -166,9 +203,19 @@ pub fn snapshot(subject: &Subject, build: Builder) -> serde_json::Value {
     let before = Tree::capture(&fx.workspace);
     let session = subject.full_session(PROMPT);
     let plan = fx.plan_session(subject, &session);
+    let dry_run = fx
+        .dry_run_session(subject, session.clone())
+        .unwrap_or_else(|e| panic!("{}: dry run failed: {e}", subject.name()));
+    assert_eq!(
+        Tree::capture(&fx.workspace),
+        before,
+        "{}: a dry run wrote",
+        subject.name()
+    );
     let acquire = fx
         .acquire_session(subject, session)
         .unwrap_or_else(|e| panic!("{}: acquire failed: {e}", subject.name()));
+    assert_told_what_happened(&dry_run, &acquire);
     let during = named_priors(Tree::capture(&fx.workspace));
     let release = fx.projector.release(&acquire.token).expect("release");
     assert!(release.released);
@@ -182,13 +229,17 @@ pub fn snapshot(subject: &Subject, build: Builder) -> serde_json::Value {
     let mut value = serde_json::json!({
         "fixture": before.paths().collect::<Vec<_>>(),
         "plan": plan,
+        "dry_run": dry_run,
         "acquire": acquire,
         "during": diff(&before, &during),
         "release": release,
     });
+    // The same holder as the acquire's, which each provider's snapshot redacts.
+    value["dry_run"]["holder"] = serde_json::json!("[holder]");
     // The token holds the key: replace it first.
     let replacements = [
         (acquire.token.clone(), "[token]"),
+        (format!("sessions/{DRY_RUN_TOKEN}/"), "sessions/[token]/"),
         (workspace_key(&acquire.workspace), "[key]"),
         (fx.base.display().to_string(), "[tmp]"),
     ];

@@ -209,15 +209,26 @@ pub fn merged_json_user_edit_and_lost_state(subject: &Subject) {
         "the prior did not come back"
     );
 
+    lose_the_state_mid_session(&fx, subject, subject.full_session("lost"), &before);
+}
+
+/// A session whose holder is SIGKILLed and whose whole state directory is then deleted (lost
+/// mid-session); the next start and its release must give back every byte of `before`.
+fn lose_the_state_mid_session(
+    fx: &Fixture,
+    subject: &Subject,
+    session: SessionRequest,
+    before: &Tree,
+) {
     let holder = HolderProcess::spawn();
-    fx.acquire_session_as(subject, subject.full_session("lost"), holder.holder())
+    fx.acquire_session_as(subject, session, holder.holder())
         .unwrap();
     holder.kill9();
     std::fs::remove_dir_all(&fx.state).unwrap();
     std::fs::create_dir(&fx.state).unwrap();
     let next = fx.acquire(subject, "next").unwrap();
     assert!(fx.release(&next.token));
-    assert_project_bytes_back(&fx, &before, "a lost state directory");
+    assert_project_bytes_back(fx, before, "a lost state directory");
 }
 
 /// Every path `before` held is back exactly. After a lost state directory, what only the lost
@@ -379,15 +390,7 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
         "the project's files did not come back"
     );
 
-    let holder = HolderProcess::spawn();
-    fx.acquire_session_as(subject, session.clone(), holder.holder())
-        .unwrap();
-    holder.kill9();
-    std::fs::remove_dir_all(&fx.state).unwrap();
-    std::fs::create_dir(&fx.state).unwrap();
-    let next = fx.acquire(subject, "next").unwrap();
-    assert!(fx.release(&next.token));
-    assert_project_bytes_back(&fx, &before, "a lost state directory");
+    lose_the_state_mid_session(&fx, subject, session.clone(), &before);
     let before = Tree::capture(&fx.workspace);
 
     for bad in ["../escape", ".hidden", "a/b", ""] {

@@ -9,7 +9,7 @@
 //! | directory on the way | `created` when missing |
 //! | block | `created`, `inserted`, `refreshed` or `unchanged`, by the block engine on the current bytes (a malformed marker is refused as the acquire would) |
 //! | owned file (and merged JSON file) | `created` when missing, `refreshed`/`unchanged` when a session holds it, `reclaimed` when our marker proves it ours, `replaced` when it is the project's (taken over) |
-//! | marker | `created` when missing, `held` when a session holds it, `exists` when it is the project's |
+//! | marker | `held` when a session holds it, `exists` when it is the project's (both reported first, as the acquire records its intent), `created` when missing |
 //! | skill folder | `created` when missing, `refreshed` when a session holds it, `reclaimed` when it carries our marker file, `taken_over` when it is the project's |
 //! | private file | `written`, under the session folder a start would make (named `dry-run` here) |
 //!
@@ -51,6 +51,27 @@ pub(crate) fn predict(
     };
     // Workspace paths as an acquire reports them: relative to the workspace.
     let shown = |rel: &RelPath| rel.to_string();
+    // A marker already there (held by a session, or the project's own) is reported as the
+    // intent is recorded, before anything is applied; one to create, when it is created.
+    let marker_actions: Vec<FileAction> = plan
+        .markers
+        .iter()
+        .map(|marker| {
+            match (
+                view.ledger.entries.get(&marker.path),
+                view.root.kind(&marker.path),
+            ) {
+                (Some(EntryRecord::Marker { .. }), _) => FileAction::Held,
+                (_, EntryKind::Missing) => FileAction::Created,
+                _ => FileAction::Exists,
+            }
+        })
+        .collect();
+    for (marker, action) in plan.markers.iter().zip(&marker_actions) {
+        if *action != FileAction::Created {
+            report(shown(&marker.path), FileKind::Marker, *action);
+        }
+    }
     let mut dirs: Vec<RelPath> = Vec::new();
     for path in plan_paths(plan)? {
         for dir in path.ancestors() {
@@ -83,16 +104,10 @@ pub(crate) fn predict(
         };
         report(shown(&owned.path), FileKind::Owned, action);
     }
-    for marker in &plan.markers {
-        let action = match (
-            view.ledger.entries.get(&marker.path),
-            view.root.kind(&marker.path),
-        ) {
-            (_, EntryKind::Missing) => FileAction::Created,
-            (Some(EntryRecord::Marker { .. }), _) => FileAction::Held,
-            _ => FileAction::Exists,
-        };
-        report(shown(&marker.path), FileKind::Marker, action);
+    for (marker, action) in plan.markers.iter().zip(&marker_actions) {
+        if *action == FileAction::Created {
+            report(shown(&marker.path), FileKind::Marker, *action);
+        }
     }
     for file in &plan.private_files {
         let path = private_dir.join(&file.name).display().to_string();
