@@ -120,6 +120,8 @@ released whatever happens, output included.
 
 Examples:
   projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md
+  projectfile run --provider claude --workspace . --prompt 'Be brief.' --mcp-config servers.json \\
+    --dry-run --json -- claude -p 'hi'      # what it would launch; nothing is written or run
   projectfile run --provider claude --workspace ~/crew --prompt 'Be brief.' --runtime-root ~/rt \\
     --user u1 --project-id crew-7 --session-id work:project:7 --mode run \\
     --attach-read-only docs=~/docs --private-cli-home --sandbox --json -- claude -p 'hi'")]

@@ -87,13 +87,31 @@ pub(crate) fn resolve(
 ) -> Result<OwnedFileProjection> {
     let path = &merged.path;
     let shown = root.display_path(path).display().to_string();
-    let mut object = Map::new();
-    let mut entries = Map::new();
-    if !merged.replace
-        && let Some(bytes) = project_bytes(root, ledger, path)?
-    {
-        (object, entries) = project_object(&bytes, &merged.key, &shown)?;
-    }
+    let project = if merged.replace {
+        None
+    } else {
+        project_bytes(root, ledger, path)?
+    };
+    Ok(OwnedFileProjection {
+        path: path.clone(),
+        content: merged_content(project.as_deref(), merged, &shown)?,
+        mode: None,
+        role: merged.role,
+    })
+}
+
+/// The merged file's content: the project's file (`project`, when it has one and the merge does
+/// not replace it) with the session's entries added under the key, pretty-printed with a final
+/// newline. `shown` names the file in a refusal. Pure.
+pub fn merged_content(
+    project: Option<&[u8]>,
+    merged: &MergedJsonProjection,
+    shown: &str,
+) -> Result<String> {
+    let (mut object, mut entries) = match project {
+        Some(bytes) if !merged.replace => project_object(bytes, &merged.key, shown)?,
+        _ => (Map::new(), Map::new()),
+    };
     for (name, value) in &merged.entries {
         // The same definition already there (the project lists this very server, or a lost
         // state directory left our file, which cannot be told from the project's) is kept once.
@@ -109,14 +127,9 @@ pub(crate) fn resolve(
     }
     object.insert(merged.key.clone(), Value::Object(entries));
     let mut content = serde_json::to_string_pretty(&Value::Object(object))
-        .map_err(|e| Error::invalid(&shown, format!("cannot be serialized: {e}")))?;
+        .map_err(|e| Error::invalid(shown, format!("cannot be serialized: {e}")))?;
     content.push('\n');
-    Ok(OwnedFileProjection {
-        path: path.clone(),
-        content,
-        mode: None,
-        role: merged.role,
-    })
+    Ok(content)
 }
 
 /// The plan's merged JSON files turned into owned files, appended to its owned files.

@@ -304,11 +304,15 @@ impl Projector {
         })
     }
 
-    /// Refuses a request the provider cannot take, or whose prompt carries our marker lines.
+    /// Refuses a request the provider cannot take, a malformed MCP server map (whatever route the
+    /// provider takes it by), or a prompt carrying our marker lines.
     fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
         request
             .session
             .check_supported(provider.name(), &provider.capabilities())?;
+        if let Some(servers) = &request.session.mcp_servers {
+            crate::mcp::validate(servers)?;
+        }
         block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
             Error::invalid(
                 "the session prompt",

@@ -23,7 +23,9 @@
 //! | A project `.codex/config.toml` is ignored when the project is not trusted, so it cannot carry a session's servers | measured with 0.171.0 (issue text of this work) | YES (measured) |
 //! | A server that cannot start does not fail `codex exec` (exit 0) | measured with 0.171.0 | YES (measured) |
 //! | No flag gives Codex *only* the `-c` servers (the overrides are layered over `$CODEX_HOME/config.toml`), so `--mcp-mode replace` is refused | the override mechanism above | YES (by the code's design) |
-//! | Hooks, subagents, project commands: custom prompts live only in `$CODEX_HOME/prompts/` (no project folder); no hooks file a session could project | developers.openai.com/codex (custom prompts) | refused |
+//! | Hooks exist (0.114+, `PreToolUse` from 0.117, `[features].hooks` from 0.130): `hooks.json` or inline `[hooks]` next to a config layer (`~/.codex/`, or the project's `.codex/` once the project is trusted), and command hooks must be reviewed and trusted before they run | developers.openai.com/codex/hooks; serpro69/claude-toolbox issue #107 (the 0.130 key); littlebearapps/untether issue #179; tak848/ccgate PR #59 | PARTLY (docs as quoted) |
+//! | A session cannot bring hooks: with 0.171.0, `codex exec` ran neither `-c features.hooks=true -c 'hooks.SessionStart=[…]'` overrides nor a user-level `$CODEX_HOME/hooks.json` (with `[features] hooks = true`) `SessionStart`/`UserPromptSubmit` hook (a `touch` command; no file appeared), and a project `.codex/` is ignored untrusted | measured by hand, 2026-11-30 | YES (measured): `--hooks-config` is refused for codex |
+//! | Subagents and project commands: custom prompts live only in `$CODEX_HOME/prompts/` (no project folder) | developers.openai.com/codex (custom prompts) | refused |
 //! | `codex exec` also takes `CODEX_API_KEY` (or `OPENAI_API_KEY`) from the environment instead of `auth.json` | codex-rs `core::auth` (`CODEX_API_KEY` overrides the stored credentials) | partly (code summaries) |
 //!
 //! # Measured with the real CLI
