@@ -90,11 +90,18 @@ be running and not a zombie; --holder-lock must be a regular file (not a symlink
 device or directory) that another process holds locked (flock) now. Otherwise acquire refuses
 with `error: <path>: <reason>` and changes nothing.
 
+The receipt's `delivery` says whether the CLI, started in the workspace, shows the session text to
+the model, judged by its discovery profile (as `resolve --as` does), and the launch arguments
+added to make it (Codex's raised budget for a large AGENTS.md). --require-delivery fails instead
+of starting a session whose text would not arrive.
+
 Examples:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json
+  projectfile acquire --provider claude --workspace . --prompt-file p.md --require-delivery \
+    --provider-option claude.prompt=replace --json
   projectfile acquire --provider claude --workspace . --prompt-file p.md --mcp-config servers.json \\
     --agent reviewer=reviewer.md --command ship=ship.md --dry-run --json")]
-    Acquire(AcquireArgs),
+    Acquire(Box<AcquireArgs>),
     /// End a session by its token. Releasing twice, or an unknown token, is not an error.
     #[command(after_help = "\
 Examples:
@@ -430,6 +437,18 @@ pub struct SessionArgs {
     /// The CLI binary to probe, instead of looking it up on PATH.
     #[arg(long, value_name = "PATH")]
     pub cli_binary: Option<PathBuf>,
+    /// A provider option, PROVIDER.NAME=VALUE (repeatable), e.g. `claude.prompt=replace`: the
+    /// options each provider takes, and their values, are listed by `projectfile providers` in
+    /// its JSON receipt (`options`). An option for
+    /// another provider of this build is ignored, so a host can pass one set to every launch; an
+    /// unknown option or value of this provider is refused (exit 2).
+    #[arg(long = "provider-option", value_name = "OPTION")]
+    pub provider_options: Vec<String>,
+    /// Fail (exit 1, error kind `undelivered`) with everything undone when the receipt's
+    /// `delivery` verdict says the session text would not reach the model. Without it the
+    /// session starts and the receipt (and a warning) says why the text is not delivered.
+    #[arg(long)]
+    pub require_delivery: bool,
 }
 
 /// `acquire`.

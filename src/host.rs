@@ -39,6 +39,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use projectfile_core::guidance::DeliveryVerdict;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{
     AcquireReceipt, AcquireRequest, Projector, ReleaseReceipt, StatusReport, StripReport,
@@ -134,6 +135,7 @@ impl Host {
         let mut request = AcquireRequest::new(session.workspace, session.request, holder);
         request.probes = session.probes;
         request.binary_path = session.binary_path;
+        request.require_delivery = session.require_delivery;
         let receipt = self.projector.acquire(provider.as_ref(), &request)?;
         Ok(Lease {
             projector: self.projector.clone(),
@@ -170,6 +172,7 @@ pub struct SessionBuilder {
     holder: Option<Holder>,
     probes: Probes,
     binary_path: Option<PathBuf>,
+    require_delivery: bool,
 }
 
 impl SessionBuilder {
@@ -182,6 +185,7 @@ impl SessionBuilder {
             holder: None,
             probes: Probes::default(),
             binary_path: None,
+            require_delivery: false,
         }
     }
 
@@ -238,6 +242,25 @@ impl SessionBuilder {
         self.binary_path = Some(path.into());
         self
     }
+
+    /// Sets a provider option (`prompt` → `replace` for claude); the provider's declared options
+    /// and values are checked at acquire (an unknown one fails, kind `provider`).
+    pub fn provider_option(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> SessionBuilder {
+        self.request.options.insert(name.into(), value.into());
+        self
+    }
+
+    /// Fail with everything undone ([`Error::Undelivered`], kind `undelivered`) when the session
+    /// text would not reach the model ([`Lease::delivery`] would say not delivered). Off by
+    /// default: the session starts and its delivery verdict says why.
+    pub fn require_delivery(mut self, required: bool) -> SessionBuilder {
+        self.require_delivery = required;
+        self
+    }
 }
 
 /// One session's hold on a workspace: its projections stay while the lease lives.
@@ -277,6 +300,12 @@ impl Lease {
     /// The canonical workspace.
     pub fn workspace(&self) -> &Path {
         &self.receipt.workspace
+    }
+
+    /// Whether the session text reaches the model, and if not why (the receipt's `delivery`).
+    /// Launch arguments the route needs are already in [`Lease::launch_args`].
+    pub fn delivery(&self) -> &DeliveryVerdict {
+        &self.receipt.delivery
     }
 
     /// Arguments to append to the CLI's command line.
@@ -493,6 +522,60 @@ mod tests {
         let out = lease.command("cat", ["AGENTS.md"]).output().unwrap();
         assert!(String::from_utf8_lossy(&out.stdout).contains("from the plan"));
         lease.release().unwrap();
+    }
+
+    #[cfg(feature = "codex")]
+    #[test]
+    fn delivery_is_reported_and_can_be_required() {
+        let env = env();
+        let (host, _) = host(&env);
+        let lease = host
+            .acquire(SessionBuilder::new("codex", &env.ws).prompt("delivered"))
+            .unwrap();
+        assert!(lease.delivery().delivered, "{:?}", lease.delivery());
+        drop(lease);
+        // Codex drops an AGENTS.md that is not UTF-8: nothing can deliver through it.
+        std::fs::write(env.ws.join("AGENTS.md"), b"# R\xFFules\n").unwrap();
+        let lease = host
+            .acquire(SessionBuilder::new("codex", &env.ws).prompt("lost"))
+            .unwrap();
+        assert!(!lease.delivery().delivered);
+        drop(lease);
+        let error = host
+            .acquire(
+                SessionBuilder::new("codex", &env.ws)
+                    .prompt("lost")
+                    .require_delivery(true),
+            )
+            .unwrap_err();
+        assert_eq!(error.kind(), "undelivered", "{error}");
+        assert_eq!(
+            std::fs::read(env.ws.join("AGENTS.md")).unwrap(),
+            b"# R\xFFules\n"
+        );
+        assert!(host.status(&env.ws).unwrap().leases.is_empty());
+    }
+
+    #[cfg(feature = "claude")]
+    #[test]
+    fn provider_options_choose_and_are_checked() {
+        let env = env();
+        let (host, _) = host(&env);
+        let old = || {
+            SessionBuilder::new("claude", &env.ws)
+                .prompt("x")
+                .cli_version("2.1.233")
+        };
+        let lease = host
+            .acquire(old().provider_option("prompt", "replace"))
+            .unwrap();
+        assert_eq!(lease.launch_args()[0], "--system-prompt-file");
+        drop(lease);
+        let error = host
+            .acquire(old().provider_option("prompt", "overwrite"))
+            .unwrap_err();
+        assert_eq!(error.kind(), "provider", "{error}");
+        assert!(error.to_string().contains("append or replace"), "{error}");
     }
 
     #[test]

@@ -507,6 +507,7 @@ fn acquire_request(
         };
     }
     request.binary_path = args.cli_binary.clone();
+    request.require_delivery = args.require_delivery;
     request
 }
 
@@ -610,6 +611,7 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
     }
     session.agents = named_files(&args.agents, "subagent")?;
     session.commands = named_files(&args.commands, "command")?;
+    session.options = provider_options(args)?;
     for skill in &args.skills {
         let (name, dir) = skill
             .split_once('=')
@@ -635,6 +637,37 @@ fn named_files(values: &[String], what: &str) -> anyhow::Result<Vec<projectfile:
         });
     }
     Ok(files)
+}
+
+/// `--provider-option PROVIDER.NAME=VALUE`: this provider's options, checked against what it
+/// declares (bad usage otherwise); those of another provider of this build are left out.
+fn provider_options(
+    args: &SessionArgs,
+) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    let provider = known_provider(&args.provider)?;
+    let mut options = std::collections::BTreeMap::new();
+    for spec in &args.provider_options {
+        let bad = |reason: &str| CliError::usage(format!("--provider-option {spec}"), reason);
+        let Some((key, value)) = spec.split_once('=') else {
+            return Err(bad("an option is PROVIDER.NAME=VALUE"));
+        };
+        let Some((owner, name)) = key.split_once('.') else {
+            return Err(bad("an option is PROVIDER.NAME=VALUE"));
+        };
+        known_provider(owner).map_err(|e| bad(&e.to_string()))?;
+        if owner != args.provider {
+            continue;
+        }
+        options.insert(name.to_string(), value.to_string());
+    }
+    let request = SessionRequest {
+        options,
+        ..SessionRequest::default()
+    };
+    request
+        .check_options(provider.name(), &provider.options())
+        .map_err(|e| CliError::usage("--provider-option", e.to_string()))?;
+    Ok(request.options)
 }
 
 fn status_text(report: &projectfile::core::projector::StatusReport) -> output::Text {
@@ -715,6 +748,23 @@ fn undo_undelivered(projector: &Projector, token: &str, lost: &anyhow::Error) ->
     }
 }
 
+/// `session text: delivered (block /ws/AGENTS.md)`, or `NOT delivered` with the reason.
+fn delivery_line(text: &mut output::Text, delivery: &projectfile::core::guidance::DeliveryVerdict) {
+    let state = if delivery.delivered {
+        "delivered"
+    } else {
+        "NOT delivered"
+    };
+    let route = match &delivery.path {
+        Some(path) => format!("{} {path}", delivery.via),
+        None => delivery.via.clone(),
+    };
+    match &delivery.note {
+        Some(note) => text.line(format_args!("session text: {state} ({route}): {note}")),
+        None => text.line(format_args!("session text: {state} ({route})")),
+    }
+}
+
 fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
     let mut text = output::Text::default();
     text.line(format_args!("token {}", receipt.token));
@@ -730,6 +780,7 @@ fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
             receipt.launch_args.join(" ")
         ));
     }
+    delivery_line(&mut text, &receipt.delivery);
     for note in &receipt.notes {
         text.line(format_args!("note: {note}"));
     }

@@ -138,6 +138,16 @@ impl Verbose {
             self.say("plan", note);
         }
         self.files(&receipt.files);
+        let delivery = &receipt.delivery;
+        let state = if delivery.delivered {
+            "delivered"
+        } else {
+            "NOT delivered"
+        };
+        match &delivery.note {
+            Some(note) => self.say("delivery", format_args!("{state}: {note}")),
+            None => self.say("delivery", state),
+        }
         for k in &receipt.kept {
             self.say(
                 "kept",

@@ -88,6 +88,7 @@ fn verbose_logs_each_step_on_stderr() {
         "] stale: nothing stale to clean",
         "] plan: session text in the block of AGENTS.md",
         "] write: created block AGENTS.md",
+        "] delivery: delivered",
         "] lease: ",
     ] {
         assert!(log.contains(step), "missing {step:?} in:\n{log}");

@@ -381,6 +381,34 @@ fn session_commands(env: &Env) {
         schema::ACQUIRE,
     );
     assert_eq!(run_dry["command"][0], "cat");
+    delivery_shapes(env, &pid);
+}
+
+/// The delivery verdict's shapes: launch arguments raising a budget (a 40 KiB AGENTS.md for
+/// Codex), and a route that does not deliver (agy projects no text).
+fn delivery_shapes(env: &Env, pid: &str) {
+    use projectfile::receipts::schema;
+    let big = env.base.join("big");
+    std::fs::create_dir_all(big.join(".git")).unwrap();
+    std::fs::write(big.join("AGENTS.md"), "Rule: be brief.\n".repeat(2600)).unwrap();
+    let raised = env.ok(
+        &acquire_args(big.to_str().unwrap(), "raised", pid),
+        schema::ACQUIRE,
+    );
+    assert_eq!(raised["delivery"]["delivered"], true);
+    assert_eq!(raised["delivery"]["launch_args"][0], "-c");
+    let ws = env.ws();
+    let agy = ["acquire", "--provider", "agy", "--workspace", ws];
+    let agy = [&agy[..], &["--prompt", "x", "--holder-pid", pid]].concat();
+    let not_projected = env.ok(&agy, schema::ACQUIRE);
+    assert_eq!(
+        not_projected["delivery"]["undelivered"]["reason"],
+        "not_projected"
+    );
+    for receipt in [raised, not_projected] {
+        let token = receipt["token"].as_str().unwrap();
+        env.ok(&["release", "--token", token], schema::RELEASE);
+    }
 }
 
 /// The linked-runtime commands: `run --runtime-root --json` (with `linked`: attached folders,

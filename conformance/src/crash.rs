@@ -2,7 +2,7 @@
 //! after every possible number `k` of mutating file operations in every step of a session history,
 //! then prove that the next start and the remaining releases leave exactly the user's bytes.
 //!
-//! The history is six steps, each run against a fresh [`Fixture`] with the steps before it done
+//! The history is seven steps, each run against a fresh [`Fixture`] with the steps before it done
 //! normally:
 //!
 //! | phase | step that crashes | the session whose holder dies |
@@ -10,6 +10,7 @@
 //! | `acquire` | the first session's acquire | the first |
 //! | `refresh` | a second session's acquire while the first lives | the second |
 //! | `release` | the release of the first of two live sessions | the first |
+//! | `release-newest` | the release of the newer of two live sessions (a block is given the older one's text back) | the newer |
 //! | `last-release` | the release of the last live session | that one |
 //! | `start-over-stale` | a start that must first clean a dead session's leftovers | the new one |
 //! | `start-again` | a start after an earlier session came and went | the new one |
@@ -71,6 +72,9 @@ pub enum Phase {
     Refresh,
     /// The release of the first of two live sessions.
     Release,
+    /// The release of the newer of two live sessions: a shared block is given the older
+    /// session's text back.
+    ReleaseNewest,
     /// The release of the last live session (the projection comes out).
     LastRelease,
     /// A start that first cleans the leftovers of a session whose holder died.
@@ -81,10 +85,11 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in history order.
-    pub const ALL: [Phase; 6] = [
+    pub const ALL: [Phase; 7] = [
         Phase::Acquire,
         Phase::Refresh,
         Phase::Release,
+        Phase::ReleaseNewest,
         Phase::LastRelease,
         Phase::StartOverStale,
         Phase::StartAgain,
@@ -96,6 +101,7 @@ impl Phase {
             Phase::Acquire => "acquire",
             Phase::Refresh => "refresh",
             Phase::Release => "release",
+            Phase::ReleaseNewest => "release-newest",
             Phase::LastRelease => "last-release",
             Phase::StartOverStale => "start-over-stale",
             Phase::StartAgain => "start-again",
@@ -349,6 +355,12 @@ impl<'a> Run<'a> {
             "session {i} was released before"
         );
         self.sessions[i].live = false;
+        // A shared block holds the newest live session's text again.
+        if self.latest == Some(self.sessions[i].prompt)
+            && let Some(newest) = self.sessions.iter().rev().find(|s| s.live)
+        {
+            self.latest = Some(newest.prompt);
+        }
         Ok(())
     }
 
@@ -368,7 +380,7 @@ impl<'a> Run<'a> {
         match phase {
             Phase::Acquire => {}
             Phase::Refresh => self.acquire_session(0).expect("first acquire"),
-            Phase::Release | Phase::LastRelease => {
+            Phase::Release | Phase::ReleaseNewest | Phase::LastRelease => {
                 self.acquire_session(0).expect("first acquire");
                 self.acquire_session(1).expect("second acquire");
                 if phase == Phase::LastRelease {
@@ -386,7 +398,11 @@ impl<'a> Run<'a> {
         }
         let crashing = match phase {
             Phase::Acquire | Phase::Release => 0,
-            Phase::Refresh | Phase::LastRelease | Phase::StartOverStale | Phase::StartAgain => 1,
+            Phase::Refresh
+            | Phase::ReleaseNewest
+            | Phase::LastRelease
+            | Phase::StartOverStale
+            | Phase::StartAgain => 1,
         };
 
         let _ = faults::take_seen();
@@ -395,7 +411,9 @@ impl<'a> Run<'a> {
             Phase::Acquire | Phase::Refresh | Phase::StartOverStale | Phase::StartAgain => {
                 self.acquire_session(crashing)
             }
-            Phase::Release | Phase::LastRelease => self.release_session(crashing),
+            Phase::Release | Phase::ReleaseNewest | Phase::LastRelease => {
+                self.release_session(crashing)
+            }
         };
         let crashed = faults::crashed();
         faults::disarm();

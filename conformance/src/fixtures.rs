@@ -198,10 +198,18 @@ fn assert_told_what_happened(dry: &AcquireReceipt, real: &AcquireReceipt) {
 /// exactly as built, and returns `{fixture, plan, acquire, during, release}` as JSON with the
 /// temporary directory, token and workspace key replaced by `[tmp]`, `[token]` and `[key]`.
 pub fn snapshot(subject: &Subject, build: Builder) -> serde_json::Value {
+    snapshot_session(subject, build, subject.full_session(PROMPT))
+}
+
+/// [`snapshot`] with the session given (say, with a provider option set).
+pub fn snapshot_session(
+    subject: &Subject,
+    build: Builder,
+    session: projectfile_core::SessionRequest,
+) -> serde_json::Value {
     let fx = Fixture::new();
     build(&fx);
     let before = Tree::capture(&fx.workspace);
-    let session = subject.full_session(PROMPT);
     let plan = fx.plan_session(subject, &session);
     let dry_run = fx
         .dry_run_session(subject, session.clone())

@@ -24,6 +24,7 @@
 #![allow(clippy::disallowed_methods)]
 
 pub mod crash;
+pub mod delivery;
 pub mod facts;
 pub mod fixtures;
 pub mod runtime;
@@ -41,6 +42,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
+pub use delivery::{delivery_verdict_agrees_with_resolve, provider_options_are_checked};
 pub use runtime::cli_home_is_declared_or_refused;
 pub use session_inputs::*;
 pub use skills::*;
@@ -1530,6 +1532,8 @@ macro_rules! conformance_tests {
             mcp_bad_input_is_refused,
             named_files_take_over_and_restore,
             dry_run_changes_nothing,
+            delivery_verdict_agrees_with_resolve,
+            provider_options_are_checked,
         );
     };
     (@checks $provider:expr, $probes:expr; $($check:ident),* $(,)?) => {

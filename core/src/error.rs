@@ -44,6 +44,10 @@ pub enum Error {
     /// changed.
     #[error("{}: {reason}", path.display())]
     Busy { path: PathBuf, reason: String },
+    /// The host required delivery (`--require-delivery`) and the CLI's discovery profile says the
+    /// session text would not reach the model; everything the session projected was undone.
+    #[error("{}: {reason}", path.display())]
+    Undelivered { path: PathBuf, reason: String },
 }
 
 impl Error {
@@ -72,7 +76,8 @@ impl Error {
             | Error::Unsafe { path, .. }
             | Error::Malformed { path, .. }
             | Error::Ledger { path, .. }
-            | Error::Busy { path, .. } => Some(path),
+            | Error::Busy { path, .. }
+            | Error::Undelivered { path, .. } => Some(path),
             Error::Invalid { .. } | Error::Provider { .. } => None,
         }
     }
@@ -88,6 +93,7 @@ impl Error {
             Error::Invalid { .. } => "invalid",
             Error::Provider { .. } => "provider",
             Error::Busy { .. } => "busy",
+            Error::Undelivered { .. } => "undelivered",
         }
     }
 }

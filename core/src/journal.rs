@@ -26,8 +26,10 @@
 
 //! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
-//! create a directory, a marker or a skill folder, write private files, or put our block in a
-//! file the ledger does not yet list in [`Ledger::block_files`]. Every other save is
+//! create a directory, a marker or a skill folder, write private files, put our block in a
+//! file the ledger does not yet list in [`Ledger::block_files`], or write a session text into a
+//! block that the ledger does not list for it yet (a start with a new text, or a release giving a
+//! shared block the text of a live session back). Every other save is
 //! [`Durability::Deferred`], written and not synced:
 //!
 //! - a save that records an undo already durable in the workspace (a release, a cleaned stale

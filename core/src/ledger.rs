@@ -105,6 +105,19 @@ pub struct LeaseRecord {
     /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// The session text this lease put in each shared block, by file: when the session whose
+    /// text a block holds ends, the block is given back the text of the newest live session
+    /// that shares it. Private, like the whole ledger; empty in ledgers of earlier builds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub block_texts: BTreeMap<RelPath, String>,
+    /// The order in which leases were taken in this workspace (1 + the highest of the leases
+    /// recorded then), telling the newest live session apart; 0 in ledgers of earlier builds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq: u64,
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 impl LeaseRecord {

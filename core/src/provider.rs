@@ -115,6 +115,10 @@ pub struct SessionRequest {
     pub cli_config: Option<serde_json::Value>,
     /// Skills to project.
     pub skills: Vec<SkillInput>,
+    /// Provider options by name (`prompt` → `replace`), each one the provider declares
+    /// ([`Provider::options`]); checked by [`SessionRequest::check_options`] before planning.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub options: std::collections::BTreeMap<String, String>,
 }
 
 impl SessionRequest {
@@ -167,6 +171,60 @@ impl SessionRequest {
                 ),
             })
         }
+    }
+}
+
+impl SessionRequest {
+    /// Refuses an option `declared` does not name, or a value it does not list, naming what the
+    /// provider takes instead of dropping it silently.
+    pub fn check_options(&self, provider: &str, declared: &[ProviderOption]) -> Result<()> {
+        for (name, value) in &self.options {
+            let refuse = |reason: String| Error::Provider {
+                provider: provider.to_string(),
+                reason: format!("{reason}; nothing was projected"),
+            };
+            let Some(option) = declared.iter().find(|o| o.name == *name) else {
+                let known: Vec<String> = declared.iter().map(ProviderOption::usage).collect();
+                return Err(refuse(match known.is_empty() {
+                    true => format!("no option `{name}`: this provider takes none"),
+                    false => format!("no option `{name}` (it takes {})", known.join(", ")),
+                }));
+            };
+            if !option.values.iter().any(|v| v == value) {
+                return Err(refuse(format!(
+                    "option `{name}` takes {}, not `{value}`",
+                    option.values.join(" or ")
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The value of option `name` for this session: the one given, else `default`.
+    pub fn option<'a>(&'a self, name: &str, default: &'a str) -> &'a str {
+        self.options.get(name).map_or(default, String::as_str)
+    }
+}
+
+/// An option a provider declares, typed by the values it takes (the host passes
+/// `--provider-option <provider>.<name>=<value>`, or `SessionBuilder::provider_option`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ProviderOption {
+    /// The option's name, without the provider (`prompt`).
+    pub name: String,
+    /// Every value it takes.
+    pub values: Vec<String>,
+    /// The value when none is given (one of `values`).
+    pub default: String,
+    /// What it chooses, for `--help` and the providers receipt.
+    pub help: String,
+}
+
+impl ProviderOption {
+    /// `name=a|b`, as an error message lists it.
+    pub fn usage(&self) -> String {
+        format!("{}={}", self.name, self.values.join("|"))
     }
 }
 
@@ -281,6 +339,12 @@ pub trait Provider: Send + Sync {
     /// the CLI a private home (`run --private-cli-home`). `None` (the default) refuses that.
     fn cli_home_env(&self) -> Option<&'static str> {
         None
+    }
+
+    /// The options a host may set for a session (typed by their values); core refuses any other
+    /// option, or value, before planning. Default: none.
+    fn options(&self) -> Vec<ProviderOption> {
+        Vec::new()
     }
 
     /// The plan for one session. Pure: reads only `ctx`.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::guidance::{DiscoveryProfile, GuidanceResolution, PromptFragment};
+use crate::guidance::{DeliveryVerdict, DiscoveryProfile, GuidanceResolution, PromptFragment};
 use crate::holder::{Holder, Liveness};
 use crate::ledger::KeptRecord;
 use crate::plan::{RelPath, SessionTextCarrier};
@@ -270,6 +270,11 @@ pub struct AcquireReceipt {
     pub env: BTreeMap<String, String>,
     /// Where the session text went.
     pub session_text: Option<SessionTextCarrier>,
+    /// Whether the session text reaches the model through that route, judged by the provider's
+    /// discovery profile over the destination as it stands after projection (the same code as
+    /// `resolve --as`), for a CLI started in the destination. Launch arguments the route needs
+    /// (Codex's raised budget) are in its `launch_args` and already in `launch_args` above.
+    pub delivery: DeliveryVerdict,
     /// What core probed.
     pub probes: Probes,
     /// Plain sentences from the provider.
@@ -445,6 +450,8 @@ pub struct ProviderInfo {
     /// The environment variable `run --private-cli-home` sets to give the CLI a private home
     /// (`CODEX_HOME`, …); `null` when the CLI has none (the flag is refused).
     pub cli_home_env: Option<String>,
+    /// The options a host may set for a session (`--provider-option <name>.<option>=<value>`).
+    pub options: Vec<crate::provider::ProviderOption>,
 }
 
 /// `projectfile providers --json`.
@@ -469,6 +476,7 @@ impl ProvidersReceipt {
                     capabilities: p.capabilities(),
                     discovery: p.discovery(),
                     cli_home_env: p.cli_home_env().map(str::to_string),
+                    options: p.options(),
                 })
                 .collect(),
         }
@@ -619,7 +627,9 @@ pub struct CanResumeReceipt {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorDetail {
     /// A stable machine-readable kind: `io`, `symlink`, `unsafe_target`, `malformed_block`,
-    /// `ledger`, `invalid`, `provider`, `busy` (core's errors, and files the command line reads),
+    /// `ledger`, `invalid`, `provider`, `busy`, `undelivered` (`acquire --require-delivery`: the
+    /// session text would not reach the model, nothing was left; core's errors, and files the
+    /// command line reads),
     /// or `usage` (exit code 2: the arguments were refused before anything was done: an unknown
     /// provider, an empty prompt, `resolve --cwd` outside the workspace, a flag clap refused).
     pub kind: &'static str,

@@ -7,7 +7,7 @@
 
 use projectfile_core::guidance::{
     DeliveryQuery, DiscoveryProfile, GuidanceRequest, MemoryFs, OmissionReason, Undelivered, Walk,
-    delivery_verdict, resolve_as,
+    delivery_verdict, delivery_with_remedy, resolve_as,
 };
 use projectfile_core::{RelPath, SessionTextCarrier};
 use proptest::prelude::*;
@@ -101,18 +101,22 @@ impl Case {
         self
     }
 
+    fn query(&self) -> DeliveryQuery<'_> {
+        DeliveryQuery {
+            root: ROOT,
+            working_dir: self.working_dir,
+            home_dir: Some(HOME),
+            namespace: "agentworks",
+            carrier: &self.carrier,
+        }
+    }
+
     fn verdict(&self) -> projectfile_core::guidance::DeliveryVerdict {
-        delivery_verdict(
-            &self.fs,
-            &self.profile,
-            &DeliveryQuery {
-                root: ROOT,
-                working_dir: self.working_dir,
-                home_dir: Some(HOME),
-                namespace: "agentworks",
-                carrier: &self.carrier,
-            },
-        )
+        delivery_verdict(&self.fs, &self.profile, &self.query())
+    }
+
+    fn remedied(&self) -> projectfile_core::guidance::DeliveryVerdict {
+        delivery_with_remedy(&self.fs, &self.profile, &self.query())
     }
 }
 
@@ -162,6 +166,59 @@ fn a_block_past_the_budget_names_the_bytes_needed_and_the_arguments() {
             format!("project_doc_max_bytes={}", file.len())
         ]
     );
+}
+
+#[test]
+fn the_remedy_delivers_with_the_arguments_and_says_why() {
+    let user = format!("{}\n", "u".repeat(300));
+    let file = format!("{user}{}", block(TEXT));
+    let case = Case::new(agents_with_block(&user), codex(200), in_file("AGENTS.md"));
+    let verdict = case.remedied();
+    assert!(verdict.delivered, "{verdict:?}");
+    assert_eq!(verdict.undelivered, None);
+    assert_eq!(
+        verdict.launch_args,
+        vec![
+            "-c".to_string(),
+            format!("project_doc_max_bytes={}", file.len())
+        ]
+    );
+    assert!(verdict.remedy_args.is_empty());
+    let note = verdict.note.unwrap();
+    assert!(
+        note.contains("200") && note.contains(&file.len().to_string()),
+        "{note}"
+    );
+    // Within the budget there is nothing to add.
+    let case = Case::new(
+        agents_with_block("rules\n"),
+        codex(1000),
+        in_file("AGENTS.md"),
+    );
+    let verdict = case.remedied();
+    assert!(verdict.delivered && verdict.launch_args.is_empty() && verdict.note.is_none());
+}
+
+#[test]
+fn no_remedy_for_a_cut_nothing_can_raise_or_another_reason() {
+    let mut profile = codex(10);
+    profile.budget_launch_args.clear();
+    let case = Case::new(agents_with_block("rules\n"), profile, in_file("AGENTS.md"));
+    let verdict = case.remedied();
+    assert!(!verdict.delivered);
+    assert!(verdict.launch_args.is_empty());
+    assert!(
+        verdict.note.unwrap().contains("no launch argument raises"),
+        "the note says nothing can"
+    );
+    let fs = agents_with_block("").with_file("/ws/proj/AGENTS.override.md", "mine");
+    let case = Case::new(fs, codex(10), in_file("AGENTS.md"));
+    let verdict = case.remedied();
+    assert!(!verdict.delivered);
+    assert!(matches!(
+        verdict.undelivered,
+        Some(Undelivered::Shadowed { .. })
+    ));
 }
 
 #[test]
@@ -357,6 +414,14 @@ proptest! {
             };
             let verdict = case.verdict();
             let kept = text_kept(&fs, &profile, cwd);
+            // With the remedy: delivered exactly when delivered already, or cut by a budget the
+            // profile's arguments raise; never delivered when the text is not kept at all.
+            let remedied = case.remedied();
+            let fixable = matches!(verdict.undelivered, Some(Undelivered::BudgetTruncated { .. }))
+                && !profile.budget_launch_args.is_empty();
+            prop_assert_eq!(remedied.delivered, verdict.delivered || fixable);
+            prop_assert!(!remedied.delivered || kept);
+            prop_assert_eq!(remedied.launch_args.is_empty(), !fixable);
             match &verdict.undelivered {
                 None => prop_assert!(verdict.delivered && kept),
                 Some(Undelivered::BudgetTruncated { needed_bytes, budget_bytes }) => {

@@ -47,8 +47,12 @@ impl Provider for PiCursor {
         }
     }
 
+    /// Reads the file its block is in, as Pi does, so the session text is delivered.
     fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
+        DiscoveryProfile {
+            extra_files: vec![PI.to_string()],
+            ..DiscoveryProfile::default()
+        }
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {

@@ -56,6 +56,15 @@ impl Sandbox {
         c
     }
 
+    /// `VERB --provider P --workspace <ws> --prompt TEXT` (`acquire` or `run`), to extend.
+    pub fn session(&self, verb: &str, provider: &str, prompt: &str) -> Command {
+        let mut c = self.cmd();
+        c.args([verb, "--provider", provider, "--workspace"])
+            .arg(&self.ws)
+            .args(["--prompt", prompt]);
+        c
+    }
+
     /// Runs `args --json`, asserts success, and parses stdout.
     pub fn json(&self, args: &[&str]) -> Value {
         let out = self.cmd().args(args).arg("--json").output().unwrap();

@@ -12,6 +12,11 @@
 //! - A launch argument is delivered: the CLI reads the private file named on its command line.
 //! - Not projected is not delivered, with the provider's reason.
 //!
+//! [`delivery_with_remedy`] goes one step further, as `acquire` does: a budget cut that the
+//! profile's own launch arguments fix is answered by those arguments (in the verdict's
+//! `launch_args`, for the host to pass) and judged again under the raised budget, so the verdict
+//! says delivered only when the profile, with that budget, keeps the whole text.
+//!
 //! Pure over a [`GuidanceFs`]: nothing is written, nothing outside the trait is read.
 
 use serde::{Deserialize, Serialize};
@@ -93,9 +98,19 @@ pub struct DeliveryVerdict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undelivered: Option<Undelivered>,
     /// Launch arguments that would make the route deliver (the profile's
-    /// `budget_launch_args` for the bytes needed); empty when none can.
+    /// `budget_launch_args` for the bytes needed); empty when none can, or when they are
+    /// already applied (then they are in `launch_args`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remedy_args: Vec<String>,
+    /// Launch arguments the route delivers with, added to the session's launch arguments
+    /// ([`delivery_with_remedy`]: Codex's raised `project_doc_max_bytes`); empty when none are
+    /// needed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch_args: Vec<String>,
+    /// One sentence: why the route does not deliver, or how it delivers when it takes launch
+    /// arguments to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl DeliveryVerdict {
@@ -106,6 +121,8 @@ impl DeliveryVerdict {
             delivered: true,
             undelivered: None,
             remedy_args: Vec::new(),
+            launch_args: Vec::new(),
+            note: None,
         }
     }
 
@@ -114,8 +131,43 @@ impl DeliveryVerdict {
             via: via.to_string(),
             path,
             delivered: false,
+            note: Some(why.describe()),
             undelivered: Some(why),
             remedy_args: Vec::new(),
+            launch_args: Vec::new(),
+        }
+    }
+}
+
+impl Undelivered {
+    /// Why the session text does not reach the model, in one sentence (no path: the verdict
+    /// names the file).
+    pub fn describe(&self) -> String {
+        match self {
+            Undelivered::BudgetTruncated {
+                budget_bytes,
+                needed_bytes,
+            } => format!(
+                "the CLI reads {budget_bytes} bytes of instruction files and the session text ends at byte {needed_bytes}, so it is cut"
+            ),
+            Undelivered::Shadowed { by } => {
+                format!("the CLI does not read this file because of {by}")
+            }
+            Undelivered::OnDemand => {
+                "the CLI reads this file only when the task touches its folder, not at start"
+                    .to_string()
+            }
+            Undelivered::Dropped { omission } => {
+                format!("the CLI drops this file ({omission})")
+            }
+            Undelivered::BlockMissing => "the file holds no well-formed session block".to_string(),
+            Undelivered::NotRead => {
+                "this CLI (this version, started in the workspace) does not read this file"
+                    .to_string()
+            }
+            Undelivered::NotProjected { why } => {
+                format!("the provider did not project the session text: {why}")
+            }
         }
     }
 }
@@ -158,6 +210,41 @@ pub fn delivery_verdict(
     }
 }
 
+/// [`delivery_verdict`], with the remedy applied: when the budget cuts the text and the profile
+/// declares the launch arguments that raise it, the route is judged again under the raised
+/// budget; if that delivers, the verdict is delivered, its `launch_args` hold the arguments (the
+/// host must pass them) and its `note` says why. Otherwise the first verdict stands, its
+/// `remedy_args` (if any) saying what was tried.
+pub fn delivery_with_remedy(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    query: &DeliveryQuery<'_>,
+) -> DeliveryVerdict {
+    let verdict = delivery_verdict(fs, profile, query);
+    let Some(Undelivered::BudgetTruncated {
+        budget_bytes,
+        needed_bytes,
+    }) = verdict.undelivered
+    else {
+        return verdict;
+    };
+    if verdict.remedy_args.is_empty() {
+        return verdict;
+    }
+    let mut raised = profile.clone();
+    raised.budget_bytes = Some(needed_bytes);
+    let mut again = delivery_verdict(fs, &raised, query);
+    if !again.delivered {
+        return verdict;
+    }
+    again.note = Some(format!(
+        "the CLI reads {budget_bytes} bytes of instruction files by default and the session text ends at byte {needed_bytes}: delivered with the launch arguments `{}`, which raise that budget",
+        verdict.remedy_args.join(" ")
+    ));
+    again.launch_args = verdict.remedy_args;
+    again
+}
+
 fn request_for(query: &DeliveryQuery<'_>) -> GuidanceRequest {
     // A profile without a budget of its own belongs to a CLI that loads everything it finds.
     let request = GuidanceRequest::new(query.root)
@@ -180,6 +267,27 @@ fn is_target(source_path: &str, file: &str, block: bool) -> bool {
         .is_some_and(|rest| rest == "#session" || rest.starts_with("#session-"))
 }
 
+/// `profile` without its scan of the subtree below the working directory when `file` is not in
+/// that subtree: files found there are read after the working directory's (or only on demand),
+/// so they change nothing about `file`, and a start is spared a walk of the whole project.
+fn without_subtree_unless_below(
+    profile: &DiscoveryProfile,
+    working_dir: &str,
+    file: &str,
+) -> DiscoveryProfile {
+    let mut profile = profile.clone();
+    let base = working_dir.trim_end_matches('/');
+    let below = file.rsplit_once('/').is_some_and(|(dir, _)| {
+        dir.strip_prefix(base)
+            .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
+    });
+    if !below {
+        profile.include_subtree = false;
+        profile.on_demand_subtree = false;
+    }
+    profile
+}
+
 fn file_verdict(
     fs: &dyn GuidanceFs,
     profile: &DiscoveryProfile,
@@ -188,6 +296,7 @@ fn file_verdict(
     file: &str,
     block: bool,
 ) -> DeliveryVerdict {
+    let profile = &without_subtree_unless_below(profile, query.working_dir, file);
     let request = request_for(query);
     let resolution = resolve_as(fs, profile, &request);
     let path = Some(file.to_string());
@@ -209,6 +318,12 @@ fn file_verdict(
             },
         );
         verdict.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
+        if verdict.remedy_args.is_empty() {
+            let cut = verdict.note.take().unwrap_or_default();
+            verdict.note = Some(format!(
+                "{cut}; no launch argument raises this CLI's budget"
+            ));
+        }
         return verdict;
     }
     let kept = resolution

@@ -14,7 +14,8 @@
 //! - [`session_block_ranges`]: finds our own projected session blocks, which are reported apart
 //!   from the user's guidance (scope `session`).
 //! - [`delivery_verdict`]: whether the session text, where a plan put it, reaches the model by
-//!   the CLI's profile; [`budget_launch_args`]: the arguments that raise a CLI's budget.
+//!   the CLI's profile; [`delivery_with_remedy`]: the same with the profile's budget arguments
+//!   applied; [`budget_launch_args`]: the arguments that raise a CLI's budget.
 //! - Guidance stays inside its own tree: an import or a symlinked instruction file that leads out
 //!   of it is listed as `outside_tree` and never read, unless
 //!   [`GuidanceRequest::allow_outside_tree`] is set.
@@ -36,7 +37,9 @@ mod resolve;
 mod session;
 mod text;
 
-pub use delivery::{DeliveryQuery, DeliveryVerdict, Undelivered, delivery_verdict};
+pub use delivery::{
+    DeliveryQuery, DeliveryVerdict, Undelivered, delivery_verdict, delivery_with_remedy,
+};
 pub use fs::{CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, MemoryFs, StdFs};
 pub use model::{
     DEFAULT_EDITOR_PACKS, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS,

@@ -14,13 +14,20 @@
 //! | private file | `written`, under the session folder a start would make (named `dry-run` here) |
 //!
 //! A start first cleans the leftovers of dead holders; a dry run only counts them, in a note.
+//!
+//! The delivery verdict is judged as for an acquire, over [`Projected`]: the workspace as the
+//! start would leave it (the planned blocks and owned files over the real, read-only file
+//! system), so the verdict and the launch arguments it adds are the ones the start would report.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
 
 use crate::block::{self, Markers, UpsertAction};
 use crate::error::Result;
 use crate::fsio::Root;
 use crate::generated::{self, Provenance};
+use crate::guidance::{CappedRead, FsEntry, FsStat, GuidanceFs, StdFs};
 use crate::ledger::{EntryRecord, Ledger};
 use crate::plan::{EntryKind, Plan, RelPath};
 use crate::provider::Namespace;
@@ -131,6 +138,20 @@ pub(crate) fn predict(
 /// What the block engine would do to the file at the block's path (refusing a malformed marker
 /// as the acquire would).
 fn block_action(view: &View<'_>, planned: &crate::plan::BlockProjection) -> Result<FileAction> {
+    let (existed, upserted) = upserted(view, planned)?;
+    Ok(match upserted.action {
+        UpsertAction::Inserted if !existed => FileAction::Created,
+        UpsertAction::Inserted => FileAction::Inserted,
+        UpsertAction::Refreshed => FileAction::Refreshed,
+        UpsertAction::Unchanged => FileAction::Unchanged,
+    })
+}
+
+/// Whether the block's file exists, and what the block engine would make of it.
+fn upserted(
+    view: &View<'_>,
+    planned: &crate::plan::BlockProjection,
+) -> Result<(bool, block::Upserted)> {
     let current = view.root.read(&planned.path)?;
     let upserted = block::upsert(
         view.markers,
@@ -142,12 +163,7 @@ fn block_action(view: &View<'_>, planned: &crate::plan::BlockProjection) -> Resu
         line: e.line,
         reason: e.reason,
     })?;
-    Ok(match upserted.action {
-        UpsertAction::Inserted if current.is_none() => FileAction::Created,
-        UpsertAction::Inserted => FileAction::Inserted,
-        UpsertAction::Refreshed => FileAction::Refreshed,
-        UpsertAction::Unchanged => FileAction::Unchanged,
-    })
+    Ok((current.is_some(), upserted))
 }
 
 /// A note on the leases a real start would clean first (their holders are dead).
@@ -162,4 +178,117 @@ pub(crate) fn stale_note(ledger: &Ledger) -> Option<String> {
             "dry run: a start would first clean {dead} lease(s) whose holders are dead, and undo what only they held"
         )
     })
+}
+
+/// The workspace as a start would leave it, read-only: the bytes of every planned block file and
+/// owned file (and the directories made on the way) over the real file system. Only the delivery
+/// verdict reads it.
+pub(crate) struct Projected {
+    files: BTreeMap<PathBuf, Vec<u8>>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl Projected {
+    /// The planned files of `plan` in the workspace `root_path`, as the start would write them.
+    pub(crate) fn new(view: &View<'_>, plan: &Plan, root_path: &Path) -> Result<Projected> {
+        let mut files = BTreeMap::new();
+        for planned in &plan.blocks {
+            let (_, upserted) = upserted(view, planned)?;
+            files.insert(root_path.join(planned.path.as_str()), upserted.bytes);
+        }
+        for owned in &plan.owned_files {
+            let content = generated::stamp(&owned.content, &owned.path, owned.role, view.ns);
+            files.insert(root_path.join(owned.path.as_str()), content.into_bytes());
+        }
+        let dirs = files
+            .keys()
+            .flat_map(|file| file.ancestors().skip(1))
+            .filter(|dir| dir.starts_with(root_path) && *dir != root_path)
+            .map(Path::to_path_buf)
+            .collect();
+        Ok(Projected { files, dirs })
+    }
+
+    fn planned(&self, path: &Path) -> Option<&Vec<u8>> {
+        self.files.get(path)
+    }
+}
+
+impl GuidanceFs for Projected {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        match self.planned(path) {
+            Some(bytes) => Ok(bytes.clone()),
+            None => StdFs.read(path),
+        }
+    }
+
+    fn read_capped(&self, path: &Path, cap: u64) -> io::Result<CappedRead> {
+        match self.planned(path) {
+            Some(bytes) if bytes.len() as u64 > cap => Ok(CappedRead::TooLarge {
+                len: bytes.len() as u64,
+            }),
+            Some(bytes) => Ok(CappedRead::Complete(bytes.clone())),
+            None => StdFs.read_capped(path, cap),
+        }
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<FsEntry>> {
+        let mut entries = match StdFs.list_dir(path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.dirs.contains(path) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let planned = self
+            .files
+            .keys()
+            .map(|f| (f, EntryKind::File))
+            .chain(self.dirs.iter().map(|d| (d, EntryKind::Dir)));
+        for (child, kind) in planned {
+            if child.parent() != Some(path) {
+                continue;
+            }
+            let Some(name) = child.file_name() else {
+                continue;
+            };
+            if !entries.iter().any(|e| e.name == name) {
+                entries.push(FsEntry {
+                    name: name.to_os_string(),
+                    kind,
+                });
+            }
+        }
+        Ok(entries)
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<FsStat> {
+        if let Some(bytes) = self.planned(path) {
+            return Ok(FsStat {
+                kind: EntryKind::File,
+                len: bytes.len() as u64,
+            });
+        }
+        match StdFs.stat(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && self.dirs.contains(path) => {
+                Ok(FsStat {
+                    kind: EntryKind::Dir,
+                    len: 0,
+                })
+            }
+            other => other,
+        }
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        match StdFs.canonicalize(path) {
+            // A planned path lies under the canonical root with no link on the way (the start
+            // refuses one), so it is its own real path.
+            Err(e)
+                if e.kind() == io::ErrorKind::NotFound
+                    && (self.files.contains_key(path) || self.dirs.contains(path)) =>
+            {
+                Ok(path.to_path_buf())
+            }
+            other => other,
+        }
+    }
 }

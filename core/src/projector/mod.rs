@@ -23,10 +23,12 @@
 //! | `created_dir` | directories created on the way to a projected path |
 //!
 //! [`priors`] keeps what was taken over inside the workspace; `locked` is one locked
-//! workspace and the state-directory layout; [`dry_run`] tells what an acquire would do, changing
-//! nothing.
+//! workspace and the state-directory layout; `delivery` is the receipt's delivery verdict (the
+//! provider's discovery profile over the workspace after projection, the launch arguments that
+//! fix a route, `require_delivery`); [`dry_run`] tells what an acquire would do, changing nothing.
 
 mod created_dir;
+mod delivery;
 pub mod dry_run;
 mod kind;
 mod legacy;
@@ -80,6 +82,9 @@ pub struct AcquireRequest {
     pub probes: Probes,
     /// An explicit path to the CLI binary, used when probing its version.
     pub binary_path: Option<PathBuf>,
+    /// Fail, with everything undone ([`Error::Undelivered`]), when the receipt's delivery
+    /// verdict says the session text would not reach the model.
+    pub require_delivery: bool,
 }
 
 impl AcquireRequest {
@@ -91,6 +96,7 @@ impl AcquireRequest {
             holder,
             probes: Probes::default(),
             binary_path: None,
+            require_delivery: false,
         }
     }
 }
@@ -260,17 +266,21 @@ impl Projector {
             workspace_key(&canonical),
             fsio::random_hex(16)?
         );
-        locked.ledger.leases.insert(
-            token.clone(),
-            LeaseRecord {
-                provider: provider.name().to_string(),
-                holder: request.holder.clone(),
-                acquired_at: now_secs(),
-                paths: plan_paths(&plan)?,
-                private_dir: None,
-                namespace: Some(self.namespace.as_str().to_string()),
-            },
-        );
+        let lease = LeaseRecord {
+            provider: provider.name().to_string(),
+            holder: request.holder.clone(),
+            acquired_at: now_secs(),
+            paths: plan_paths(&plan)?,
+            private_dir: None,
+            namespace: Some(self.namespace.as_str().to_string()),
+            block_texts: plan
+                .blocks
+                .iter()
+                .map(|b| (b.path.clone(), b.body.clone()))
+                .collect(),
+            seq: next_seq(&locked.ledger),
+        };
+        locked.ledger.leases.insert(token.clone(), lease);
         let mut cx = self.cx(&mut locked, &mut outcome);
         if let Err(error) = apply_plan(&mut cx, &token, &plan) {
             // Nothing is left half done: forget entries this token recorded but never applied,
@@ -282,7 +292,21 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let launch_args = launch_args(&plan, &cx.l.session_path(&token)?);
+        let mut launch_args = launch_args(&plan, &cx.l.session_path(&token)?);
+        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
+        let private_dir = cx.l.session_path(&token)?;
+        let session = delivery::Session {
+            root: &canonical,
+            namespace: self.namespace.as_str(),
+            carrier: plan.session_text.as_ref(),
+            private_dir: &private_dir,
+        };
+        let delivery = delivery::judge(&crate::guidance::StdFs, provider, &probes, session);
+        if !delivery.delivered && request.require_delivery {
+            return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
+        }
+        launch_args.extend(delivery.launch_args.iter().cloned());
+        warn_undelivered(&mut cx, &delivery);
         Ok(AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -293,6 +317,7 @@ impl Projector {
             launch_args,
             env: plan.env.iter().cloned().collect(),
             session_text: plan.session_text.clone(),
+            delivery,
             probes,
             notes: plan.notes.clone(),
             stale_cleaned: outcome.stale,
@@ -310,6 +335,9 @@ impl Projector {
         request
             .session
             .check_supported(provider.name(), &provider.capabilities())?;
+        request
+            .session
+            .check_options(provider.name(), &provider.options())?;
         if let Some(servers) = &request.session.mcp_servers {
             crate::mcp::validate(servers)?;
         }
@@ -388,6 +416,23 @@ impl Projector {
             markers: &self.markers,
         };
         let files = dry_run::predict(&view, &plan, &private_dir)?;
+        let projected = dry_run::Projected::new(&view, &plan, &canonical)?;
+        let session = delivery::Session {
+            root: &canonical,
+            namespace: self.namespace.as_str(),
+            carrier: plan.session_text.as_ref(),
+            private_dir: &private_dir,
+        };
+        let delivery = delivery::judge(&projected, provider, &probes, session);
+        if !delivery.delivered && request.require_delivery {
+            return Err(undelivered(
+                &canonical,
+                &delivery,
+                "a start would be refused (nothing was written: this is a dry run)",
+            ));
+        }
+        let mut launch_args = launch_args(&plan, &private_dir);
+        launch_args.extend(delivery.launch_args.iter().cloned());
         let mut notes = plan.notes.clone();
         notes.extend(dry_run::stale_note(ledger));
         drop(opened);
@@ -398,9 +443,10 @@ impl Projector {
             workspace: canonical,
             holder: request.holder.clone(),
             files,
-            launch_args: launch_args(&plan, &private_dir),
+            launch_args,
             env: plan.env.iter().cloned().collect(),
             session_text: plan.session_text.clone(),
+            delivery,
             probes,
             notes,
             stale_cleaned: Vec::new(),
@@ -676,6 +722,68 @@ fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
         SkillFolder::apply(cx, token, skill)?;
     }
     cx.save(Durability::Deferred)
+}
+
+/// `acquire --require-delivery` and the text would not reach the model: undoes everything
+/// `token` applied and returns the error saying why.
+fn undo_undelivered(
+    cx: &mut Cx<'_>,
+    token: &str,
+    workspace: &Path,
+    delivery: &crate::guidance::DeliveryVerdict,
+) -> Error {
+    release_token(cx, token);
+    let undone = match cx.save(Durability::Deferred) {
+        Err(e) => format!("undoing it could not be recorded ({e})"),
+        Ok(()) if !cx.out.pending.is_empty() => format!(
+            "{} undo(s) are left pending, for the next start to retry",
+            cx.out.pending.len()
+        ),
+        Ok(()) => "everything the session projected was undone".to_string(),
+    };
+    undelivered(workspace, delivery, &undone)
+}
+
+/// The refusal of a session whose text would not reach the model while delivery was required;
+/// `then` says what became of it.
+fn undelivered(workspace: &Path, delivery: &crate::guidance::DeliveryVerdict, then: &str) -> Error {
+    let path = delivery
+        .path
+        .as_ref()
+        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    let why = delivery.note.clone().unwrap_or_default();
+    Error::Undelivered {
+        path,
+        reason: format!(
+            "the session text would not reach the model ({} route): {why}; delivery was required, so {then}",
+            delivery.via
+        ),
+    }
+}
+
+/// A file route that does not deliver is also a warning (a provider that projects nothing says
+/// so in its notes).
+fn warn_undelivered(cx: &mut Cx<'_>, delivery: &crate::guidance::DeliveryVerdict) {
+    if delivery.delivered || delivery.via == "not_projected" {
+        return;
+    }
+    let path = delivery.path.clone().unwrap_or_default();
+    let why = delivery.note.clone().unwrap_or_default();
+    cx.warn(
+        path,
+        format!("the session text will not reach the model: {why}"),
+    );
+}
+
+/// The order of a lease taken now: one more than that of every lease recorded.
+fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
+    ledger
+        .leases
+        .values()
+        .map(|lease| lease.seq)
+        .max()
+        .unwrap_or(0)
+        .saturating_add(1)
 }
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.

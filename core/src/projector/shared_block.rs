@@ -2,6 +2,12 @@
 //! sessions, refreshed by each start, taken out by the last release (see [`crate::block`] for
 //! the bytes).
 //!
+//! One block, one text: live sessions with different texts share it, and the block holds the
+//! newest start's. Each lease records the text it put there (`LeaseRecord::block_texts`), so a
+//! start warns when live sessions with other texts share the block (naming their tokens), and
+//! when the session whose text the block holds ends, the block is given the text of the newest
+//! live session sharing it back (unless the user took the block out of the file).
+//!
 //! The ledger lists every session text the block may hold from us ([`Ledger::block_bodies`]),
 //! durably before the text is written. A refresh or a release compares the block's body with
 //! them: lines that are not ours (the user's, written inside the block while a session ran) move
@@ -67,6 +73,97 @@ impl SharedBlock {
             cx.kept_in_place(path, KEPT_REASON);
         }
         Ok(true)
+    }
+}
+
+impl SharedBlock {
+    /// The texts the live sessions of this namespace holding the block in `path` put there,
+    /// oldest first (by the order their leases were taken).
+    fn live_texts(cx: &Cx<'_>, path: &RelPath) -> Vec<(String, String)> {
+        let Some(entry) = cx.l.ledger.entries.get(path) else {
+            return Vec::new();
+        };
+        let mut live: Vec<(u64, u64, &String, &String)> = entry
+            .holders()
+            .iter()
+            .filter_map(|token| Some((token, cx.l.ledger.leases.get(token)?)))
+            .filter(|(_, lease)| lease.namespace() == cx.ns.as_str())
+            .filter_map(|(token, lease)| {
+                Some((
+                    lease.seq,
+                    lease.acquired_at,
+                    token,
+                    lease.block_texts.get(path)?,
+                ))
+            })
+            .collect();
+        live.sort();
+        live.into_iter()
+            .map(|(_, _, token, text)| (token.clone(), text.clone()))
+            .collect()
+    }
+
+    /// After a session ends: the block in `path` holds the text of a live session again (the
+    /// newest one sharing it), unless it does already, it is gone from the file (the user took
+    /// it out), or no live session's text is known. The text is listed durably before it is
+    /// written, and lines the user wrote inside the block stay, as at every refresh.
+    fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
+        let live = Self::live_texts(cx, path);
+        let Some((token, text)) = live.last().cloned() else {
+            return Ok(());
+        };
+        let listed = Self::ours(cx, path).unwrap_or_default();
+        if listed.len() == 1 && live.iter().any(|(_, t)| *t == listed[0]) {
+            return Ok(());
+        }
+        let Some(current) = cx.l.root.read(path)? else {
+            return Ok(());
+        };
+        let present = crate::block::find(cx.markers, &current.bytes)
+            .map_err(|e| cx.malformed(path, e))?
+            .is_some();
+        if !present {
+            return Ok(());
+        }
+        // Listed first, durably (see `journal`), so a crash mid-write leaves a block we know.
+        let bodies =
+            cx.l.ledger
+                .block_bodies
+                .entry(path.clone())
+                .or_default()
+                .entry(cx.ns.as_str().to_string())
+                .or_default();
+        bodies.retain(|b| *b != text);
+        bodies.insert(0, text.clone());
+        cx.save(Durability::Durable)?;
+        let block = BlockProjection {
+            path: path.clone(),
+            body: text,
+        };
+        Self::apply(cx, &token, &block)
+    }
+
+    /// Warns, for each block of `token`'s plan, when live sessions of this namespace put
+    /// another text in it: the block holds this session's text now, for every CLI started from
+    /// here on.
+    pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
+        for block in blocks {
+            let others: Vec<String> = Self::live_texts(cx, &block.path)
+                .into_iter()
+                .filter(|(other, text)| other != token && *text != block.body)
+                .map(|(other, _)| other)
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            cx.warn(
+                cx.shown(&block.path),
+                format!(
+                    "live sessions {} share this block with another session text: it holds this session's text now, so a CLI started for them from here on reads this text, not theirs (when this session ends, the newest of them gets its text back); give a workspace one session text, or each session a route of its own (`run --runtime-root`)",
+                    others.join(", ")
+                ),
+            );
+        }
     }
 }
 
@@ -224,6 +321,14 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
     match failed {
         Some(e) => cx.pending(path, &e),
         None => cx.settled(path),
+    }
+    for ns in &live {
+        if let Err(e) = cx.in_namespace(ns, |cx| SharedBlock::give_back(cx, path)) {
+            cx.warn(
+                cx.shown(path),
+                format!("the block could not be given a live session's text back: {e}"),
+            );
+        }
     }
     if holders.is_empty() && left.is_empty() {
         cx.l.ledger.entries.remove(path);

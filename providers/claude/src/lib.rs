@@ -20,10 +20,15 @@
 //!   any exists, the session takes the private-file route even on a new binary, so the text still
 //!   reaches the model and `CLAUDE.md` is never touched. The user's own `~/.claude/CLAUDE.md` does
 //!   not count (it is the user memory file, recognised by `$HOME`), nor do `.claude/rules/`.
-//! - **`--append-system-prompt-file`, not `--system-prompt-file`**: the AGENTS.md route *adds* the
-//!   text to Claude's context; appending is the same thing on the command line. Replacing the
-//!   system prompt would drop Claude Code's own tool and safety guidance. The flag exists since
-//!   2.0.34 and works interactively in current versions, far older than 2.1.233.
+//! - **`--append-system-prompt-file` by default, `--system-prompt-file` on request**: the
+//!   AGENTS.md route *adds* the text to Claude's context; appending is the same thing on the
+//!   command line. The product's design names `--system-prompt-file`, but measured it *replaces*
+//!   Claude Code's own system prompt (its tool and safety guidance: see "Measured" below), so it
+//!   is a host's choice: the provider option `prompt=replace` ([`PROMPT_OPTION`];
+//!   `--provider-option claude.prompt=replace`, `SessionBuilder::provider_option`) makes the
+//!   private-file route pass [`REPLACE_FLAG`]; `prompt=append` (the default) passes
+//!   [`PROMPT_FLAG`]. The option does not change the AGENTS.md route. The append flag exists
+//!   since 2.0.34 and works interactively in current versions, far older than 2.1.233.
 //!
 //! # Facts relied on
 //!
@@ -88,8 +93,10 @@
 //!   while a file without comments keeps its CRLF.
 //! - **Prompt-file flags**: `--append-system-prompt-file` and `--system-prompt-file` both deliver
 //!   the text on 2.1.233, 2.1.284 and 2.1.332; `--system-prompt-file` *replaces* Claude Code's own
-//!   system prompt (159 characters of system prompt sent instead of 5.8k–9.6k), so the append
-//!   flag stays the route.
+//!   system prompt: measured first with about 330 characters of system prompt sent instead of
+//!   7.5k–10k, and by `cargo xtask qualify` with 180 characters of system prompt (44 of them the
+//!   session text) instead of 5.9k–9.7k on every version it runs. So the append flag stays the
+//!   default route and the replacing one is the `prompt=replace` option; qualify checks both.
 //!
 //! # Known gaps
 //!
@@ -100,8 +107,8 @@
 
 use projectfile_core::guidance::{DiscoveryProfile, Walk};
 use projectfile_core::{
-    BinarySpec, Capabilities, OwnedRole, Plan, PlanContext, Probes, Provider, RelPath, Result,
-    VersionProbe, mcp, patterns,
+    BinarySpec, Capabilities, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption,
+    RelPath, Result, VersionProbe, mcp, patterns,
 };
 use std::path::Path;
 
@@ -110,8 +117,14 @@ pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
 /// The first version measured to read `AGENTS.md` (2.1.280 does not, 2.1.281 does); the
 /// discovery profile follows it, while the block route keeps the stricter [`AGENTS_MD_SINCE`].
 pub const AGENTS_MD_READ_SINCE: semver::Version = semver::Version::new(2, 1, 281);
-/// The flag that carries the private file.
+/// The flag that carries the private file by default: the text is appended to Claude Code's
+/// own system prompt.
 pub const PROMPT_FLAG: &str = "--append-system-prompt-file";
+/// The flag that carries it with `prompt=replace` (the seed's literal route): the text replaces
+/// Claude Code's own system prompt.
+pub const REPLACE_FLAG: &str = "--system-prompt-file";
+/// The option choosing the flag of the private-file route: `append` or `replace`.
+pub const PROMPT_OPTION: &str = "prompt";
 /// The private file's name (under the session's private directory in the state directory).
 pub const PRIVATE_FILE: &str = "session-instructions.md";
 /// Project files whose presence in the working directory or above makes Claude skip `AGENTS.md`.
@@ -262,6 +275,17 @@ impl Provider for Claude {
         Some("CLAUDE_CONFIG_DIR")
     }
 
+    fn options(&self) -> Vec<ProviderOption> {
+        vec![ProviderOption {
+            name: PROMPT_OPTION.into(),
+            values: vec!["append".into(), "replace".into()],
+            default: "append".into(),
+            help: format!(
+                "the flag of the private-file route (a binary that does not read AGENTS.md, or a project with its own CLAUDE.md): `append` ({PROMPT_FLAG}: Claude Code keeps its own system prompt) or `replace` ({REPLACE_FLAG}: the session text replaces it; measured, Claude Code then sends a few hundred characters of system prompt instead of several thousand, without its own tool and safety guidance). The AGENTS.md route is the same either way"
+            ),
+        }]
+    }
+
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = self.session_plan(ctx)?;
         plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
@@ -297,15 +321,22 @@ impl Provider for Claude {
 impl Claude {
     /// Everything but the skills: where the session text and the session's files go.
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let route = format!(
-            "the session text goes to a private file passed with {PROMPT_FLAG}; no project file is edited"
+        let replace = ctx.request.option(PROMPT_OPTION, "append") == "replace";
+        let flag = if replace { REPLACE_FLAG } else { PROMPT_FLAG };
+        let mut route = format!(
+            "the session text goes to a private file passed with {flag}; no project file is edited"
         );
+        if replace {
+            route.push_str(&format!(
+                " (option {PROMPT_OPTION}=replace: it replaces Claude Code's own system prompt)"
+            ));
+        }
         let version = match reads_agents_md(ctx.probes) {
             Ok(version) => version,
             Err(why) => {
                 return Ok(patterns::private_file_plan(
                     ctx,
-                    PROMPT_FLAG,
+                    flag,
                     PRIVATE_FILE,
                     vec![format!("{why}: {route}")],
                 ));
@@ -315,7 +346,7 @@ impl Claude {
         if !own.is_empty() {
             return Ok(patterns::private_file_plan(
                 ctx,
-                PROMPT_FLAG,
+                flag,
                 PRIVATE_FILE,
                 vec![format!(
                     "claude {version} reads AGENTS.md only when no CLAUDE.md, .claude/CLAUDE.md or CLAUDE.local.md exists in the working directory or above, and {} does: {route}",
@@ -328,6 +359,11 @@ impl Claude {
         plan.notes.push(format!(
             "claude {version} reads AGENTS.md when the project has no CLAUDE.md, so the block goes there"
         ));
+        if replace {
+            plan.notes.push(format!(
+                "option {PROMPT_OPTION}=replace chooses the flag of the private-file route only; this session's text goes into AGENTS.md"
+            ));
+        }
         Ok(plan)
     }
 }

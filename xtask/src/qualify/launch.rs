@@ -46,6 +46,8 @@ pub struct Outcome {
     pub requests: Vec<Captured>,
     /// The last lines of standard error, for the report.
     pub stderr_tail: String,
+    /// Standard output (`projectfile run --json` prints its acquire receipt first).
+    pub stdout: String,
 }
 
 impl Outcome {
@@ -57,6 +59,28 @@ impl Outcome {
             .map(|r| r.body.as_str())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// The characters of the system prompt (Anthropic Messages' `system`, a string or text
+    /// blocks) of the first model request carrying `marker` (else the first model request).
+    pub fn system_chars(&self, marker: &str) -> Option<usize> {
+        let calls: Vec<&Captured> = self.requests.iter().filter(|r| r.is_model_call()).collect();
+        let call = calls
+            .iter()
+            .find(|r| r.body.contains(marker))
+            .or(calls.first())?;
+        let body: serde_json::Value = serde_json::from_str(&call.body).ok()?;
+        match &body["system"] {
+            serde_json::Value::String(text) => Some(text.chars().count()),
+            serde_json::Value::Array(blocks) => Some(
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str())
+                    .map(|t| t.chars().count())
+                    .sum(),
+            ),
+            _ => None,
+        }
     }
 
     /// Whether at least one model request was recorded.
@@ -185,19 +209,12 @@ pub fn run(
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("{program}: cannot start"))?;
-    let stderr = child.stderr.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut stderr) = stderr {
-            use std::io::Read as _;
-            let _ = stderr.read_to_string(&mut text);
-        }
-        text
-    });
+    let reader = read_all(child.stderr.take());
+    let out_reader = read_all(child.stdout.take());
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait()? {
@@ -220,5 +237,17 @@ pub fn run(
         status,
         requests: capture.drain(),
         stderr_tail: tail.into_iter().rev().collect::<Vec<_>>().join(" | "),
+        stdout: out_reader.join().unwrap_or_default(),
+    })
+}
+
+/// Reads a child's pipe to its end on a thread of its own.
+fn read_all(pipe: Option<impl std::io::Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut text);
+        }
+        text
     })
 }

@@ -95,26 +95,25 @@ fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow
     shape(&s.ws, &s.home)?;
     let tool = format!("pfq_tool_{}", bench.marker().to_lowercase());
     let map = write_probe(&s.base, &tool)?;
-    let extra = [
-        "--mcp-config".to_string(),
-        map.to_string_lossy().into_owned(),
-    ];
-    let session = routes::acquire_with(bench, cli, &s, "Session text: answer briefly.", &extra)?;
-    let outcome = routes::launch_in_session(bench, cli, &s, &session, &[]);
-    routes::release(bench, &s, session.token(), session.env())?;
+    let map = map.to_string_lossy().into_owned();
+    let extra = ["--mcp-config", map.as_str()];
+    let session = routes::acquire(bench, cli, &s, "Session text: answer briefly.", &extra)?;
+    let outcome = routes::launch_in_session(bench, cli, &s, &session, &session.launch_args);
+    routes::release(bench, &s, &session.token, &session.env)?;
     let control = bench.control(cli, shape, &tool)?;
     let route = match cli.cli {
         Cli::Claude => "mcp: private --mcp-config=<file>",
         _ => "mcp: -c mcp_servers.<name>=<TOML>",
     };
-    Ok(routes::row(
-        cli,
+    let check = routes::Check {
         route,
         workspace,
-        &outcome?,
-        &tool,
-        true,
-        control,
-        format!("tool {tool} looked for in the model request"),
-    ))
+        marker: &tool,
+        expected: true,
+        // The receipt's verdict is about the session text, not the tools.
+        receipt: None,
+        control_clean: control,
+        note: format!("tool {tool} looked for in the model request"),
+    };
+    Ok(routes::row(cli, &outcome?, check))
 }

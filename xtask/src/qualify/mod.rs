@@ -5,8 +5,10 @@
 //! 2. Starts the capture endpoint on loopback ([`capture`]).
 //! 3. Route checks ([`routes`]): a session with a unique marker, projected by this worktree's
 //!    `projectfile` binary, for every route (the `AGENTS.md` block, the override file, the private
-//!    file, Pi's append file, the Codex budget case with and without the raised budget, linked
-//!    runtimes in builder mode and in run mode under the sandbox), each with a negative control.
+//!    file with either Claude flag, Pi's append file, the Codex budget case with and without the
+//!    raised budget, linked runtimes in builder mode and in run mode under the sandbox), each
+//!    with a negative control; the acquire receipt's delivery verdict must agree with what the
+//!    CLI sent.
 //!    The MCP check ([`mcp`]): a session's MCP server's one uniquely named tool reaches the
 //!    CLI's tool list (Claude Code and Codex), with a control.
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
@@ -192,20 +194,23 @@ fn render(
             m.reason
         ));
     }
-    out.push_str("\nRoutes (session text found in the CLI's first request):\n\n");
     out.push_str(
-        "| provider | version | route | workspace | delivered | expected | control | verdict |\n",
+        "\nRoutes (session text found in the CLI's first request; receipt: what the acquire receipt's delivery verdict said, which must agree):\n\n",
     );
-    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    out.push_str(
+        "| provider | version | route | workspace | delivered | expected | receipt | control | verdict |\n",
+    );
+    out.push_str("|---|---|---|---|---|---|---|---|---|\n");
     for r in routes {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.provider,
             r.version,
             r.route,
             r.workspace,
             yes(r.delivered),
             yes(r.expected),
+            r.receipt.map_or("-", yes),
             if r.control_clean { "clean" } else { "FAIL" },
             ok(r.ok)
         ));

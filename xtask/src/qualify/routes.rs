@@ -30,9 +30,13 @@ pub struct RouteRow {
     pub workspace: String,
     pub delivered: bool,
     pub expected: bool,
+    /// What the acquire receipt's `delivery` verdict said (`None`: the row checks a fact, not a
+    /// launch the receipt describes).
+    pub receipt: Option<bool>,
     /// The negative control stayed clean (the marker was absent without a session).
     pub control_clean: bool,
-    /// `delivered == expected`, the control clean, and the CLI reached the endpoint.
+    /// `delivered == expected`, the receipt's verdict agrees, the control clean, and the CLI
+    /// reached the endpoint.
     pub ok: bool,
     pub note: String,
 }
@@ -200,14 +204,20 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
         rows.push(guard(
             cli,
             workspace,
-            plain_route(bench, cli, workspace, shape),
+            plain_route(bench, cli, workspace, shape, &[]),
         ));
     }
     rows.extend(super::mcp::check(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
-        Cli::Claude => {}
+        Cli::Claude => {
+            // The private route with the replacing flag (provider option prompt=replace).
+            let workspace = "AGENTS.md and a project CLAUDE.md, claude.prompt=replace";
+            let replace = ["--provider-option", "claude.prompt=replace"];
+            let row = plain_route(bench, cli, workspace, shape_claude_md, &replace);
+            rows.push(guard(cli, workspace, row));
+        }
     }
     let runtime_shape: Shape = if cli.cli == Cli::Codex {
         shape_git_agents
@@ -234,6 +244,7 @@ pub(super) fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> 
         workspace: workspace.into(),
         delivered: false,
         expected: true,
+        receipt: None,
         control_clean: false,
         ok: false,
         note: format!("{err:#}"),
@@ -241,22 +252,25 @@ pub(super) fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> 
 }
 
 pub(super) struct Session {
-    token: String,
+    pub token: String,
     via: String,
-    launch_args: Vec<String>,
-    env: Vec<(String, String)>,
+    pub launch_args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// The receipt's `delivery.delivered`.
+    pub delivered: Option<bool>,
+    /// The launch arguments the verdict added (`delivery.launch_args`).
+    verdict_args: Vec<String>,
 }
 
-impl Session {
-    /// The lease token.
-    pub(super) fn token(&self) -> &str {
-        &self.token
-    }
-
-    /// The environment the CLI is launched with.
-    pub(super) fn env(&self) -> &[(String, String)] {
-        &self.env
-    }
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The arguments every session command takes: state directory, provider, workspace, prompt.
@@ -273,24 +287,19 @@ fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
     ]
 }
 
-fn acquire(bench: &Bench<'_>, cli: &Installed, s: &Scratch, prompt: &str) -> Result<Session> {
-    acquire_with(bench, cli, s, prompt, &[])
-}
-
-/// `projectfile acquire` for `prompt` with `extra` arguments (e.g. `--mcp-config FILE`).
-pub(super) fn acquire_with(
+pub(super) fn acquire(
     bench: &Bench<'_>,
     cli: &Installed,
     s: &Scratch,
     prompt: &str,
-    extra: &[String],
+    extra: &[&str],
 ) -> Result<Session> {
     let env = launch::environment(cli, &s.home, bench.capture);
     let pid = std::process::id().to_string();
     let mut args = vec!["acquire".to_string(), "--json".into()];
     args.extend(session_args(cli, s, prompt));
     args.extend(["--holder-pid".into(), pid]);
-    args.extend(extra.iter().cloned());
+    args.extend(extra.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let receipt = bench.projectfile(&args, &env)?;
     let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
@@ -302,10 +311,6 @@ pub(super) fn acquire_with(
         Some(other) => other.to_string(),
         None => "none".into(),
     };
-    let launch_args = receipt["launch_args"]
-        .as_array()
-        .map(|a| a.iter().map(text).collect())
-        .unwrap_or_default();
     let mut session_env = env;
     if let Some(map) = receipt["env"].as_object() {
         session_env.extend(map.iter().map(|(k, v)| (k.clone(), text(v))));
@@ -313,16 +318,27 @@ pub(super) fn acquire_with(
     Ok(Session {
         token: text(&receipt["token"]),
         via,
-        launch_args,
+        launch_args: strings(&receipt["launch_args"]),
         env: session_env,
+        delivered: receipt["delivery"]["delivered"].as_bool(),
+        verdict_args: strings(&receipt["delivery"]["launch_args"]),
     })
 }
 
-/// A fresh marker and a session carrying it.
-fn marked_session(bench: &Bench<'_>, cli: &Installed, s: &Scratch) -> Result<(String, Session)> {
+/// The session text carrying `marker`.
+fn marker_prompt(marker: &str) -> String {
+    format!("Session marker {marker}: answer briefly.")
+}
+
+/// A fresh marker and a session carrying it (`extra`: more `acquire` arguments).
+fn marked_session(
+    bench: &Bench<'_>,
+    cli: &Installed,
+    s: &Scratch,
+    extra: &[&str],
+) -> Result<(String, Session)> {
     let marker = bench.marker();
-    let prompt = format!("Session marker {marker}: answer briefly.");
-    let session = acquire(bench, cli, s, &prompt)?;
+    let session = acquire(bench, cli, s, &marker_prompt(&marker), extra)?;
     Ok((marker, session))
 }
 
@@ -347,31 +363,42 @@ pub(super) fn release(
         .map(|_| ())
 }
 
+/// Launches the CLI with `launch_args` (the receipt's, or some of them) and the session's env.
 pub(super) fn launch_in_session(
     bench: &Bench<'_>,
     cli: &Installed,
     s: &Scratch,
     session: &Session,
-    extra: &[String],
+    launch_args: &[String],
 ) -> Result<Outcome> {
     let mut argv = cli.argv.clone();
     argv.extend(launch::cli_args(cli.cli, bench.capture));
-    argv.extend(session.launch_args.iter().cloned());
-    argv.extend(extra.iter().cloned());
+    argv.extend(launch_args.iter().cloned());
     launch::run(&argv, &s.ws, &session.env, bench.capture)
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn row(
-    cli: &Installed,
-    route: &str,
-    workspace: &str,
-    outcome: &Outcome,
-    marker: &str,
-    expected: bool,
-    control_clean: bool,
-    note: String,
-) -> RouteRow {
+/// What one row checks, apart from what the CLI sent.
+pub(super) struct Check<'a> {
+    pub route: &'a str,
+    pub workspace: &'a str,
+    pub marker: &'a str,
+    pub expected: bool,
+    /// The receipt's verdict for this launch, when the launch is the one the receipt describes.
+    pub receipt: Option<bool>,
+    pub control_clean: bool,
+    pub note: String,
+}
+
+pub(super) fn row(cli: &Installed, outcome: &Outcome, check: Check<'_>) -> RouteRow {
+    let Check {
+        route,
+        workspace,
+        marker,
+        expected,
+        receipt,
+        control_clean,
+        note,
+    } = check;
     let delivered = outcome.model_text().contains(marker);
     let reached = outcome.reached_model();
     let mut parts = Vec::new();
@@ -381,6 +408,9 @@ pub(super) fn row(
     let stray = outcome.stray();
     if !stray.is_empty() {
         parts.push(format!("refused on the way out: {}", stray.join(", ")));
+    }
+    if receipt.is_some_and(|said| said != delivered) {
+        parts.push("the receipt's delivery verdict disagrees with the CLI".into());
     }
     if !note.is_empty() {
         parts.push(note);
@@ -393,8 +423,12 @@ pub(super) fn row(
         workspace: workspace.into(),
         delivered,
         expected,
+        receipt,
         control_clean,
-        ok: reached && delivered == expected && control_clean,
+        ok: reached
+            && delivered == expected
+            && receipt.is_none_or(|said| said == delivered)
+            && control_clean,
         note,
     }
 }
@@ -404,34 +438,50 @@ fn plain_route(
     cli: &Installed,
     workspace: &str,
     shape: Shape,
+    extra: &[&str],
 ) -> Result<RouteRow> {
     let s = bench.scratch(cli)?;
     shape(&s.ws, &s.home)?;
-    let (marker, session) = marked_session(bench, cli, &s)?;
-    let outcome = launch_in_session(bench, cli, &s, &session, &[]);
+    let (marker, session) = marked_session(bench, cli, &s, extra)?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
     release(bench, &s, &session.token, &session.env)?;
     let control = bench.control(cli, shape, &marker)?;
-    Ok(row(
-        cli,
-        &session.via,
+    let outcome = outcome?;
+    let mut route = session.via.clone();
+    if let Some(flag) = session.launch_args.first().filter(|a| a.starts_with("--")) {
+        route.push_str(&format!(" {flag}"));
+    }
+    // What each Claude flag does to Claude Code's own system prompt: the private file's text is
+    // in the system prompt, after (append) or instead of (replace) Claude Code's own.
+    let note = match outcome.system_chars(&marker) {
+        Some(chars) if session.via == "launch_argument" => format!(
+            "system prompt sent: {chars} characters, {} of them the session text",
+            marker_prompt(&marker).chars().count()
+        ),
+        _ => String::new(),
+    };
+    let check = Check {
+        route: &route,
         workspace,
-        &outcome?,
-        &marker,
-        true,
-        control,
-        String::new(),
-    ))
+        marker: &marker,
+        expected: true,
+        receipt: session.delivered,
+        control_clean: control,
+        note,
+    };
+    Ok(row(cli, &outcome, check))
 }
 
-/// The Codex budget case: a 40 KiB project AGENTS.md. Without help the block is past the 32 KiB
-/// Codex reads (the known failure the receipt must report); with `-c project_doc_max_bytes=<n>`
-/// (n: the file's size) it arrives.
+/// The Codex budget case: a 40 KiB project AGENTS.md. The receipt adds
+/// `-c project_doc_max_bytes=<n>` and says delivered: launched with the receipt's arguments the
+/// text arrives; launched without that argument the block is past the 32 KiB Codex reads (the
+/// reason the argument is there), and `resolve --as codex` reports the cut.
 fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     let workspace = "AGENTS.md of 40 KiB, .git";
     let attempt = || -> Result<Vec<RouteRow>> {
         let s = bench.scratch(cli)?;
         shape_codex_budget(&s.ws, &s.home)?;
-        let (marker, session) = marked_session(bench, cli, &s)?;
+        let (marker, session) = marked_session(bench, cli, &s, &[])?;
         let resolved = bench.projectfile(
             &[
                 "resolve",
@@ -446,37 +496,54 @@ fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             &session.env,
         );
         let cut = resolved.map(|r| budget_cut_session(&r)).unwrap_or(false);
-        let needed = std::fs::metadata(s.ws.join("AGENTS.md"))?.len();
-        let plain = launch_in_session(bench, cli, &s, &session, &[]);
-        let raise = vec!["-c".to_string(), format!("project_doc_max_bytes={needed}")];
-        let raised = launch_in_session(bench, cli, &s, &session, &raise);
+        let without: Vec<String> = session
+            .launch_args
+            .iter()
+            .filter(|a| !session.verdict_args.contains(a))
+            .cloned()
+            .collect();
+        let plain = launch_in_session(bench, cli, &s, &session, &without);
+        let raised = launch_in_session(bench, cli, &s, &session, &session.launch_args);
         release(bench, &s, &session.token, &session.env)?;
         let control = bench.control(cli, shape_codex_budget, &marker)?;
         let note = format!(
-            "resolve --as codex reports the block cut: {}",
+            "resolve --as codex reports the block cut at the default budget: {}",
             if cut { "yes" } else { "NO" }
         );
+        let route = format!("{} without the receipt's budget argument", session.via);
         let mut first = row(
             cli,
-            &session.via,
-            workspace,
             &plain?,
-            &marker,
-            false,
-            control,
-            note,
+            Check {
+                route: &route,
+                workspace,
+                marker: &marker,
+                expected: false,
+                receipt: None,
+                control_clean: control,
+                note,
+            },
         );
         first.ok &= cut;
-        let second = row(
+        let raises = session
+            .verdict_args
+            .iter()
+            .any(|a| a.starts_with("project_doc_max_bytes="));
+        let route = format!("{} + {}", session.via, session.verdict_args.join(" "));
+        let mut second = row(
             cli,
-            &format!("{} + {}", session.via, raise.join(" ")),
-            workspace,
             &raised?,
-            &marker,
-            true,
-            control,
-            String::new(),
+            Check {
+                route: &route,
+                workspace,
+                marker: &marker,
+                expected: true,
+                receipt: session.delivered,
+                control_clean: control,
+                note: String::new(),
+            },
         );
+        second.ok &= raises;
         Ok(vec![first, second])
     };
     attempt().unwrap_or_else(|err| vec![guard(cli, workspace, Err(err))])
@@ -499,8 +566,8 @@ fn budget_cut_session(receipt: &Value) -> bool {
 fn pi_global(bench: &Bench<'_>, cli: &Installed) -> Result<RouteRow> {
     let s = bench.scratch(cli)?;
     shape_pi_global(&s.ws, &s.home)?;
-    let session = acquire(bench, cli, &s, "Session text.")?;
-    let outcome = launch_in_session(bench, cli, &s, &session, &[]);
+    let session = acquire(bench, cli, &s, "Session text.", &[])?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
     release(bench, &s, &session.token, &session.env)?;
     // The control: without our file in the project, the user's global append does arrive.
     let c = bench.scratch(cli)?;
@@ -513,16 +580,16 @@ fn pi_global(bench: &Bench<'_>, cli: &Installed) -> Result<RouteRow> {
     let control_clean = control.model_text().contains(PI_GLOBAL_MARKER);
     let note =
         "the user's ~/.pi/agent/APPEND_SYSTEM.md is hidden while the project has one".to_string();
-    Ok(row(
-        cli,
-        "user ~/.pi/agent/APPEND_SYSTEM.md",
-        "own .pi/APPEND_SYSTEM.md + user global append",
-        &outcome?,
-        PI_GLOBAL_MARKER,
-        false,
+    let check = Check {
+        route: "user ~/.pi/agent/APPEND_SYSTEM.md",
+        workspace: "own .pi/APPEND_SYSTEM.md + user global append",
+        marker: PI_GLOBAL_MARKER,
+        expected: false,
+        receipt: None,
         control_clean,
         note,
-    ))
+    };
+    Ok(row(cli, &outcome?, check))
 }
 
 fn runtime_route(
@@ -541,12 +608,9 @@ fn runtime_route(
     let mut argv = vec![
         bench.projectfile.to_string_lossy().into_owned(),
         "run".into(),
+        "--json".into(),
     ];
-    argv.extend(session_args(
-        cli,
-        &s,
-        &format!("Session marker {marker}: answer briefly."),
-    ));
+    argv.extend(session_args(cli, &s, &marker_prompt(&marker)));
     argv.extend(
         [
             "--runtime-root",
@@ -588,14 +652,22 @@ fn runtime_route(
         Some(0) | None => String::new(),
         Some(code) => format!("run exited {code}"),
     };
-    Ok(row(
-        cli,
-        &format!("run --runtime-root --mode {mode}"),
+    // `run --json` prints its acquire receipt as the first line, before the CLI's own output.
+    let receipt = outcome
+        .stdout
+        .lines()
+        .next()
+        .and_then(|line| serde_json::from_str::<Value>(line).ok())
+        .and_then(|r| r["delivery"]["delivered"].as_bool());
+    let route = format!("run --runtime-root --mode {mode}");
+    let check = Check {
+        route: &route,
         workspace,
-        &outcome,
-        &marker,
-        true,
-        control,
+        marker: &marker,
+        expected: true,
+        receipt,
+        control_clean: control,
         note,
-    ))
+    };
+    Ok(row(cli, &outcome, check))
 }
