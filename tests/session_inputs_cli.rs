@@ -519,3 +519,39 @@ fn run_dry_run_prints_the_command_and_runs_nothing() {
     assert_eq!(stamped(&sb.ws), before);
     assert!(!sb.state.exists());
 }
+
+#[test]
+fn a_dry_run_carries_the_verdict_a_start_would_report() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.ws.join(".git")).unwrap();
+    std::fs::write(sb.ws.join("AGENTS.md"), "Rule: be brief.\n".repeat(2600)).unwrap();
+    let before = stamped(&sb.ws);
+    // Codex with a project AGENTS.md past its budget: the verdict adds the raised budget.
+    let (code, dry, err) = acquire(&sb, "codex", &["--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(dry["delivery"]["delivered"], true, "{dry}");
+    let raised = dry["delivery"]["launch_args"].clone();
+    assert_eq!(raised[0], "-c", "{dry}");
+    assert_eq!(
+        dry["launch_args"], raised,
+        "the receipt's arguments include the remedy"
+    );
+    assert_eq!(stamped(&sb.ws), before);
+    let (code, real, err) = acquire(&sb, "codex", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        real["delivery"], dry["delivery"],
+        "the start reported another verdict"
+    );
+    release(&sb, &real);
+    // agy projects no text: with --require-delivery a dry run is refused as a start would be.
+    let before = (stamped(&sb.ws), stamped(&sb.state));
+    let (code, refused, err) = acquire(&sb, "agy", &["--dry-run", "--require-delivery"]);
+    assert_ne!(code, 0);
+    assert_eq!(refused["error"]["kind"], "undelivered", "{refused}");
+    assert!(
+        err.contains("nothing was written: this is a dry run"),
+        "{err}"
+    );
+    assert_eq!((stamped(&sb.ws), stamped(&sb.state)), before);
+}
