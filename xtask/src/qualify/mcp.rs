@@ -76,21 +76,70 @@ pub fn write_probe(dir: &Path, tool: &str) -> Result<PathBuf> {
     Ok(map)
 }
 
-/// The MCP check for Claude Code and Codex (Pi has no MCP).
-pub fn check(bench: &Bench<'_>, cli: &Installed) -> Option<RouteRow> {
+/// The MCP checks for Claude Code and Codex (Pi has no MCP): through `acquire` and a launch with
+/// the receipt's arguments and env, as a host does; and through `projectfile run`, with no
+/// `ENABLE_TOOL_SEARCH` in the caller's environment (the receipt's `env` must bring what the CLI
+/// needs).
+pub fn check(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     if cli.cli == Cli::Pi {
-        return None;
+        return Vec::new();
     }
-    let workspace = "AGENTS.md, session MCP server";
-    Some(routes::guard(cli, workspace, route(bench, cli, workspace)))
+    let acquired = "AGENTS.md, session MCP server";
+    let run = "AGENTS.md, session MCP server, projectfile run";
+    vec![
+        routes::guard(cli, acquired, route(bench, cli, acquired)),
+        routes::guard(cli, run, run_route(bench, cli, run)),
+    ]
 }
 
-fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
-    let shape: routes::Shape = if cli.cli == Cli::Codex {
+/// The workspace shape of the MCP checks.
+fn shape(cli: &Installed) -> routes::Shape {
+    if cli.cli == Cli::Codex {
         routes::shape_git_agents
     } else {
         routes::shape_agents
+    }
+}
+
+/// `projectfile run … --mcp-config <probe> -- <cli> <turn>`: the caller's environment without
+/// `ENABLE_TOOL_SEARCH`, so only the receipt's `env` can turn the deferral off.
+fn run_route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
+    let shape = shape(cli);
+    let s = bench.scratch(cli)?;
+    shape(&s.ws, &s.home)?;
+    let tool = format!("pfq_tool_{}", bench.marker().to_lowercase());
+    let map = write_probe(&s.base, &tool)?;
+    let mut argv = vec![
+        bench.projectfile.to_string_lossy().into_owned(),
+        "run".into(),
+    ];
+    argv.extend(routes::session_args(
+        cli,
+        &s,
+        "Session text: answer briefly.",
+    ));
+    argv.extend(["--mcp-config".into(), map.to_string_lossy().into_owned()]);
+    argv.push("--".into());
+    argv.push(cli.cli.command().into());
+    argv.extend(super::launch::cli_args(cli.cli, bench.capture));
+    let mut env = super::launch::environment(cli, &s.home, bench.capture);
+    env.retain(|(key, _)| key != "ENABLE_TOOL_SEARCH");
+    let outcome = super::launch::run(&argv, &s.ws, &env, bench.capture)?;
+    let control = bench.control(cli, shape, &tool)?;
+    let check = routes::Check {
+        route: "mcp: projectfile run --mcp-config",
+        workspace,
+        marker: &tool,
+        expected: true,
+        receipt: None,
+        control_clean: control,
+        note: format!("tool {tool} looked for; ENABLE_TOOL_SEARCH only from the receipt's env"),
     };
+    Ok(routes::row(cli, &outcome, check))
+}
+
+fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
+    let shape = shape(cli);
     let s = bench.scratch(cli)?;
     shape(&s.ws, &s.home)?;
     let tool = format!("pfq_tool_{}", bench.marker().to_lowercase());

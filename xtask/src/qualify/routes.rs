@@ -274,7 +274,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// The arguments every session command takes: state directory, provider, workspace, prompt.
-fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
+pub(super) fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
     vec![
         "--state-dir".into(),
         s.state.to_string_lossy().into_owned(),
