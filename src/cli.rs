@@ -493,9 +493,9 @@ pub struct RunArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub linked: LinkedArgs,
-    /// The command and its arguments.
+    /// The command and its arguments (any bytes: they are passed on as given).
     #[arg(last = true, required = true, value_name = "CMD")]
-    pub command: Vec<String>,
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// A private linked runtime for `run`: the session is projected into

@@ -1,19 +1,24 @@
 //! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
 //! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
-//! exit code. All output goes through [`output`], which never panics on a closed pipe.
+//! exit code. All output goes through [`output`], which never panics on a closed pipe. The entry
+//! point is in `start.rs` (`#![no_main]`: see there why).
 
-#![deny(clippy::print_stdout, clippy::print_stderr)] // enforces the last sentence above
+#![deny(clippy::print_stdout, clippy::print_stderr)] // enforces the sentence above
+#![cfg_attr(not(test), no_main)]
 
 mod cli;
 mod failure;
 mod linked;
 mod output;
+mod parse;
 mod run;
+#[cfg(not(test))]
+mod start;
 mod verbose;
 
 use anyhow::Context as _;
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 use projectfile::core::fsio::{LockNotice, LockWait};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
@@ -43,8 +48,10 @@ fn deferred(pending: &[projectfile::core::receipts::PendingUndo], json: bool) ->
     ExitCode::from(failure::DEFERRED)
 }
 
-fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+/// The command line's work, from parsing to the exit code.
+#[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
+fn cli_main() -> ExitCode {
+    let cli = match parse::try_parse() {
         Ok(cli) => cli,
         Err(error) => return failure::report_clap(&error, failure::json_requested()),
     };

@@ -82,7 +82,12 @@ pub fn run(
     let holder = Holder::current_process()?;
     if args.dry_run {
         let mut receipt = crate::dry_run(projector, &args.session, session, holder)?;
-        receipt.command = args.command.clone();
+        // JSON text: an argument that is not UTF-8 is shown with replacement characters.
+        receipt.command = args
+            .command
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
         receipt.command.extend(receipt.launch_args.iter().cloned());
         return crate::print_dry_run(&receipt, json);
     }
@@ -264,6 +269,7 @@ fn build_command(
         .map(std::ffi::OsString::from)
         .or_else(|| std::env::var_os("PATH"));
     let located = which::which_in(program, search, &cwd).map_err(|_| {
+        let program = program.to_string_lossy();
         let reason = if program.contains('/') {
             "no executable file there"
         } else {

@@ -249,6 +249,288 @@ fn run_shows_the_text_while_running_and_restores_after() {
 }
 
 #[test]
+fn run_finds_its_command_on_the_path_and_restores_when_there_is_none() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let bin = env.outside.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let tool = bin.join("pf-test-tool");
+    std::fs::write(
+        &tool,
+        "#!/bin/sh\ngrep -c 'on the path' AGENTS.md\nexit 5\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:/usr/bin:/bin",
+        env.outside.join("absent").display(),
+        bin.display()
+    );
+    let run = |program: &str| {
+        env.cmd()
+            .env("PATH", &path)
+            .args(["run", "--provider", "codex", "--workspace"])
+            .arg(&env.ws)
+            .args(["--prompt", "on the path", "--", program])
+            .output()
+            .unwrap()
+    };
+    let out = run("pf-test-tool");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    assert_eq!(env.agents().unwrap(), b"user\n");
+    let out = run("pf-no-such-tool");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("error: pf-no-such-tool: cannot run the command"),
+        "{stderr}"
+    );
+    assert_eq!(env.agents().unwrap(), b"user\n", "nothing left behind");
+    let status = env.json(&["status", "--workspace", env.ws.to_str().unwrap()]);
+    assert_eq!(status["leases"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn closed_standard_descriptors_are_opened_on_dev_null() {
+    use std::os::unix::process::CommandExt;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let seen = env.outside.join("descriptors");
+    let script = format!(
+        "a=$(readlink /proc/$$/fd/0); b=$(readlink /proc/$$/fd/1); c=$(readlink /proc/$$/fd/2); \
+         printf '%s\\n' \"$a\" \"$b\" \"$c\" > '{}'",
+        seen.display()
+    );
+    let mut cmd = env.cmd();
+    cmd.args(["-v", "run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "closed fds", "--", "sh", "-c", &script]);
+    // SAFETY: close(2) is async-signal-safe; projectfile starts with 0, 1 and 2 closed, where a
+    // file it opened could take their numbers and receive what it prints.
+    unsafe {
+        cmd.pre_exec(|| {
+            for fd in 0..3 {
+                libc::close(fd);
+            }
+            Ok(())
+        });
+    }
+    assert_eq!(cmd.status().unwrap().code(), Some(0));
+    // What the command inherits is what projectfile had: /dev/null on each, as std's runtime
+    // would have opened them.
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "/dev/null\n/dev/null\n/dev/null\n"
+    );
+    for entry in walk(&env.base) {
+        let bytes = std::fs::read(&entry).unwrap();
+        for printed in ["projectfile.acquire.v1", "projectfile: ["] {
+            assert!(
+                !contains(&bytes, printed),
+                "{} holds {printed:?}",
+                entry.display()
+            );
+        }
+    }
+    assert_eq!(env.agents().unwrap(), b"user\n");
+}
+
+/// Every regular file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            files.extend(walk(&entry.path()));
+        } else if kind.is_file() {
+            files.push(entry.path());
+        }
+    }
+    files
+}
+
+#[test]
+fn the_binary_maps_no_library_but_libc() {
+    let env = Env::new();
+    let out = run_ok(&env, "maps", &["sh", "-c", "cat /proc/$PPID/maps"]);
+    let maps = String::from_utf8_lossy(&out.stdout);
+    let libraries: std::collections::BTreeSet<&str> = maps
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .filter(|path| path.contains(".so"))
+        .filter_map(|path| path.rsplit('/').next())
+        .collect();
+    // The dynamic loader and libc; the unwinder is linked in (no libgcc_s.so.1 to load).
+    assert!(
+        libraries.iter().any(|l| l.starts_with("libc")),
+        "{libraries:?}"
+    );
+    assert!(
+        libraries
+            .iter()
+            .all(|l| l.starts_with("libc") || l.starts_with("ld-linux")),
+        "{libraries:?}"
+    );
+}
+
+/// `run` of `command` in the workspace with the session text `prompt`, which must succeed.
+fn run_ok<S: AsRef<std::ffi::OsStr>>(env: &Env, prompt: &str, command: &[S]) -> Output {
+    let out = env
+        .cmd()
+        .args(["run", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", prompt, "--"])
+        .args(command)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Leases left in the sandbox's state for its workspace.
+fn lease_count(env: &Env) -> usize {
+    let status = env.json(&["status", "--workspace", env.ws.to_str().unwrap()]);
+    status["leases"].as_array().unwrap().len()
+}
+
+#[test]
+fn run_passes_arguments_that_are_not_utf8_through_byte_for_byte() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let seen = env.outside.join("seen");
+    // Arguments are bytes on Unix: a file name in Latin-1 is a valid argument to the command.
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9 \xff\xfe");
+    let script = "printf %s \"$1\" > \"$2\"";
+    let command = [
+        "sh".as_ref(),
+        "-c".as_ref(),
+        script.as_ref(),
+        "sh".as_ref(),
+        odd,
+        seen.as_os_str(),
+    ];
+    run_ok(&env, "bytes", &command);
+    assert_eq!(std::fs::read(&seen).unwrap(), b"caf\xe9 \xff\xfe");
+    assert_eq!(env.agents().unwrap(), b"user\n");
+    assert_eq!(lease_count(&env), 0);
+}
+
+#[test]
+fn arguments_that_are_not_utf8_where_text_is_needed_are_refused_cleanly() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let bytes = |b: &'static [u8]| std::ffi::OsStr::from_bytes(b);
+    let odd_ws = env.base.join(bytes(b"ws-\xff"));
+    std::fs::create_dir(&odd_ws).unwrap();
+    let ws = env.ws.as_os_str();
+    let lines: [(Vec<&std::ffi::OsStr>, i32, &str); 4] = [
+        // A prompt is text: clap's refusal, bad usage.
+        (
+            vec![
+                "acquire".as_ref(),
+                "--provider".as_ref(),
+                "codex".as_ref(),
+                "--workspace".as_ref(),
+                ws,
+                "--prompt".as_ref(),
+                bytes(b"a\xff"),
+            ],
+            2,
+            "error: invalid UTF-8",
+        ),
+        // Before the subcommand (the full parser's path).
+        (
+            vec![bytes(b"\xff"), "providers".as_ref()],
+            2,
+            "error: unrecognized subcommand",
+        ),
+        (
+            vec![
+                "--namespace".as_ref(),
+                bytes(b"n\xff"),
+                "providers".as_ref(),
+            ],
+            2,
+            "error: invalid UTF-8",
+        ),
+        // A path the ledger cannot record as JSON text: the library's refusal, naming it.
+        (
+            vec![
+                "acquire".as_ref(),
+                "--provider".as_ref(),
+                "codex".as_ref(),
+                "--workspace".as_ref(),
+                odd_ws.as_os_str(),
+                "--prompt".as_ref(),
+                "p".as_ref(),
+            ],
+            1,
+            "error: ",
+        ),
+    ];
+    for (args, code, starts) in lines {
+        let out = env.cmd().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        assert!(stderr.starts_with(starts), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(env.agents().unwrap(), b"user\n");
+    assert_eq!(std::fs::read_dir(&odd_ws).unwrap().count(), 0);
+    assert_eq!(lease_count(&env), 0);
+}
+
+#[test]
+fn run_gives_its_command_the_default_sigpipe() {
+    // projectfile ignores SIGPIPE (a closed stdout is an error it reports); the command it runs
+    // must start with the default action, as under std's runtime, or `cmd | head` would leave it
+    // writing into a closed pipe.
+    let env = Env::new();
+    let out = run_ok(&env, "signals", &["grep", "^SigIgn:", "/proc/self/status"]);
+    let line = String::from_utf8_lossy(&out.stdout);
+    let mask = u64::from_str_radix(line.trim().trim_start_matches("SigIgn:").trim(), 16).unwrap();
+    assert_eq!(mask & (1 << (libc::SIGPIPE - 1)), 0, "{line}");
+}
+
+/// A panic, which the library promises never to raise, still ends the process as under std's
+/// runtime: its message on stderr, status 101, nothing on stdout, nothing changed. The debug
+/// binary panics on request (the release binary has no such switch).
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_reports_and_exits_101() {
+    let env = Env::new();
+    env.write("AGENTS.md", b"user\n");
+    let out = env
+        .cmd()
+        .env("PROJECTFILE_PANIC_FOR_TESTS", "1")
+        .args(["acquire", "--provider", "codex", "--workspace"])
+        .arg(&env.ws)
+        .args(["--prompt", "p", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(101), "{stderr}");
+    assert!(stderr.contains("panicked at"), "{stderr}");
+    assert!(stderr.contains("a panic asked for by the test"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(env.agents().unwrap(), b"user\n");
+    assert_eq!(lease_count(&env), 0);
+}
+
+#[test]
 fn run_forwards_sigterm_and_releases() {
     let env = Env::new();
     let ready = env.outside.join("ready");

@@ -156,6 +156,77 @@ fn a_100_mib_agents_md_round_trips_byte_for_byte_in_bounded_memory() {
     }
 }
 
+/// Writes a `size`-byte AGENTS.md of CRLF lines without holding it (this process's own memory
+/// is where a child's `ru_maxrss` starts).
+fn write_large_agents(path: &Path, size: usize) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let (mut written, mut i) = (0, 0u64);
+    while written < size {
+        let line = format!("line {i}: a large rules file, kept byte for byte\r\n");
+        out.write_all(line.as_bytes()).unwrap();
+        written += line.len();
+        i += 1;
+    }
+    out.flush().unwrap();
+}
+
+/// SHA-256-free fingerprint of a file read in blocks: its length and a running FNV-1a hash.
+fn fingerprint(path: &Path) -> (u64, u64) {
+    let mut file = std::fs::File::open(path).unwrap();
+    let (mut len, mut hash) = (0u64, 0xcbf2_9ce4_8422_2325u64);
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = file.read(&mut buf).unwrap();
+        if n == 0 {
+            return (len, hash);
+        }
+        len += n as u64;
+        for b in &buf[..n] {
+            hash = (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+#[test]
+fn peak_memory_does_not_grow_with_the_file() {
+    // Peak memory of acquire and release, per file size; a figure starts at this process's own
+    // memory, which stays the same across the runs (nothing large is held here).
+    let mut peaks = Vec::new();
+    for size in [1 << 20, 64 << 20] {
+        let env = Env::new();
+        let path = env.ws.join("AGENTS.md");
+        write_large_agents(&path, size);
+        let before = fingerprint(&path);
+        let acquired = env.acquire("Session text on a large file.");
+        let t = token(&acquired);
+        let released = env.release(&t);
+        assert_eq!(
+            released.code,
+            0,
+            "{}",
+            String::from_utf8_lossy(&released.stderr)
+        );
+        assert_eq!(fingerprint(&path), before, "not byte-exact");
+        peaks.push((size, acquired.max_rss_kib, released.max_rss_kib));
+    }
+    let floor = measured(Command::new(support::BIN).args(["providers", "--json"])).max_rss_kib;
+    eprintln!(
+        "peak RSS in KiB (size, acquire, release): {peaks:?}; a process doing nothing: {floor}"
+    );
+    let (small, large) = (peaks[0], peaks[1]);
+    for (what, a, b) in [("acquire", small.1, large.1), ("release", small.2, large.2)] {
+        assert!(
+            b - a < 4 * 1024,
+            "{what}: {a} KiB for 1 MiB, {b} KiB for 64 MiB: it grows with the file"
+        );
+        assert!(
+            b < floor + 16 * 1024,
+            "{what}: {b} KiB, more than 16 MiB over {floor} KiB"
+        );
+    }
+}
+
 #[test]
 fn a_sparse_100_mib_agents_md_of_nul_bytes_round_trips() {
     let env = Env::new();

@@ -2,7 +2,8 @@
 //! session block in a shared file without changing one byte outside it.
 //!
 //! Nothing here touches the file system: every function takes the file's bytes and returns new
-//! bytes (or a [`BlockError`] naming the line that stopped it). The user's bytes are never required
+//! bytes (or a [`BlockError`] naming the line that stopped it). [`stream`] is the same engine fed
+//! a file a chunk at a time, for files too large to hold. The user's bytes are never required
 //! to be UTF-8; CRLF, a missing final newline, a UTF-8 BOM, invalid UTF-8 and NUL bytes are all
 //! carried through untouched.
 //!
@@ -59,6 +60,8 @@
 use std::ops::Range;
 
 use crate::plan::Namespace;
+
+pub mod stream;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const TAG_SUFFIX: &str = "-session-instructions";
@@ -618,7 +621,7 @@ enum LineKind {
 
 /// One line of the file.
 #[derive(Clone, Copy, Debug)]
-struct Line {
+pub(crate) struct Line {
     /// 1-based.
     number: usize,
     /// First byte of the line's text (after a BOM on line 1).
@@ -711,9 +714,9 @@ struct Scan {
 }
 
 /// What a whole-file scan accepting several blocks found.
-struct Blocks {
-    blocks: Vec<BlockSpan>,
-    open_fence: Option<usize>,
+pub(crate) struct Blocks {
+    pub(crate) blocks: Vec<BlockSpan>,
+    pub(crate) open_fence: Option<usize>,
 }
 
 /// The one-block scan the engine uses: a second block of the namespace is refused.
@@ -726,19 +729,60 @@ fn scan(markers: &Markers, bytes: &[u8]) -> Result<Scan, BlockError> {
 }
 
 enum State {
-    Outside { fence: Option<Fence> },
-    Inside { begin: Line, created: bool },
+    Outside {
+        fence: Option<Fence>,
+    },
+    Inside {
+        begin: Line,
+        created: bool,
+        /// Bytes before the BEGIN line's text that the separator takes (0, 1 or 2).
+        separator: usize,
+    },
 }
 
 fn scan_blocks(markers: &Markers, bytes: &[u8], many: bool) -> Result<Blocks, BlockError> {
-    let mut state = State::Outside { fence: None };
-    let mut blocks: Vec<BlockSpan> = Vec::new();
+    let mut scanner = Scanner::new(markers, many);
+    let mut prev_cr = false;
     for line in lines(bytes) {
         let text = bytes
             .get(line.text_start..line.content_end)
             .unwrap_or_default();
-        let kind = markers.classify(text);
-        state = match state {
+        scanner.feed(&line, text, prev_cr)?;
+        prev_cr = text.ends_with(b"\r");
+    }
+    scanner.finish()
+}
+
+/// The scan's line-by-line state machine. The whole-file scan above and the streaming scan
+/// ([`stream`]) both feed it, so they find and refuse exactly the same things.
+pub(crate) struct Scanner<'m> {
+    markers: &'m Markers,
+    many: bool,
+    state: State,
+    blocks: Vec<BlockSpan>,
+}
+
+impl<'m> Scanner<'m> {
+    pub(crate) fn new(markers: &'m Markers, many: bool) -> Self {
+        Scanner {
+            markers,
+            many,
+            state: State::Outside { fence: None },
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The next line: its place, its text (without the `\n`, and on line 1 without a BOM), and
+    /// whether the line before it ended in `\r\n`.
+    pub(crate) fn feed(
+        &mut self,
+        line: &Line,
+        text: &[u8],
+        prev_cr: bool,
+    ) -> Result<(), BlockError> {
+        let kind = self.markers.classify(text);
+        let state = std::mem::replace(&mut self.state, State::Outside { fence: None });
+        self.state = match state {
             State::Outside { fence: Some(fence) } => {
                 if kind != LineKind::Text {
                     return Err(BlockError::new(
@@ -756,40 +800,12 @@ fn scan_blocks(markers: &Markers, bytes: &[u8], many: bool) -> Result<Blocks, Bl
                 };
                 State::Outside { fence }
             }
-            State::Outside { fence: None } => match kind {
-                LineKind::Begin(created) => {
-                    if let Some(first) = blocks.first().filter(|_| !many) {
-                        return Err(BlockError::new(
-                            line.number,
-                            format!(
-                                "a second block of this namespace (the first spans lines {} to {})",
-                                first.begin_line, first.end_line
-                            ),
-                        ));
-                    }
-                    State::Inside {
-                        begin: line,
-                        created,
-                    }
-                }
-                LineKind::End => {
-                    let reason = match blocks.last() {
-                        Some(first) => format!(
-                            "an END marker with no open block (the block that starts on line {} already ended on line {})",
-                            first.begin_line, first.end_line
-                        ),
-                        None => "an END marker with no BEGIN marker before it".to_string(),
-                    };
-                    return Err(BlockError::new(line.number, reason));
-                }
-                LineKind::Altered => {
-                    return Err(BlockError::new(line.number, markers.altered_reason(text)));
-                }
-                LineKind::Text => State::Outside {
-                    fence: opens_fence(text, line.number),
-                },
-            },
-            State::Inside { begin, created } => match kind {
+            State::Outside { fence: None } => self.outside(line, text, kind, prev_cr)?,
+            State::Inside {
+                begin,
+                created,
+                separator,
+            } => match kind {
                 LineKind::Begin(_) => {
                     return Err(BlockError::new(
                         line.number,
@@ -804,44 +820,110 @@ fn scan_blocks(markers: &Markers, bytes: &[u8], many: bool) -> Result<Blocks, Bl
                         line.number,
                         format!(
                             "{} (inside the block that starts on line {})",
-                            markers.altered_reason(text),
+                            self.markers.altered_reason(text),
                             begin.number
                         ),
                     ));
                 }
                 LineKind::End => {
-                    blocks.push(span(bytes, &begin, &line, created));
+                    self.blocks.push(span(&begin, separator, line, created));
                     State::Outside { fence: None }
                 }
-                LineKind::Text => State::Inside { begin, created },
+                LineKind::Text => State::Inside {
+                    begin,
+                    created,
+                    separator,
+                },
             },
         };
+        Ok(())
     }
-    match state {
-        State::Inside { begin, .. } => Err(BlockError::new(
-            begin.number,
-            "a BEGIN marker with no END marker after it (an unterminated block)",
-        )),
-        State::Outside { fence } => Ok(Blocks {
-            blocks,
-            open_fence: fence.map(|f| f.line),
-        }),
+
+    /// A line outside any block and any fence.
+    fn outside(
+        &self,
+        line: &Line,
+        text: &[u8],
+        kind: LineKind,
+        prev_cr: bool,
+    ) -> Result<State, BlockError> {
+        match kind {
+            LineKind::Begin(created) => {
+                if let Some(first) = self.blocks.first().filter(|_| !self.many) {
+                    return Err(BlockError::new(
+                        line.number,
+                        format!(
+                            "a second block of this namespace (the first spans lines {} to {})",
+                            first.begin_line, first.end_line
+                        ),
+                    ));
+                }
+                // The one separator before BEGIN: `\r\n` when the BEGIN line and the line before
+                // it both end in `\r\n`, else the `\n` ending the line before (none on line 1).
+                let separator = match (line.number > 1, prev_cr && text.ends_with(b"\r")) {
+                    (false, _) => 0,
+                    (true, true) => 2,
+                    (true, false) => 1,
+                };
+                Ok(State::Inside {
+                    begin: *line,
+                    created,
+                    separator,
+                })
+            }
+            LineKind::End => {
+                let reason = match self.blocks.last() {
+                    Some(first) => format!(
+                        "an END marker with no open block (the block that starts on line {} already ended on line {})",
+                        first.begin_line, first.end_line
+                    ),
+                    None => "an END marker with no BEGIN marker before it".to_string(),
+                };
+                Err(BlockError::new(line.number, reason))
+            }
+            LineKind::Altered => Err(BlockError::new(
+                line.number,
+                self.markers.altered_reason(text),
+            )),
+            LineKind::Text => Ok(State::Outside {
+                fence: opens_fence(text, line.number),
+            }),
+        }
+    }
+
+    /// Whether a block is open (its END not yet seen).
+    pub(crate) fn is_inside(&self) -> bool {
+        matches!(self.state, State::Inside { .. })
+    }
+
+    /// `Some(separator)` when the line numbered `number` opened the block now open (the bytes
+    /// before it that the block's separator takes).
+    pub(crate) fn opened_on(&self, number: usize) -> Option<usize> {
+        match &self.state {
+            State::Inside {
+                begin, separator, ..
+            } if begin.number == number => Some(*separator),
+            _ => None,
+        }
+    }
+
+    /// The end of the input: an open block is unterminated.
+    pub(crate) fn finish(self) -> Result<Blocks, BlockError> {
+        match self.state {
+            State::Inside { begin, .. } => Err(BlockError::new(
+                begin.number,
+                "a BEGIN marker with no END marker after it (an unterminated block)",
+            )),
+            State::Outside { fence } => Ok(Blocks {
+                blocks: self.blocks,
+                open_fence: fence.map(|f| f.line),
+            }),
+        }
     }
 }
 
-fn span(bytes: &[u8], begin: &Line, end: &Line, created: bool) -> BlockSpan {
+fn span(begin: &Line, separator: usize, end: &Line, created: bool) -> BlockSpan {
     let at = begin.text_start;
-    let begin_crlf = bytes
-        .get(at..begin.content_end)
-        .is_some_and(|text| text.ends_with(b"\r"));
-    let before = bytes.get(..at).unwrap_or_default();
-    let separator = if begin_crlf && before.ends_with(b"\r\n") {
-        2
-    } else if before.ends_with(b"\n") {
-        1
-    } else {
-        0
-    };
     BlockSpan {
         created,
         begin_line: begin.number,

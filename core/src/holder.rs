@@ -21,7 +21,8 @@ use crate::error::{Error, Result};
 use crate::fsio::{self, HolderLockState};
 
 /// What keeps a lease alive.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+// Read from JSON through `HolderFields` (the same form as written), not derived: see there why.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Holder {
@@ -39,6 +40,45 @@ pub enum Holder {
         /// The lock file.
         path: PathBuf,
     },
+}
+
+/// The JSON form of a [`Holder`] read field by field. serde reads an internally tagged enum by
+/// first buffering each object whole (every key and string allocated twice); a ledger holds one
+/// holder per lease, so that was most of what reading a ledger of many leases cost.
+#[derive(Deserialize)]
+struct HolderFields {
+    kind: HolderKind,
+    pid: Option<u32>,
+    start_time: Option<u64>,
+    boot_id: Option<String>,
+    path: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum HolderKind {
+    Process,
+    Lock,
+}
+
+impl<'de> Deserialize<'de> for Holder {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let fields = HolderFields::deserialize(deserializer)?;
+        let missing = |name: &'static str| D::Error::missing_field(name);
+        Ok(match fields.kind {
+            HolderKind::Process => Holder::Process {
+                pid: fields.pid.ok_or_else(|| missing("pid"))?,
+                start_time: fields.start_time.ok_or_else(|| missing("start_time"))?,
+                boot_id: fields.boot_id.ok_or_else(|| missing("boot_id"))?,
+            },
+            HolderKind::Lock => Holder::Lock {
+                path: fields.path.ok_or_else(|| missing("path"))?,
+            },
+        })
+    }
 }
 
 /// Whether a holder lives, and if not, why.
@@ -62,29 +102,95 @@ impl Liveness {
     }
 }
 
+thread_local! {
+    /// Files under `/proc` this module has opened on this thread.
+    static PROC_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many files under `/proc` (a process's `stat`, `cmdline`, the boot id) this module has
+/// opened on the calling thread: tests check that a command reads each holder once.
+pub fn proc_reads_on_this_thread() -> u64 {
+    PROC_READS.with(std::cell::Cell::get)
+}
+
+/// Room for any `/proc/<pid>/stat`: 52 fields of at most 20 digits and a command name of at most
+/// 64 bytes fit in 1,200.
+const PROC_STAT_ROOM: usize = 2048;
+
+/// Reads the small `/proc` file `path` with one `read` into `buf` (procfs generates the whole
+/// text on the first read when it fits), and the rest, if any, with more. `Ok(None)`: no such
+/// file (the process is gone).
+fn read_proc<'b>(path: &Path, buf: &'b mut Vec<u8>) -> std::io::Result<Option<&'b [u8]>> {
+    use std::io::Read as _;
+    PROC_READS.with(|c| c.set(c.get() + 1));
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    buf.clear();
+    buf.resize(PROC_STAT_ROOM, 0);
+    let mut filled = 0;
+    loop {
+        let n = file.read(&mut buf[filled..])?;
+        filled += n;
+        if n == 0 || buf[..filled].ends_with(b"\n") {
+            break;
+        }
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+    }
+    Ok(Some(&buf[..filled]))
+}
+
+/// The boot id, read once per process (it cannot change while the process runs).
+static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// The current boot id.
 pub fn boot_id() -> Result<String> {
+    if let Some(id) = BOOT_ID.get() {
+        return Ok(id.clone());
+    }
     let path = Path::new("/proc/sys/kernel/random/boot_id");
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_string())
-        .map_err(|e| Error::io(path, "read the boot id", e))
+    let mut buf = Vec::new();
+    let text = match read_proc(path, &mut buf) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(bytes).trim().to_string(),
+        Ok(None) => {
+            let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+            return Err(Error::io(path, "read the boot id", missing));
+        }
+        Err(e) => return Err(Error::io(path, "read the boot id", e)),
+    };
+    Ok(BOOT_ID.get_or_init(|| text).clone())
+}
+
+/// The fields after the command name of a `/proc/<pid>/stat` text, from field 3 (state) on.
+/// The command name (field 2) is in parentheses and may itself contain spaces or ')', so the
+/// fields start after the last ')'.
+fn stat_fields(text: &[u8]) -> Option<impl Iterator<Item = &[u8]>> {
+    let close = text.iter().rposition(|b| *b == b')')?;
+    Some(
+        text[close + 1..]
+            .split(u8::is_ascii_whitespace)
+            .filter(|field| !field.is_empty()),
+    )
 }
 
 /// State and start time of `pid` from `/proc/<pid>/stat`; `None` when there is no such process.
 fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
     let path = PathBuf::from(format!("/proc/{pid}/stat"));
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    let mut buf = Vec::new();
+    let text = match read_proc(&path, &mut buf) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(e) => return Err(Error::io(path, "read", e)),
     };
-    // The command name (field 2) is in parentheses and may itself contain spaces or ')'; the
-    // fields after the last ')' start with field 3 (state). Field 22 (start time) is index 19.
+    // Field 3 is the state, field 22 the start time (index 19 after the state).
     let parse = || -> Option<(char, u64)> {
-        let rest = &text[text.rfind(')')? + 1..];
-        let fields: Vec<&str> = rest.split_whitespace().collect();
-        let state = fields.first()?.chars().next()?;
-        let start = fields.get(19)?.parse().ok()?;
+        let mut fields = stat_fields(text)?;
+        let state = char::from(*fields.next()?.first()?);
+        let start = std::str::from_utf8(fields.nth(18)?).ok()?.parse().ok()?;
         Some((state, start))
     };
     match parse() {
@@ -98,15 +204,22 @@ fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
 
 /// The parent pid of `pid` (field 4 of `/proc/<pid>/stat`).
 fn parent_of(pid: u32) -> Option<u32> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 1..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    let mut buf = Vec::new();
+    let text = read_proc(Path::new(&format!("/proc/{pid}/stat")), &mut buf).ok()??;
+    let parent = stat_fields(text)?.nth(1)?;
+    std::str::from_utf8(parent).ok()?.parse().ok()
 }
 
 /// Whether two processes run the same executable with the same command line (a fork that did not
 /// exec).
 fn same_program(a: u32, b: u32) -> bool {
-    let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).ok();
+    let cmdline = |pid: u32| {
+        let mut buf = Vec::new();
+        let path = format!("/proc/{pid}/cmdline");
+        read_proc(Path::new(&path), &mut buf)
+            .ok()?
+            .map(<[u8]>::to_vec)
+    };
     let exe = |pid: u32| std::fs::read_link(format!("/proc/{pid}/exe")).ok();
     match (cmdline(a), cmdline(b), exe(a), exe(b)) {
         (Some(ca), Some(cb), Some(ea), Some(eb)) => ca == cb && ea == eb,
@@ -249,6 +362,38 @@ impl Holder {
     }
 }
 
+/// Liveness for one command: each distinct holder is checked once, however many leases name it,
+/// so what a command costs follows the work it does, not how many sessions are live. Build one
+/// per command (under the workspace lock): a holder can die between commands, not within the
+/// answer a command acts on.
+#[derive(Debug, Default)]
+pub struct LivenessCheck {
+    answers: std::collections::HashMap<Holder, Liveness>,
+}
+
+impl LivenessCheck {
+    /// A check that has asked nothing yet.
+    pub fn new() -> LivenessCheck {
+        LivenessCheck::default()
+    }
+
+    /// Records `holder` as alive without asking again: it was just validated
+    /// ([`Holder::validate`]) by the command this check belongs to.
+    pub fn assume_alive(&mut self, holder: &Holder) {
+        self.answers.insert(holder.clone(), Liveness::Alive);
+    }
+
+    /// Whether `holder` lives: [`Holder::liveness`], asked once per distinct holder.
+    pub fn liveness(&mut self, holder: &Holder) -> Liveness {
+        if let Some(known) = self.answers.get(holder) {
+            return known.clone();
+        }
+        let answer = holder.liveness();
+        self.answers.insert(holder.clone(), answer.clone());
+        answer
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 mod tests {
@@ -325,6 +470,76 @@ mod tests {
             parent_of(std::process::id()),
             Some(std::os::unix::process::parent_id())
         );
+    }
+
+    #[test]
+    fn each_distinct_holder_is_read_once_per_check() {
+        let me = Holder::current_process().unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let gone = Holder::process(child.id()).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let _ = boot_id().unwrap();
+        let before = proc_reads_on_this_thread();
+        let mut check = LivenessCheck::new();
+        for _ in 0..64 {
+            assert!(check.liveness(&me).is_alive());
+            assert!(!check.liveness(&gone).is_alive());
+        }
+        // One `stat` per distinct holder; the boot id was read once for the whole process.
+        assert_eq!(proc_reads_on_this_thread() - before, 2);
+        let before = proc_reads_on_this_thread();
+        for _ in 0..8 {
+            assert!(me.liveness().is_alive());
+        }
+        assert_eq!(
+            proc_reads_on_this_thread() - before,
+            8,
+            "without a check: one read each"
+        );
+    }
+
+    #[test]
+    fn holders_read_back_as_written() {
+        for holder in [
+            Holder::Process {
+                pid: 7,
+                start_time: 99,
+                boot_id: "b-1".into(),
+            },
+            Holder::lock("/run/x.lock"),
+        ] {
+            let text = serde_json::to_string(&holder).unwrap();
+            assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), holder);
+        }
+        let text = r#"{"kind":"process","pid":7,"start_time":99,"boot_id":"b"}"#;
+        assert!(serde_json::from_str::<Holder>(text).is_ok());
+        for (text, refusal) in [
+            (
+                r#"{"kind":"process","pid":7,"boot_id":"b"}"#,
+                "missing field `start_time`",
+            ),
+            (r#"{"kind":"lock"}"#, "missing field `path`"),
+            (r#"{"kind":"pipe","path":"/x"}"#, "unknown variant `pipe`"),
+            (r#"{"pid":7}"#, "missing field `kind`"),
+        ] {
+            let error = serde_json::from_str::<Holder>(text)
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(refusal), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn stat_fields_survive_hostile_command_names() {
+        let text = b"42 (a) b) c (d)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1 2\n";
+        let mut fields = stat_fields(text).unwrap();
+        assert_eq!(fields.next().unwrap(), b"S");
+        assert_eq!(fields.nth(18).unwrap(), b"987654");
+        assert!(stat_fields(b"no parenthesis").is_none());
     }
 
     #[test]

@@ -19,10 +19,13 @@
 //! **Writing** appends a record, after cutting off anything past the last good one (or the next
 //! line would join a torn one; this happens only after a crash). When nothing is recorded any
 //! more, the record is an empty ledger: appending costs a write, where truncating costs as much
-//! as a sync on ext4. A journal grown past [`COMPACT_AT`] is rewritten as its newest record
-//! alone, atomically (temporary file, fsync, rename, fsync). The file is created that way too,
-//! once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes, where the
-//! newest record is, and the whole file only when no good record ends there.
+//! as a sync on ext4. A journal grown past [`COMPACT_AT`], or past [`COMPACT_RECORDS`] records
+//! of the newest one's size when that is more (a ledger of hundreds of leases), is rewritten as
+//! its newest record alone, atomically (temporary file, fsync, rename, fsync): the syncs of a
+//! compaction are paid once per that many saves, never on every save. The file is created that
+//! way too, once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes, where
+//! the newest record is, then a tail four times longer while no good record ends in it, up to
+//! the whole file.
 
 //! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
@@ -67,6 +70,10 @@ pub const LEGACY_LEDGER_FILE: &str = "ledger.json";
 /// Past this many bytes, the next save rewrites the journal as its newest record alone.
 pub const COMPACT_AT: u64 = 64 * 1024;
 
+/// A journal may also grow to this many records of the newest one's size before it is
+/// compacted, so a large ledger is not rewritten durably on every save.
+pub const COMPACT_RECORDS: u64 = 32;
+
 /// How much of the journal's end a read takes first.
 pub const TAIL: u64 = 4 * 1024;
 
@@ -85,7 +92,12 @@ pub enum Durability {
 
 /// One record line for a ledger's JSON (`body`, which must hold no raw newline: compact JSON).
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    let digest = hex(&Sha256::digest(body));
+    frame_digested(body, &Sha256::digest(body).into())
+}
+
+/// [`frame`], for a body whose SHA-256 is already known.
+fn frame_digested(body: &[u8], digest: &[u8; 32]) -> Vec<u8> {
+    let digest = hex(digest);
     let mut line = Vec::with_capacity(PREFIX.len() + 64 + MIDDLE.len() + body.len() + 2);
     line.extend_from_slice(PREFIX);
     line.extend_from_slice(digest.as_bytes());
@@ -163,10 +175,12 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
     let Some(mut tail) = fsio::read_private_tail(path, TAIL)? else {
         return Ok(None);
     };
-    if tail.start > 0 && scan(&tail.bytes).last.is_none() {
-        // No good record ends in the tail (a huge record, or a torn run): read it all.
-        match fsio::read_private_tail(path, u64::MAX)? {
-            Some(all) => tail = all,
+    let mut reach = TAIL;
+    while tail.start > 0 && scan(&tail.bytes).last.is_none() {
+        // No good record ends in the tail (a large record, or a torn run): a longer one.
+        reach = reach.saturating_mul(4);
+        match fsio::read_private_tail(path, reach)? {
+            Some(longer) => tail = longer,
             None => return Ok(None),
         }
     }
@@ -274,8 +288,9 @@ impl Journal {
         if unchanged || (ledger.is_empty() && self.len.get() == 0) {
             return self.finish_legacy(state);
         }
-        let record = frame(&body);
-        if !self.exists.get() || self.good_len.get() + record.len() as u64 > COMPACT_AT {
+        let record = frame_digested(&body, &digest);
+        let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
+        if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
             // Created, or compacted: one record, atomically and durably.
             state.write_atomic(&self.file, &record, Some(0o600))?;
             self.exists.set(true);

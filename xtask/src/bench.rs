@@ -1,100 +1,70 @@
-//! `cargo xtask bench [--quick] [--cycles N] [--procs N]`: the benchmark suite (BENCHMARKS.md), a
-//! benchmark and never a timed test. It builds the `projectfile` binary and the `bench` example of
-//! projectfile-core with the `profiling` profile (the release code, with symbols for a profiler),
-//! runs them, prints a table and writes `target/bench.json`.
+//! `cargo xtask bench [--quick] [--dir DIR] [--only LIST]`: the benchmark suite, a benchmark and
+//! never a timed test. It builds the release `projectfile` binary (what users run), the `bench`
+//! example of projectfile-core (profile `profiling`: the release code with symbols), and the
+//! minimal C program `xtask/bench/minimal.c` (with `$CC`, default `gcc`, into the target
+//! directory); runs them; prints a table with each target; and writes every figure, with the
+//! machine, its load and the commit, to `target/bench.json`.
 //!
-//! - (a) acquire+release of one AGENTS.md block, durable, as a ratio to the bare minimum I/O (read +
-//!   durable atomic rewrite, twice) measured in the same run (`core/examples/bench.rs acquire`);
-//! - (b) 64 processes cycling acquire/release on one workspace: throughput, and zero lost updates
-//!   (every release finds its lease, the file ends byte for byte as it began, no lease is left);
-//! - (c) resolve over a generated 4,020-directory tree as a ratio to a bare walk listing every
-//!   directory (`core/examples/bench.rs resolve`);
-//! - (d) CLI process start to JSON out: `providers --json`, `acquire --json`, `release --json`,
-//!   median of N runs;
-//! - (e) peak memory of each, from `wait4`'s `ru_maxrss` (the examples also report their `VmHWM`).
+//! Process-level, as a user sees it (one process per command, interleaved iteration by iteration
+//! against the minimal program doing the same durable I/O; see [`versus`]):
 //!
-//! Scratch space is `.bench/` at the repository root (git-ignored), recreated on every run.
+//! - `process`: acquire + release of a small AGENTS.md (target ≤ 1.2x);
+//! - `sizes`: the same at 1 KiB, 1 MiB, 10 MiB (≤ 1.25x) and 100 MiB, with every process's peak
+//!   memory (acquire ≤ 16 MiB at any size);
+//! - `leases`: one more acquire + release with 0, 16, 64, 256 live leases (≤ 1.15x the cost with
+//!   none at 256);
+//! - `cycling`: 64 processes cycling one workspace against 64 cycling flock + the minimal program
+//!   (≥ 0.85 of its throughput, zero lost updates, the file byte-exact).
+//!
+//! In-process and start-up (`inprocess`, `start`): (a) acquire+release through the library against
+//! the bare durable rewrites, with the syncs each makes; (c) `resolve` over a 4,020-directory tree
+//! against a bare walk; (d) `providers --json` start to exit.
+//!
+//! Scratch space is `.bench/` at the repository root (git-ignored) or `--dir`, recreated per run.
 // xtask sets up benchmark fixtures directly; the fsio chokepoint is for the product's own writes.
 #![allow(clippy::disallowed_methods)]
 
+mod process;
+mod report;
+mod versus;
+
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::Arc;
 
-/// What one measured process did.
-struct Measured {
-    ok: bool,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    wall: Duration,
-    /// Peak resident set size in KiB.
-    max_rss_kib: u64,
-}
+use process::{Programs, json_of, measured, median_ms};
 
-/// Runs `cmd` to completion, timing it from spawn to exit and reading its peak memory from
-/// `wait4` (getrusage of that one child).
-#[allow(clippy::zombie_processes)] // reaped by wait4, which std cannot do with rusage
-fn measured(cmd: &mut Command) -> Result<Measured> {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("spawn {cmd:?}"))?;
-    let mut out = child.stdout.take().context("stdout")?;
-    let mut err = child.stderr.take().context("stderr")?;
-    let reader = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let mut stderr = Vec::new();
-    let _ = err.read_to_end(&mut stderr);
-    let stdout = reader.join().unwrap_or_default();
-    let pid = i32::try_from(child.id()).context("pid")?;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter; `pid` is our own child, not yet reaped
-    // (std's Child is never waited on after this).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let wall = start.elapsed();
-    if got != pid {
-        bail!(
-            "wait4 failed for {cmd:?}: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-    Ok(Measured {
-        ok: libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        stdout,
-        stderr,
-        wall,
-        max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
-    })
-}
+/// Every part, in the order they run.
+const PARTS: [&str; 6] = [
+    "start",
+    "process",
+    "sizes",
+    "leases",
+    "inprocess",
+    "cycling",
+];
 
-fn json_of(m: &Measured, what: &str) -> Result<Value> {
-    if !m.ok {
-        bail!(
-            "{what} failed: {}",
-            String::from_utf8_lossy(&m.stderr).trim()
-        );
-    }
-    serde_json::from_slice(&m.stdout).with_context(|| format!("{what}: parse JSON"))
-}
-
-fn median_ms(v: &mut [Duration]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort();
-    v[v.len() / 2].as_secs_f64() * 1e3
+/// `cargo xtask bench`'s options.
+#[derive(clap::Args, Debug)]
+pub struct Options {
+    /// A smoke run: fewer iterations and cycles.
+    #[arg(long)]
+    pub quick: bool,
+    /// Scratch space (recreated) [default: .bench/ at the repository root]; put it on the file
+    /// system to measure, e.g. a tmpfs.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Run only these parts.
+    #[arg(long, value_delimiter = ',', value_name = "PARTS", value_parser = PARTS, default_values_t = PARTS.map(String::from))]
+    pub only: Vec<String>,
+    /// Concurrent processes in the cycling part.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub procs: usize,
+    /// Acquire/release cycles per process and round in the cycling part.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub cycles: usize,
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -104,341 +74,197 @@ fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or_else(|| root.join("target"))
 }
 
-/// `cargo xtask bench`'s options.
-#[derive(clap::Args, Debug)]
-pub struct Options {
-    /// A smoke run: fewer iterations and cycles.
-    #[arg(long)]
-    pub quick: bool,
-    /// Acquire/release cycles per process in (b).
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub cycles: u64,
-    /// Concurrent processes in (b).
-    #[arg(long, value_name = "N", default_value_t = 64)]
-    pub procs: usize,
+/// Builds what the benchmark runs: the release binary, the in-process example when asked for,
+/// and the minimal C program.
+fn build(root: &Path, target: &Path, opts: &Options) -> Result<Programs> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // The process-level figures measure what users run, and what the targets are set on: the
+    // release binary. The in-process example is built for profiling (the release code, with
+    // symbols for a profiler).
+    let mut builds = vec!["build --release -p projectfile --bin projectfile"];
+    if opts.only.iter().any(|p| p == "inprocess") {
+        builds.push("build --profile profiling -p projectfile-core --example bench");
+    }
+    for build in builds {
+        eprintln!("$ cargo {build}");
+        let status = Command::new(&cargo)
+            .args(build.split(' '))
+            .current_dir(root)
+            .status()?;
+        if !status.success() {
+            bail!("cargo {build} failed");
+        }
+    }
+    std::fs::create_dir_all(target.join("bench"))?;
+    Ok(Programs {
+        projectfile: target.join("release/projectfile"),
+        minimal: compile_c(root, target, "minimal")?,
+        launcher: compile_c(root, target, "peak")?,
+        holder_pid: std::process::id().to_string(),
+        peak: None,
+    })
+}
+
+/// Builds `xtask/bench/NAME.c` with `$CC` (default `gcc`) into `<target>/bench/NAME`.
+fn compile_c(root: &Path, target: &Path, name: &str) -> Result<PathBuf> {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
+    let (source, binary) = (
+        root.join(format!("xtask/bench/{name}.c")),
+        target.join(format!("bench/{name}")),
+    );
+    eprintln!("$ {cc} -O2 -o {} {}", binary.display(), source.display());
+    let status = Command::new(&cc)
+        .args(["-O2", "-Wall", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .with_context(|| format!("run {cc} (set CC to a C compiler)"))?;
+    if !status.success() {
+        bail!("{cc} could not build {}", source.display());
+    }
+    Ok(binary)
+}
+
+/// Output of a command, trimmed; empty when it cannot run.
+fn output_of(cmd: &mut Command) -> String {
+    cmd.output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The machine, its load, the file system of the scratch space and the commit measured.
+fn machine(root: &Path, scratch: &Path) -> Value {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let dirty = !output_of(
+        Command::new("git")
+            .args(["status", "--porcelain", "--untracked-files=no"])
+            .current_dir(root),
+    )
+    .is_empty();
+    json!({
+        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "cpu_model": read("/proc/cpuinfo").lines().find_map(|l| l.strip_prefix("model name")
+            .and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string())),
+        "kernel": read("/proc/sys/kernel/osrelease"),
+        "load_average_before": read("/proc/loadavg"),
+        "scratch_fs": output_of(Command::new("stat").args(["-f", "-c", "%T"]).arg(scratch)),
+        "commit": output_of(Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(root)),
+        "dirty": dirty,
+        "date": output_of(Command::new("date").args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])),
+    })
 }
 
 /// Runs the suite.
 pub fn run(root: &Path, opts: &Options) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    for build in [
-        [
-            "build",
-            "--profile",
-            "profiling",
-            "-p",
-            "projectfile",
-            "--bin",
-            "projectfile",
-        ],
-        [
-            "build",
-            "--profile",
-            "profiling",
-            "-p",
-            "projectfile-core",
-            "--example",
-            "bench",
-        ],
-    ] {
-        eprintln!("$ cargo {}", build.join(" "));
-        let status = Command::new(&cargo)
-            .args(build)
-            .current_dir(root)
-            .status()?;
-        if !status.success() {
-            bail!("cargo {} failed", build.join(" "));
-        }
-    }
     let target = target_dir(root);
-    let bin = target.join("profiling/projectfile");
-    let example = target.join("profiling/examples/bench");
-    let scratch = root.join(".bench");
+    let programs = Arc::new(build(root, &target, opts)?);
+    let scratch = opts.dir.clone().unwrap_or_else(|| root.join(".bench"));
     if scratch.exists() {
-        std::fs::remove_dir_all(&scratch).context("clear .bench")?;
+        std::fs::remove_dir_all(&scratch)
+            .with_context(|| format!("clear {}", scratch.display()))?;
     }
     std::fs::create_dir_all(&scratch)?;
-    let iterations = if opts.quick { "40" } else { "200" };
-    let resolve_iterations = if opts.quick { "10" } else { "40" };
-
-    // (a) acquire+release against the bare minimum I/O.
-    eprintln!("(a) acquire+release vs bare durable rewrites, {iterations} iterations");
-    let a = measured(
-        Command::new(&example)
-            .args(["acquire", "--iterations", iterations, "--dir"])
-            .arg(&scratch),
-    )?;
-    let mut a_json = json_of(&a, "bench acquire")?;
-    a_json["process_peak_rss_kib"] = json!(a.max_rss_kib);
-
-    // (c) resolve against a bare walk.
-    eprintln!("(c) resolve over 4,020 directories vs a bare walk, {resolve_iterations} iterations");
-    let c = measured(
-        Command::new(&example)
-            .args(["resolve", "--iterations", resolve_iterations, "--dir"])
-            .arg(&scratch),
-    )?;
-    let mut c_json = json_of(&c, "bench resolve")?;
-    c_json["process_peak_rss_kib"] = json!(c.max_rss_kib);
-
-    // (d) CLI start to JSON out.
-    let runs = if opts.quick { 15 } else { 50 };
-    eprintln!("(d) CLI start to JSON out, median of {runs}");
-    let d_json = cli_latency(&bin, &scratch, runs)?;
-
-    // (b) 64 processes cycling.
-    let cycles = if opts.quick { 3 } else { opts.cycles };
-    eprintln!(
-        "(b) {} processes cycling acquire/release, {cycles} cycles each",
-        opts.procs
-    );
-    let b_json = cycling(&bin, &scratch, opts.procs, cycles)?;
-
-    let report = json!({
-        "schema": "projectfile.bench.v1",
+    let mut report = json!({
+        "schema": "projectfile.bench.v2",
         "quick": opts.quick,
-        "acquire_release": a_json,
-        "cycling": b_json,
-        "resolve": c_json,
-        "cli": d_json,
+        "machine": machine(root, &scratch),
     });
-    print_table(&report);
+    // Peak memory is measured under the launcher (see `Programs::for_memory`); a process that
+    // does nothing (the minimal program's usage message) shows the least a figure can read.
+    let memory = programs.for_memory(&scratch.join("peak"));
+    let floor = memory.run(&mut memory.command(&programs.minimal))?;
+    report["machine"]["child_rss_floor_kib"] = json!(floor.max_rss_kib);
+    let wants = |part: &str| opts.only.iter().any(|p| p == part);
+    let q = |quick: usize, full: usize| if opts.quick { quick } else { full };
+    if wants("start") {
+        eprintln!("(d) `providers --json` start to exit");
+        report["start"] = start(&programs, &memory, q(15, 100))?;
+    }
+    if wants("process") {
+        eprintln!("acquire + release against the minimal program, small AGENTS.md");
+        let base = scratch.join("small");
+        std::fs::create_dir_all(&base)?;
+        std::fs::write(base.join("original.md"), b"# Rules\nBe brief.\n")?;
+        let original = base.join("original.md");
+        report["process"] = versus::against_minimal(&programs, &base, &original, q(40, 300))?;
+    }
+    if wants("sizes") {
+        eprintln!("the file-size curve against the minimal program");
+        let sizes = [
+            ("1 KiB", 1 << 10, q(20, 100)),
+            ("1 MiB", 1 << 20, q(10, 40)),
+            ("10 MiB", 10 << 20, q(4, 16)),
+            ("100 MiB", 100 << 20, q(1, 4)),
+        ];
+        report["sizes"] = versus::file_sizes(&programs, &scratch, &sizes)?;
+    }
+    if wants("leases") {
+        eprintln!("the live-lease curve: one more acquire + release");
+        report["leases"] = versus::live_leases(&programs, &scratch, &[0, 16, 64, 256], q(15, 100))?;
+    }
+    if wants("inprocess") {
+        report["inprocess"] = in_process(&target, &scratch, opts.quick)?;
+    }
+    if wants("cycling") {
+        let (procs, cycles) = (opts.procs, q(2, opts.cycles));
+        eprintln!("{procs} processes cycling, against flock + the minimal program");
+        report["cycling"] = versus::cycling(&programs, &scratch, procs, cycles, 2)?;
+    }
+    report["machine"]["load_average_after"] = json!(
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
+    report["targets"] = report::targets(&report);
+    report::print(&report);
     let out = target.join("bench.json");
-    std::fs::create_dir_all(&target)?;
     std::fs::write(&out, serde_json::to_string_pretty(&report)? + "\n")?;
     eprintln!("wrote {}", out.display());
     Ok(())
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(0.0)
-}
-
-fn mib(kib: &Value) -> String {
-    format!("{:.1} MiB", f(kib) / 1024.0)
-}
-
-fn print_table(r: &Value) {
-    let a = &r["acquire_release"];
-    let b = &r["cycling"];
-    let c = &r["resolve"];
-    let d = &r["cli"];
-    let verdict = |ratio: f64, target: f64| if ratio <= target { "met" } else { "MISSED" };
-    println!();
-    println!(
-        "{:<44} {:>12} {:>12} {:>8} {:>8} {:>7} {:>10}",
-        "benchmark", "ours", "baseline", "ratio", "target", "", "peak RSS"
-    );
-    let ar = f(&a["ratio"]);
-    println!(
-        "{:<44} {:>9.0} us {:>9.0} us {:>7.2}x {:>7.1}x {:>7} {:>10}",
-        "(a) acquire+release, durable (median)",
-        f(&a["ours_median_us"]),
-        f(&a["baseline_median_us"]),
-        ar,
-        1.5,
-        verdict(ar, 1.5),
-        mib(&a["process_peak_rss_kib"]),
-    );
-    println!(
-        "{:<44} {:>12.1} {:>12.1}",
-        "    syncs per cycle (fsync + fdatasync)",
-        f(&a["syncs_per_cycle"]["ours"]),
-        f(&a["syncs_per_cycle"]["baseline"]),
-    );
-    println!(
-        "{:<44} {:>8.0} /s {:>12} {:>8} {:>8} {:>7} {:>10}",
-        format!(
-            "(b) {} procs cycling: {} cycles, {} lost",
-            b["procs"], b["cycles"], b["lost_updates"]
-        ),
-        f(&b["cycles_per_second"]),
-        "",
-        "",
-        "0 lost",
-        if b["lost_updates"] == 0 {
-            "met"
-        } else {
-            "MISSED"
-        },
-        mib(&b["peak_rss_kib"]),
-    );
-    let cr = f(&c["ratio"]);
-    println!(
-        "{:<44} {:>9.1} ms {:>9.1} ms {:>7.2}x {:>7.1}x {:>7} {:>10}",
-        format!("(c) resolve, {} dirs (median)", c["directories"]),
-        f(&c["ours_median_us"]) / 1e3,
-        f(&c["baseline_median_us"]) / 1e3,
-        cr,
-        1.3,
-        verdict(cr, 1.3),
-        mib(&c["process_peak_rss_kib"]),
-    );
-    for (name, key) in [
-        ("(d) `providers --json` start to exit", "providers"),
-        ("(d) `acquire --json` start to exit", "acquire"),
-        ("(d) `release --json` start to exit", "release"),
-    ] {
-        println!(
-            "{:<44} {:>9.2} ms {:>12} {:>8} {:>8} {:>7} {:>10}",
-            name,
-            f(&d[key]["median_ms"]),
-            "",
-            "",
-            "few ms",
-            "",
-            mib(&d[key]["peak_rss_kib"]),
-        );
-    }
-    println!();
-}
-
-fn cli_latency(bin: &Path, scratch: &Path, runs: usize) -> Result<Value> {
-    let ws = scratch.join("cli/ws");
-    let state = scratch.join("cli/state");
-    std::fs::create_dir_all(&ws)?;
-    std::fs::write(ws.join("AGENTS.md"), b"# Rules\nBe brief.\n")?;
-    let me = std::process::id().to_string();
+/// (a) and (c): the in-process benchmarks of `core/examples/bench.rs`.
+fn in_process(target: &Path, scratch: &Path, quick: bool) -> Result<Value> {
+    let example = target.join("profiling/examples/bench");
     let mut out = serde_json::Map::new();
-    let (mut prov, mut acq, mut rel) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut prov_rss, mut acq_rss, mut rel_rss) = (0, 0, 0);
-    for _ in 0..runs {
-        let p = measured(Command::new(bin).args(["providers", "--json"]))?;
-        json_of(&p, "providers")?;
-        prov.push(p.wall);
-        prov_rss = prov_rss.max(p.max_rss_kib);
-        let a = measured(
-            Command::new(bin)
-                .env("PROJECTFILE_STATE_DIR", &state)
-                .args(["acquire", "--provider", "codex", "--json", "--workspace"])
-                .arg(&ws)
-                .args(["--prompt", "Session text.", "--holder-pid", &me]),
-        )?;
-        let token = json_of(&a, "acquire")?["token"]
-            .as_str()
-            .context("token")?
-            .to_string();
-        acq.push(a.wall);
-        acq_rss = acq_rss.max(a.max_rss_kib);
-        let r = measured(
-            Command::new(bin)
-                .env("PROJECTFILE_STATE_DIR", &state)
-                .args(["release", "--json", "--token", &token]),
-        )?;
-        json_of(&r, "release")?;
-        rel.push(r.wall);
-        rel_rss = rel_rss.max(r.max_rss_kib);
-    }
-    for (key, v, rss) in [
-        ("providers", &mut prov, prov_rss),
-        ("acquire", &mut acq, acq_rss),
-        ("release", &mut rel, rel_rss),
+    for (part, iterations) in [
+        ("acquire", if quick { "40" } else { "200" }),
+        ("resolve", if quick { "10" } else { "40" }),
     ] {
-        out.insert(
-            key.into(),
-            json!({"runs": runs, "median_ms": median_ms(v), "peak_rss_kib": rss}),
-        );
+        eprintln!("(in-process) {part}, {iterations} iterations");
+        let m = measured(
+            Command::new(&example)
+                .args([part, "--iterations", iterations, "--dir"])
+                .arg(scratch),
+        )?;
+        let mut v = json_of(&m, &format!("bench {part}"))?;
+        v["process_peak_rss_kib"] = json!(m.max_rss_kib);
+        out.insert(part.to_string(), v);
     }
     Ok(Value::Object(out))
 }
 
-fn cycling(bin: &Path, scratch: &Path, procs: usize, cycles: u64) -> Result<Value> {
-    let ws = scratch.join("cycling/ws");
-    let state = scratch.join("cycling/state");
-    std::fs::create_dir_all(&ws)?;
-    let original = b"# Team rules\r\nUse tabs.\r\nno final newline".to_vec();
-    std::fs::write(ws.join("AGENTS.md"), &original)?;
-    let me = std::process::id().to_string();
-    let lost = Arc::new(AtomicU64::new(0));
-    let done = Arc::new(AtomicU64::new(0));
-    let failed = Arc::new(AtomicBool::new(false));
-    let errors = Arc::new(Mutex::new(Vec::<String>::new()));
-    let peak = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let workers: Vec<_> = (0..procs)
-        .map(|w| {
-            let (bin, ws, state, me) = (bin.to_path_buf(), ws.clone(), state.clone(), me.clone());
-            let (lost, done, failed, errors, peak) = (
-                lost.clone(),
-                done.clone(),
-                failed.clone(),
-                errors.clone(),
-                peak.clone(),
-            );
-            std::thread::spawn(move || {
-                let cycle = |i: u64| -> Result<()> {
-                    let a = measured(
-                        Command::new(&bin)
-                            .env("PROJECTFILE_STATE_DIR", &state)
-                            .args(["acquire", "--provider", "codex", "--json", "--workspace"])
-                            .arg(&ws)
-                            .args(["--prompt", &format!("worker {w} cycle {i}")])
-                            .args(["--holder-pid", &me]),
-                    )?;
-                    peak.fetch_max(a.max_rss_kib, Ordering::Relaxed);
-                    let token = json_of(&a, "acquire")?["token"]
-                        .as_str()
-                        .context("token")?
-                        .to_string();
-                    let r = measured(
-                        Command::new(&bin)
-                            .env("PROJECTFILE_STATE_DIR", &state)
-                            .args(["release", "--json", "--token", &token]),
-                    )?;
-                    peak.fetch_max(r.max_rss_kib, Ordering::Relaxed);
-                    if json_of(&r, "release")?["released"] != true {
-                        lost.fetch_add(1, Ordering::Relaxed);
-                    }
-                    done.fetch_add(1, Ordering::Relaxed);
-                    Ok(())
-                };
-                for i in 0..cycles {
-                    if let Err(e) = cycle(i) {
-                        failed.store(true, Ordering::Relaxed);
-                        if let Ok(mut v) = errors.lock() {
-                            v.push(format!("{e:#}"));
-                        }
-                        return;
-                    }
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
+/// (d): `providers --json` from start to exit, median of `runs`.
+fn start(programs: &Programs, memory: &Programs, runs: usize) -> Result<Value> {
+    let mut walls = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        let m = measured(Command::new(&programs.projectfile).args(["providers", "--json"]))?;
+        json_of(&m, "providers")?;
+        walls.push(m.wall);
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    if failed.load(Ordering::Relaxed) {
-        bail!(
-            "cycling failed: {:?}",
-            errors.lock().map(|v| v.clone()).unwrap_or_default()
-        );
-    }
-    let after = std::fs::read(ws.join("AGENTS.md"))?;
-    let status = json_of(
-        &measured(
-            Command::new(bin)
-                .env("PROJECTFILE_STATE_DIR", &state)
-                .args(["status", "--json", "--workspace"])
-                .arg(&ws),
-        )?,
-        "status",
-    )?;
-    let leases_left = status["leases"].as_array().map_or(0, Vec::len);
-    let mut lost_updates = lost.load(Ordering::Relaxed);
-    if after != original {
-        lost_updates += 1;
-    }
-    lost_updates += leases_left as u64;
-    let total = done.load(Ordering::Relaxed);
-    Ok(json!({
-        "procs": procs,
-        "cycles": total,
-        "seconds": elapsed,
-        "cycles_per_second": total as f64 / elapsed,
-        "lost_updates": lost_updates,
-        "file_byte_exact": after == original,
-        "leases_left": leases_left,
-        "peak_rss_kib": peak.load(Ordering::Relaxed),
-    }))
+    let rss = memory
+        .run(
+            memory
+                .command(&programs.projectfile)
+                .args(["providers", "--json"]),
+        )?
+        .max_rss_kib;
+    Ok(json!({"runs": runs, "median_ms": median_ms(&mut walls), "peak_rss_kib": rss}))
 }

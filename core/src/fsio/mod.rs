@@ -19,13 +19,15 @@
 
 pub mod faults;
 pub mod links;
+mod splice;
 pub mod tree;
 
+pub use splice::OpenFile;
 pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,6 +117,22 @@ fn open_dir_beneath(dir: &OwnedFd, path: &str) -> Option<rustix::io::Result<Owne
 thread_local! {
     /// `fsync`s and `fdatasync`s made through this module on this thread.
     static SYNCS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+thread_local! {
+    /// Bytes this module has read from files on this thread.
+    static BYTES_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many bytes this module has read from files on the calling thread: tests check that a
+/// command reads a file once.
+pub fn bytes_read_on_this_thread() -> u64 {
+    BYTES_READ.with(std::cell::Cell::get)
+}
+
+/// Counts `n` bytes read.
+fn note_read(n: usize) {
+    BYTES_READ.with(|c| c.set(c.get() + n as u64));
 }
 
 /// How many `fsync`s and `fdatasync`s this module has made on the calling thread: benchmarks
@@ -287,34 +305,14 @@ impl Root {
     }
 
     fn read_in(&self, parent: &OwnedFd, rel: &RelPath) -> Result<Option<FileSnapshot>> {
-        let name = rel.file_name();
-        let fd = match rustix::fs::openat(
-            parent,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(None),
-            Err(e) => {
-                return Err(self.explain(parent, name, Path::new(rel.as_str()), e, false));
-            }
+        let Some(file) = self.open_file_in(parent, rel)? else {
+            return Ok(None);
         };
-        let stat = rustix::fs::fstat(&fd)
-            .map_err(|e| Error::io(self.display_path(rel), "stat", errno(e)))?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-            return Err(Error::Unsafe {
-                path: self.display_path(rel),
-                reason: "expected a regular file but found a directory or special file".to_string(),
-            });
-        }
-        let mut bytes = Vec::with_capacity(usize::try_from(stat.st_size).unwrap_or(0));
-        File::from(fd)
-            .read_to_end(&mut bytes)
+        let bytes = read_sized(&file.fd, 0, file.stat.st_size)
             .map_err(|e| Error::io(self.display_path(rel), "read", e))?;
         Ok(Some(FileSnapshot {
             bytes,
-            mode: stat.st_mode & 0o7777,
+            mode: file.mode(),
         }))
     }
 
@@ -365,7 +363,7 @@ impl Root {
     /// umask decide for a new file. Refuses when `rel` is a symlink, a directory, or a regular
     /// file with more than one hard link (replacing it would split it from its other names).
     pub fn write_atomic(&self, rel: &RelPath, bytes: &[u8], mode: Option<u32>) -> Result<()> {
-        self.replace_file(rel, bytes, mode, true)
+        self.replace_file(rel, splice::Content::Bytes(bytes), mode, true)
     }
 
     /// [`Root::write_atomic`] without any sync: atomic (readers see the old bytes or the new) but
@@ -376,13 +374,13 @@ impl Root {
         bytes: &[u8],
         mode: Option<u32>,
     ) -> Result<()> {
-        self.replace_file(rel, bytes, mode, false)
+        self.replace_file(rel, splice::Content::Bytes(bytes), mode, false)
     }
 
     fn replace_file(
         &self,
         rel: &RelPath,
-        bytes: &[u8],
+        content: splice::Content<'_>,
         mode: Option<u32>,
         durable: bool,
     ) -> Result<()> {
@@ -419,7 +417,7 @@ impl Root {
         let result = self
             .fill_temp(
                 &fd,
-                bytes,
+                &content,
                 create_mode,
                 existing.as_ref(),
                 mode.is_some(),
@@ -455,16 +453,14 @@ impl Root {
     fn fill_temp(
         &self,
         fd: &OwnedFd,
-        bytes: &[u8],
+        content: &splice::Content<'_>,
         create_mode: u32,
         existing: Option<&rustix::fs::Stat>,
         explicit_mode: bool,
         display: &Path,
     ) -> Result<()> {
-        let mut file = File::from(
-            rustix::io::dup(fd).map_err(|e| Error::io(display, "duplicate a handle", errno(e)))?,
-        );
-        file.write_all(bytes)
+        content
+            .write_to(fd)
             .map_err(|e| Error::io(display, "write a temporary file beside", e))?;
         let final_mode = if explicit_mode || existing.is_some() {
             create_mode
@@ -1031,11 +1027,7 @@ pub fn hold_lock(path: &Path) -> Result<LockGuard> {
 /// Reads a whole file by absolute path (state-directory files, private files). `Ok(None)` when
 /// absent.
 pub fn read_private(path: &Path) -> Result<Option<Vec<u8>>> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, "read", e)),
-    }
+    Ok(read_private_tail(path, u64::MAX)?.map(|tail| tail.bytes))
 }
 
 /// The last bytes of a file read by [`read_private_tail`].
@@ -1057,18 +1049,54 @@ pub fn read_private_tail(path: &Path, max: u64) -> Result<Option<Tail>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, "open", e)),
     };
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "stat", e))?
-        .len();
+    let len = rustix::fs::fstat(&file)
+        .map_err(|e| Error::io(path, "stat", errno(e)))?
+        .st_size;
+    let len = u64::try_from(len).unwrap_or(0);
     let start = len.saturating_sub(max);
-    let mut bytes = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
-    std::io::Seek::seek(&mut &file, std::io::SeekFrom::Start(start))
-        .map_err(|e| Error::io(path, "seek in", e))?;
-    (&file)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "read", e))?;
+    let size = i64::try_from(len - start).unwrap_or(i64::MAX);
+    let bytes = read_sized(&file, start, size).map_err(|e| Error::io(path, "read", e))?;
     Ok(Some(Tail { len, start, bytes }))
+}
+
+/// Writes all of `bytes` to `fd` (no handle duplicated for a `File`).
+fn write_all(fd: impl std::os::fd::AsFd, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match rustix::io::write(&fd, bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `fd` from `offset` to its end, read with `pread` into a buffer sized from
+/// `expected` (the size `fstat` gave) plus one byte, so a file that is what `fstat` said takes
+/// one `pread` and one more to see its end: no probing of the size and position first, as
+/// `read_to_end` does. A file that grew meanwhile is read to its new end all the same.
+fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io::Result<Vec<u8>> {
+    let expected = usize::try_from(expected).unwrap_or(0);
+    let mut bytes = vec![0u8; expected.saturating_add(1)];
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
+        }
+        let at = offset.saturating_add(filled as u64);
+        match rustix::io::pread(&fd, &mut bytes[filled..], at) {
+            Ok(0) => break,
+            Ok(n) => {
+                note_read(n);
+                filled += n;
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
 }
 
 /// Removes a private directory we created under the state directory, with everything in it,
@@ -1192,6 +1220,43 @@ pub fn apply_policy(family: Option<FsFamily>, path: &Path, role: FsRole) -> Resu
         path: path.to_path_buf(),
         reason,
     })
+}
+
+/// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that is closed, so that no file
+/// opened later can take one of their numbers and receive what the process prints. std's runtime
+/// does this before `main`; a binary that enters elsewhere (the `projectfile` CLI) calls this
+/// first.
+pub fn open_standard_descriptors() -> Result<()> {
+    let dev_null = Path::new("/dev/null");
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    loop {
+        // SAFETY: `fds` is a valid array of three pollfd; a zero timeout never blocks.
+        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) };
+        if rc >= 0 {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(Error::io(dev_null, "check the standard descriptors", error));
+        }
+    }
+    for pollfd in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
+        // The lowest free descriptor is the closed one; it stays open for the process's life.
+        let opened = rustix::fs::open(dev_null, OFlags::RDWR, Mode::empty())
+            .map(std::os::fd::IntoRawFd::into_raw_fd)
+            .map_err(|e| Error::io(dev_null, "open on a closed standard descriptor", errno(e)))?;
+        if opened != pollfd.fd {
+            return Err(Error::invalid(
+                format!("descriptor {}", pollfd.fd),
+                "closed, and /dev/null did not open on it",
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, LockWait, Root};
+use crate::holder::LivenessCheck;
 use crate::journal::{Durability, Journal};
 use crate::ledger::{EntryRecord, FolderIdentity, KeptRecord, Ledger, OwnedPrior, path_key};
 use crate::plan::RelPath;
@@ -46,6 +47,11 @@ pub(crate) struct Locked {
     pub unrecorded_blocks: Vec<RelPath>,
     /// Warnings about the file systems of the state directory and the workspace.
     pub fs_warnings: Vec<Warning>,
+    /// This command's answers on which holders live, each distinct holder asked once.
+    pub liveness: LivenessCheck,
+    /// Files this command scanned for a namespace's block and left as they were, by path and
+    /// namespace: a start that puts its block in takes the scan again instead of reading anew.
+    pub scans: std::collections::HashMap<(RelPath, String), super::shared_block::ScannedFile>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
     _lock: Option<LockGuard>,
 }
@@ -206,6 +212,8 @@ impl Locked {
             ledger,
             journal,
             fs_warnings,
+            liveness: LivenessCheck::new(),
+            scans: Default::default(),
             _lock: lock,
         }))
     }

@@ -48,7 +48,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::block::{self, Markers};
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockWait};
-use crate::holder::{Holder, Liveness};
+use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, Ledger, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
@@ -249,6 +249,8 @@ impl Projector {
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
         let mut locked = self.lock(&canonical)?;
+        // Validated above: its leases (this session's and any earlier) are not to be stripped.
+        locked.liveness.assume_alive(&request.holder);
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
@@ -507,12 +509,13 @@ impl Projector {
     /// Cleans every lease whose holder is dead, then every entry no live lease holds, then the
     /// priors no ledger names (a lost state directory).
     fn strip_stale_locked(&self, cx: &mut Cx<'_>) {
+        let check = &mut cx.l.liveness;
         let dead: Vec<(String, String, String)> = cx
             .l
             .ledger
             .leases
             .iter()
-            .filter_map(|(token, lease)| match lease.holder.liveness() {
+            .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
                 Liveness::Alive => None,
                 Liveness::Dead { reason } => Some((token.clone(), lease.provider.clone(), reason)),
             })
@@ -586,11 +589,12 @@ impl Projector {
         let cx = self.cx(&mut locked, &mut outcome);
         let ledger = &cx.l.ledger;
         let mut stale = Vec::new();
+        let mut check = LivenessCheck::new();
         let leases: Vec<LeaseStatus> = ledger
             .leases
             .iter()
             .map(|(token, lease)| {
-                let liveness = lease.holder.liveness();
+                let liveness = check.liveness(&lease.holder);
                 if !liveness.is_alive() {
                     stale.push(token.clone());
                 }
@@ -604,6 +608,7 @@ impl Projector {
                 }
             })
             .collect();
+        let dead: std::collections::BTreeSet<String> = stale.iter().cloned().collect();
         let entries = ledger
             .entries
             .iter()
@@ -611,7 +616,7 @@ impl Projector {
                 let live_holders = entry
                     .holders()
                     .iter()
-                    .filter(|t| !stale.contains(t) && ledger.leases.contains_key(*t))
+                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(*t))
                     .count();
                 if live_holders == 0 {
                     stale.push(path.to_string());
@@ -807,9 +812,9 @@ fn release_token(cx: &mut Cx<'_>, token: &str) {
 /// entry needs and that are empty. An entry that cannot be undone safely stays recorded and is
 /// reported; it is retried at the next start.
 fn undo_orphans(cx: &mut Cx<'_>) {
-    let live_tokens: Vec<String> = cx.l.ledger.leases.keys().cloned().collect();
+    let leases = &cx.l.ledger.leases;
     for entry in cx.l.ledger.entries.values_mut() {
-        entry.holders_mut().retain(|t| live_tokens.contains(t));
+        entry.holders_mut().retain(|t| leases.contains_key(t));
     }
     // Blocks: one per namespace, each out once no holder of its own namespace is left.
     let blocks: Vec<RelPath> =

@@ -20,7 +20,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::block::stream::{self, Scanned, StreamScan};
 use crate::error::{Error, Result};
+use crate::fsio::OpenFile;
 use crate::journal::Durability;
 use crate::ledger::EntryRecord;
 use crate::plan::{BlockProjection, Namespace, RelPath};
@@ -50,23 +52,26 @@ impl SharedBlock {
     /// Takes our block out of `path` (the user's lines in it stay). For a recorded entry, and
     /// for a file the ledger lists that no entry records (see `strip_stale`).
     pub fn take_out(cx: &mut Cx<'_>, path: &RelPath) -> Result<bool> {
-        let Some(current) = cx.l.root.read(path)? else {
+        let Some(file) = scan(cx, path)? else {
             return Ok(false);
         };
         let ours = Self::ours(cx, path);
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
-        let removed = crate::block::remove_keeping(cx.markers, &current.bytes, ours.as_deref())
-            .map_err(|e| cx.malformed(path, e))?;
-        let Some(removed) = removed else {
+        let Some(removed) = stream::plan_remove(&file.scanned, &file.scanned.body, ours.as_deref())
+        else {
+            // No block: this command's start may put one in, and need not read the file again.
+            let key = (path.clone(), cx.ns.as_str().to_string());
+            cx.l.scans.insert(key, file);
             return Ok(false);
         };
         if removed.now_empty {
             cx.l.root.remove_file(path)?;
             cx.report(path, FileKind::Block, FileAction::Removed);
         } else {
-            cx.l.root.write_atomic(path, &removed.bytes, None)?;
+            cx.l.root
+                .splice_atomic(path, &file.file, &removed.pieces, None)?;
             cx.report(path, FileKind::Block, FileAction::Restored);
         }
         if removed.kept_lines > 0 {
@@ -74,6 +79,46 @@ impl SharedBlock {
         }
         Ok(true)
     }
+}
+
+/// The bytes a scan reads at a time: the most of a file held at once.
+const CHUNK: usize = 256 * 1024;
+
+/// A file scanned for a namespace's block, still open: what its rewrite copies from, so a large
+/// file is neither held whole nor read twice (see [`crate::block::stream`]).
+#[derive(Debug)]
+pub(crate) struct ScannedFile {
+    file: OpenFile,
+    scanned: Scanned,
+}
+
+/// Scans `path` for the block of `cx`'s namespace, a chunk at a time (`None`: no file). A scan
+/// this command already made of the file is taken again while the file is as it was then.
+fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
+    let key = (path.clone(), cx.ns.as_str().to_string());
+    if let Some(earlier) = cx.l.scans.remove(&key)
+        && cx.l.root.file_state(path) == Some(earlier.file.state())
+    {
+        return Ok(Some(earlier));
+    }
+    let Some(file) = cx.l.root.open_file(path)? else {
+        return Ok(None);
+    };
+    let mut scan = StreamScan::new(cx.markers);
+    let mut buf = vec![0u8; CHUNK.min(file.len() + 1)];
+    let mut at = 0;
+    loop {
+        let n = file
+            .read_at(at, &mut buf)
+            .map_err(|e| Error::io(cx.l.root.display_path(path), "read", e))?;
+        if n == 0 {
+            break;
+        }
+        scan.feed(&buf[..n]).map_err(|e| cx.malformed(path, e))?;
+        at += n;
+    }
+    let scanned = scan.finish().map_err(|e| cx.malformed(path, e))?;
+    Ok(Some(ScannedFile { file, scanned }))
 }
 
 impl SharedBlock {
@@ -116,15 +161,15 @@ impl SharedBlock {
         if listed.len() == 1 && live.iter().any(|(_, t)| *t == listed[0]) {
             return Ok(());
         }
-        let Some(current) = cx.l.root.read(path)? else {
+        let Some(file) = scan(cx, path)? else {
             return Ok(());
         };
-        let present = crate::block::find(cx.markers, &current.bytes)
-            .map_err(|e| cx.malformed(path, e))?
-            .is_some();
-        if !present {
+        if file.scanned.block.is_none() {
             return Ok(());
         }
+        // The write below takes this scan again (the file is as it was), not a second read.
+        cx.l.scans
+            .insert((path.clone(), cx.ns.as_str().to_string()), file);
         // Listed first, durably (see `journal`), so a crash mid-write leaves a block we know.
         let bodies =
             cx.l.ledger
@@ -223,7 +268,7 @@ impl Projection for SharedBlock {
 
     fn apply(cx: &mut Cx<'_>, _token: &str, block: &BlockProjection) -> Result<()> {
         let path = &block.path;
-        let current = cx.l.root.read(path)?;
+        let current = scan(cx, path)?;
         let ours = match cx.out.arrivals.get(path) {
             Some(Arrival::UnrecordedBlock) => None,
             _ => Self::ours(cx, path),
@@ -231,15 +276,19 @@ impl Projection for SharedBlock {
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
-        let upserted = crate::block::upsert_keeping(
-            cx.markers,
-            current.as_ref().map(|s| s.bytes.as_slice()),
-            &block.body,
-            ours.as_deref(),
-        )
-        .map_err(|e| cx.malformed(path, e))?;
-        if upserted.action != crate::block::UpsertAction::Unchanged {
-            cx.l.root.write_atomic(path, &upserted.bytes, None)?;
+        let scanned = current.as_ref().map(|c| &c.scanned);
+        let body = scanned.map_or(&[][..], |s| s.body.as_slice());
+        let upserted = stream::plan_upsert(cx.markers, scanned, body, &block.body, ours.as_deref())
+            .map_err(|e| cx.malformed(path, e))?;
+        match (&upserted.pieces, &current) {
+            (None, _) => {}
+            (Some(pieces), Some(current)) => {
+                cx.l.root.splice_atomic(path, &current.file, pieces, None)?;
+            }
+            (Some(pieces), None) => {
+                cx.l.root
+                    .write_atomic(path, &stream::apply(pieces, b""), None)?;
+            }
         }
         // The block holds this text alone now.
         if let Some(bodies) =
