@@ -1,6 +1,7 @@
 //! Command-line definitions (clap): every command, flag and its help text, with examples.
 
 use clap::{Args, Parser, Subcommand};
+use projectfile::core::ProviderExt;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\

@@ -33,6 +33,7 @@
 //! next start in that workspace cleans up. Pass [`SessionBuilder::holder`] to tie the lease to the
 //! CLI's own process or to a lock file instead (see [`Holder`]).
 
+use projectfile_core::ProviderExt;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::fmt;
@@ -403,12 +404,12 @@ mod tests {
 
     /// Makes any later release of `lease`'s workspace fail: its ledger names no workspace.
     fn break_ledger(env: &Env, lease_workspace: &Path) {
-        let key = projectfile_core::ledger::workspace_key(lease_workspace);
+        let key = projectfile_core::testing::ledger::workspace_key(lease_workspace);
         let dir = env.state.join("workspaces").join(key);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
-            dir.join(projectfile_core::journal::JOURNAL_FILE),
-            projectfile_core::journal::frame(b"{}"),
+            dir.join(projectfile_core::testing::journal::JOURNAL_FILE),
+            projectfile_core::testing::journal::frame(b"{}"),
         )
         .unwrap();
     }

@@ -4,7 +4,7 @@
 pub use projectfile_core as core;
 pub mod host;
 pub mod receipts;
-use projectfile_core::Provider;
+use projectfile_core::{Provider, ProviderExt};
 
 /// Every provider compiled into this build, in a stable order.
 #[allow(clippy::vec_init_then_push)]

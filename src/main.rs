@@ -19,10 +19,10 @@ mod verbose;
 
 use anyhow::Context as _;
 use clap::CommandFactory as _;
-use projectfile::core::fsio::{LockNotice, LockWait};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
-use projectfile::core::{Error, Namespace, Probes, SessionRequest, VersionProbe};
+use projectfile::core::projector::{LockNotice, LockWait};
+use projectfile::core::{Error, Namespace, Probes, ProviderExt, SessionRequest, VersionProbe};
 use projectfile::receipts::{CompletionsReceipt, FragmentsReceipt, RenderReceipt, ResolveReceipt};
 use std::path::PathBuf;
 use std::process::ExitCode;

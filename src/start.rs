@@ -31,7 +31,7 @@ unsafe extern "C" {}
 /// The C entry point: prepares the process, runs the command line, exits with its code.
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
-    if let Err(e) = projectfile::core::fsio::open_standard_descriptors() {
+    if let Err(e) = projectfile::core::open_standard_descriptors() {
         crate::output::stderr(format_args!("error: {e}"));
         return libc::EXIT_FAILURE;
     }

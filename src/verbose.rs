@@ -45,18 +45,8 @@ impl Verbose {
     }
 
     fn lock(&self, state_dir: &Path, workspace: &Path) {
-        let key = projectfile::core::ledger::workspace_key(workspace);
-        self.say(
-            "lock",
-            format_args!(
-                "took and released {}",
-                state_dir
-                    .join("workspaces")
-                    .join(key)
-                    .join("lock")
-                    .display()
-            ),
-        );
+        let lock = projectfile::core::Projector::lock_path(state_dir, workspace);
+        self.say("lock", format_args!("took and released {}", lock.display()));
     }
 
     fn stale(&self, cleaned: &[StaleCleaned]) {

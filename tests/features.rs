@@ -3,6 +3,8 @@
 //! default features off and picks one provider compiles none of the command line's crates.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
+use projectfile::core::ProviderExt;
+
 /// Every provider feature with its `cfg!`, in registration order.
 fn enabled() -> Vec<&'static str> {
     [

@@ -274,8 +274,8 @@ fn a_recorded_private_directory_is_never_trusted() {
         }
     });
     let body = serde_json::to_vec(&ledger).unwrap();
-    let journal = key_dir(&sb).join(projectfile::core::journal::JOURNAL_FILE);
-    std::fs::write(&journal, projectfile::core::journal::frame(&body)).unwrap();
+    let journal = key_dir(&sb).join(projectfile::core::testing::journal::JOURNAL_FILE);
+    std::fs::write(&journal, projectfile::core::testing::journal::frame(&body)).unwrap();
     let (out, end) = run(
         &sb,
         &["strip-stale", "--workspace", sb.ws.to_str().unwrap()],

@@ -14,7 +14,7 @@
 
 mod support;
 
-use projectfile::core::fsio::{LockGuard, hold_lock};
+use projectfile::core::testing::fsio::{LockGuard, hold_lock};
 use serde_json::Value;
 use std::io::Read as _;
 use std::path::Path;

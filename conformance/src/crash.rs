@@ -53,15 +53,14 @@
 use crate::tree::{Node, Tree};
 use crate::{Fixture, HolderProcess};
 use projectfile_core::block::{self, Markers};
-use projectfile_core::fsio::{TEMP_INFIX, faults};
 use projectfile_core::generated::{Provenance, provenance};
 use projectfile_core::holder::Holder;
-use projectfile_core::projector::{AcquireReceipt, AcquireRequest, priors};
-use projectfile_core::{
-    Error, MarkerKind, Namespace, Plan, PlanContext, Probes, Provider, SessionRequest, fsio::Root,
-};
+use projectfile_core::projector::{AcquireReceipt, AcquireRequest};
+use projectfile_core::testing::fsio::{TEMP_INFIX, faults};
+use projectfile_core::testing::priors;
+use projectfile_core::{Error, MarkerKind, Namespace, Plan, Probes, Provider, SessionRequest};
+use projectfile_provider::ProviderExt;
 use std::collections::BTreeSet;
-use std::path::Path;
 
 /// The steps of the history a crash can interrupt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,10 +282,10 @@ impl<'a> Run<'a> {
         let fx = Fixture::new();
         setup(&fx);
         let original = Tree::capture(&fx.workspace);
-        let plan = plan_for(provider, probes, &fx.workspace, &session(PROMPTS[0]));
+        let plan = plan_for(&fx, provider, probes, &session(PROMPTS[0]));
         let owned_contents = PROMPTS
             .iter()
-            .flat_map(|p| plan_for(provider, probes, &fx.workspace, &session(p)).owned_files)
+            .flat_map(|p| plan_for(&fx, provider, probes, &session(p)).owned_files)
             .map(|o| crate::as_written(&o))
             .collect();
         let sessions = PROMPTS[..2]
@@ -776,23 +775,20 @@ fn file_bytes<'t>(tree: &'t Tree, path: &str) -> Option<&'t Vec<u8>> {
 }
 
 fn plan_for(
+    fx: &Fixture,
     provider: &dyn Provider,
     probes: &Probes,
-    workspace: &Path,
     request: &SessionRequest,
 ) -> Plan {
-    let root = Root::open(workspace).expect("open workspace");
-    let mut plan = provider
-        .plan(&PlanContext {
-            root: workspace,
-            namespace: &Namespace::default(),
-            request,
-            probes,
-            view: &root,
-        })
-        .expect("plan");
+    let mut acquire = AcquireRequest::new(
+        &fx.workspace,
+        request.clone(),
+        Holder::current_process().expect("holder"),
+    );
+    acquire.probes = probes.clone();
+    let mut plan = fx.projector.plan(provider, &acquire).expect("plan");
     // Merged JSON files are owned files whose content core derives from the project's file.
-    projectfile_core::projector::merged_json::resolve_for_first_start(&root, &mut plan)
+    projectfile_core::projector::merged_json::resolve_for_first_start(&fx.workspace, &mut plan)
         .expect("merge");
     plan
 }

@@ -4,14 +4,9 @@
 //! (`| fact | source |`), one row per fact about the CLI (which files it reads, in what order, its
 //! root markers and budget, where it takes skills, MCP servers, hooks). `cargo xtask
 //! new-provider` generates the table with [`TODO_MARKER`] in every cell; [`facts_are_recorded`]
-//! (and `cargo xtask tidy`) fail until the maintainer has filled it in.
-//!
-//! ```text
-//! #[test]
-//! fn facts_are_recorded() {
-//!     projectfile_conformance::facts::facts_are_recorded("codex", include_str!("../src/lib.rs"));
-//! }
-//! ```
+//! (and `cargo xtask tidy`) fail until the maintainer has filled it in. Every provider's suite
+//! runs it: `conformance_suite!` reads the crate's `src/lib.rs` and the harness registers the
+//! `facts_are_recorded` test with it.
 
 /// What a generated provider leaves for its maintainer to fill in.
 pub const TODO_MARKER: &str = "TODO(maintainer)";

@@ -8,15 +8,15 @@
 //! }
 //! ```
 //!
-//! [`snapshot`] also proves, for each fixture, that a dry run changes nothing and tells exactly
-//! what the acquire then does, that the workspace is back byte for byte after the release, and it replaces everything that changes from run to run (the temporary directory, the
+//! [`snapshot`] also proves, for each fixture, that the workspace is back byte for byte after the
+//! release, and it replaces everything that changes from run to run (the temporary directory, the
 //! lease token, the workspace key) inside strings, so only the holder needs an insta redaction.
 
 use crate::tree::{Node, Tree};
 use crate::{Fixture, Subject};
-use projectfile_core::ledger::workspace_key;
 use projectfile_core::projector::AcquireReceipt;
 use projectfile_core::projector::dry_run::DRY_RUN_TOKEN;
+use projectfile_core::testing::ledger::workspace_key;
 
 /// Builds a fixture workspace by writing the user's files into it.
 pub type Builder = fn(&Fixture);
@@ -89,12 +89,12 @@ pub fn standard() -> Vec<(&'static str, Builder)> {
 fn named_priors(tree: Tree) -> Tree {
     let top = format!(
         "{}/",
-        projectfile_core::projector::priors::dir_name(&projectfile_core::Namespace::default())
+        projectfile_core::testing::priors::dir_name(&projectfile_core::Namespace::default())
     );
     let mut names = std::collections::BTreeMap::new();
     for path in tree.paths() {
         if let Some((id, name)) = path.strip_prefix(&top).and_then(|r| r.split_once('/'))
-            && name != projectfile_core::projector::priors::MANIFEST
+            && name != projectfile_core::testing::priors::MANIFEST
             && !name.contains('/')
         {
             names.insert(id.to_string(), format!("[{name}]"));
@@ -158,41 +158,6 @@ fn normalise(value: &mut serde_json::Value, replacements: &[(String, &str)]) {
     }
 }
 
-/// A dry run told exactly what the acquire then did: the same paths (private files under the
-/// token's folder), kinds, actions and order, and the same launch arguments and environment.
-fn assert_told_what_happened(dry: &AcquireReceipt, real: &AcquireReceipt) {
-    let ours = format!("sessions/{}/", real.token);
-    let told = |r: &AcquireReceipt| -> Vec<(String, String, String)> {
-        r.files
-            .iter()
-            .map(|f| {
-                let path = f.path.replace(&format!("sessions/{DRY_RUN_TOKEN}/"), &ours);
-                (path, f.kind.to_string(), f.action.to_string())
-            })
-            .collect()
-    };
-    assert_eq!(
-        told(dry),
-        told(real),
-        "{}: the dry run told another story",
-        real.provider
-    );
-    let args = |r: &AcquireReceipt| -> Vec<String> {
-        r.launch_args
-            .iter()
-            .map(|a| a.replace(&format!("sessions/{DRY_RUN_TOKEN}/"), &ours))
-            .collect()
-    };
-    assert_eq!(
-        args(dry),
-        args(real),
-        "{}: other launch arguments",
-        real.provider
-    );
-    assert_eq!(dry.env, real.env, "{}: another environment", real.provider);
-    assert!(dry.dry_run && !real.dry_run);
-}
-
 /// Builds the fixture, plans, acquires and releases one session with every input the subject's
 /// capabilities accept ([`Subject::full_session`] with [`PROMPT`]), asserts the workspace is back
 /// exactly as built, and returns `{fixture, plan, acquire, during, release}` as JSON with the
@@ -253,4 +218,35 @@ pub fn snapshot_session(
     ];
     normalise(&mut value, &replacements);
     value
+}
+
+/// A dry run told exactly what the acquire then did: the same paths (private files under the
+/// token's folder), kinds, actions and order, and the same launch arguments and environment.
+fn assert_told_what_happened(dry: &AcquireReceipt, real: &AcquireReceipt) {
+    let ours = format!("sessions/{}/", real.token);
+    let theirs = format!("sessions/{DRY_RUN_TOKEN}/");
+    let told = |r: &AcquireReceipt| -> Vec<(String, String, String)> {
+        r.files
+            .iter()
+            .map(|f| {
+                let path = f.path.replace(&theirs, &ours);
+                (path, f.kind.to_string(), f.action.to_string())
+            })
+            .collect()
+    };
+    let who = &real.provider;
+    assert_eq!(
+        told(dry),
+        told(real),
+        "{who}: the dry run told another story"
+    );
+    let args = |r: &AcquireReceipt| -> Vec<String> {
+        r.launch_args
+            .iter()
+            .map(|a| a.replace(&theirs, &ours))
+            .collect()
+    };
+    assert_eq!(args(dry), args(real), "{who}: other launch arguments");
+    assert_eq!(dry.env, real.env, "{who}: another environment");
+    assert!(dry.dry_run && !real.dry_run);
 }

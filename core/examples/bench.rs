@@ -20,10 +20,10 @@
 )]
 
 use projectfile_core::Namespace;
-use projectfile_core::fsio;
 use projectfile_core::guidance::{GuidanceRequest, StdFs, resolve};
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireRequest, Projector};
+use projectfile_core::testing::fsio;
 use projectfile_core::{Provider, SessionRequest};
 use serde_json::json;
 use std::io::{Read, Write};

@@ -50,6 +50,19 @@ pub enum Error {
     Undelivered { path: PathBuf, reason: String },
 }
 
+impl From<projectfile_provider::Error> for Error {
+    fn from(error: projectfile_provider::Error) -> Self {
+        match error {
+            projectfile_provider::Error::Invalid { subject, reason } => {
+                Error::Invalid { subject, reason }
+            }
+            projectfile_provider::Error::Provider { provider, reason } => {
+                Error::Provider { provider, reason }
+            }
+        }
+    }
+}
+
 impl Error {
     /// Shorthand for an [`Error::Io`].
     pub fn io(path: impl Into<PathBuf>, action: &'static str, source: std::io::Error) -> Self {

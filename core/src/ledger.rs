@@ -48,7 +48,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 }
 
 /// The state-directory key of a canonical workspace path: the hash of its folder's
-/// [`FolderIdentity`] (of the path itself when the folder cannot be looked at).
+/// `FolderIdentity` (of the path itself when the folder cannot be looked at).
 pub fn workspace_key(canonical: &Path) -> String {
     match FolderIdentity::of(canonical) {
         Some(identity) => identity.key(),
@@ -306,16 +306,6 @@ impl EntryRecord {
             | EntryRecord::Owned { holders, .. }
             | EntryRecord::Marker { holders, .. }
             | EntryRecord::Skill { holders, .. } => holders,
-        }
-    }
-
-    /// `block`, `owned`, `marker` or `skill`.
-    pub fn kind_name(&self) -> &'static str {
-        match self {
-            EntryRecord::Block { .. } => "block",
-            EntryRecord::Owned { .. } => "owned",
-            EntryRecord::Marker { .. } => "marker",
-            EntryRecord::Skill { .. } => "skill",
         }
     }
 }

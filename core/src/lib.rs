@@ -4,11 +4,14 @@
 //!
 //! The crate is organised by responsibility:
 //!
-//! - [`plan`] and [`provider`]: the data a provider returns and the trait it implements.
+//! - [`plan`], [`provider`], [`patterns`]: the provider contract, re-exported from
+//!   `projectfile-provider` (the data a provider returns, the trait it implements, shared plan
+//!   shapes), so hosts name everything through this crate.
 //! - [`block`]: the pure block engine (bytes in, bytes out) for the marked session block.
-//! - [`fsio`]: the only module that opens for writing, renames, locks or removes files.
+//! - `fsio` (private): the only module that opens for writing, renames, locks or removes files.
 //! - [`holder`]: who keeps a lease alive (a process or a held lock) and whether it still lives.
-//! - [`ledger`]: the per-workspace record of leases and what each projected path holds.
+//! - `ledger` and `journal` (private): the per-workspace record of leases and what each
+//!   projected path holds, and how it is kept.
 //! - [`projector`]: applies plans under the workspace lock: acquire, release, status, strip-stale;
 //!   one module per kind of projection (blocks, owned files, markers, skill folders, private
 //!   files, created directories) behind one trait and one undo rule.
@@ -18,26 +21,34 @@
 //! - [`receipts`]: every JSON receipt the commands print, with its schema name.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
+//!
+//! The modules that do I/O on their own terms (`fsio`, `journal`, `ledger`, the projector's
+//! internals) are private: a host reaches them only through [`Projector`] and the receipts. The
+//! workspace's own tests reach inside through a hidden `testing` module.
+
+// Nothing a host can reach is unnameable: a type of a private module in a public signature is
+// re-exported where hosts find it (`runtime::LinkRecord`, `receipts::KeptRecord`, …).
+#![warn(unnameable_types)]
 
 pub mod block;
 pub mod error;
-pub mod fsio;
+pub(crate) mod fsio;
 pub mod generated;
 pub mod guidance;
 pub mod holder;
-pub mod journal;
-pub mod ledger;
-pub mod mcp;
-pub mod patterns;
-pub mod plan;
+pub(crate) mod journal;
+pub(crate) mod ledger;
 pub mod projector;
-pub mod provider;
 pub mod reader;
 pub mod receipts;
 pub mod runtime;
 pub mod sandbox;
+#[doc(hidden)]
+pub mod testing;
 
 pub use error::{Error, Result};
-pub use plan::*;
+pub use fsio::open_standard_descriptors;
+pub use projectfile_provider::plan::*;
+pub use projectfile_provider::provider::*;
+pub use projectfile_provider::{mcp, patterns, plan, provider};
 pub use projector::Projector;
-pub use provider::*;

@@ -22,9 +22,9 @@ use std::path::PathBuf;
 
 use crate::guidance::{DeliveryVerdict, DiscoveryProfile, GuidanceResolution, PromptFragment};
 use crate::holder::{Holder, Liveness};
-use crate::ledger::KeptRecord;
+pub use crate::ledger::KeptRecord;
 use crate::plan::{RelPath, SessionTextCarrier};
-use crate::provider::{Capabilities, Probes, Provider};
+use crate::provider::{Capabilities, Probes, Provider, ProviderExt};
 use crate::reader::{Mode, Notice};
 use crate::runtime::{ResumeCheck, RuntimeIdentity};
 

@@ -32,8 +32,8 @@
 //! # Links
 //!
 //! `project/` links the whole real folder; `output/` links a workflow step's output folder;
-//! `attached/<name>` links an attached folder. The link operations live in
-//! [`crate::fsio::links`], which walks every level below the root (and the root itself) without
+//! `attached/<name>` links an attached folder. The link operations live in core's private
+//! `fsio::links`, which walks every level below the root (and the root itself) without
 //! following a link; [`Runtime::launch`] opens the levels, takes the launch lock and leaves the
 //! runtime holding exactly the links the launch asked for (see [`launch`]). Providers plan into
 //! [`Runtime::project_root`] (the runtime itself), never into the linked project: fsio refuses to
@@ -53,7 +53,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::fsio::links::{self, LinkRecord};
+use crate::fsio::links;
+/// What a runtime link names, as read back from the file system.
+pub use crate::fsio::links::{LinkRecord, WantedLink};
 pub use crate::reader::Mode;
 
 pub mod launch;

@@ -8,10 +8,11 @@
 
 use projectfile_conformance::Fixture;
 use projectfile_conformance::crash::{CrashReport, enumerate_crash_points};
+use projectfile_core::ProviderExt;
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
-    BlockProjection, Capabilities, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole,
-    Plan, PlanContext, Probes, Provider, RelPath, Result, SessionTextCarrier,
+    BlockProjection, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan,
+    PlanContext, Probes, Provider, ProviderSpec, RelPath, SessionTextCarrier,
 };
 use std::os::unix::fs::PermissionsExt;
 
@@ -22,25 +23,17 @@ struct BlockOwnedMarker;
 
 const OWNED: &str = ".tool/rules/session.mdc";
 
+const SPEC: ProviderSpec = ProviderSpec::new("block-owned-marker", DiscoveryProfile::default)
+    .session_text_in_file()
+    .writes_owned_files()
+    .creates_markers();
+
 impl Provider for BlockOwnedMarker {
-    fn name(&self) -> &'static str {
-        "block-owned-marker"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            owned_files: true,
-            markers: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = RelPath::new(OWNED)?;
         Ok(Plan {
             blocks: vec![BlockProjection {

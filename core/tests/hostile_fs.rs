@@ -15,13 +15,13 @@
 )]
 
 use projectfile_conformance::{Fixture, Subject, Tree};
-use projectfile_core::fsio::{self, FsFamily, FsRole};
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
+use projectfile_core::testing::fsio::{self, FsFamily, FsRole};
 use projectfile_core::{
-    BlockProjection, Capabilities, Error, Namespace, OwnedFileProjection, OwnedRole, Plan,
-    PlanContext, Provider, RelPath, Result, SessionRequest, SessionTextCarrier,
+    BlockProjection, Error, Namespace, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider,
+    ProviderSpec, RelPath, SessionRequest, SessionTextCarrier,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -34,28 +34,20 @@ struct PiCursor;
 const PI: &str = ".pi/APPEND_SYSTEM.md";
 const RULE: &str = ".cursor/rules/x.mdc";
 
+/// Reads the file its block is in, as Pi does, so the session text is delivered.
+const SPEC: ProviderSpec = ProviderSpec::new("pi-cursor", || DiscoveryProfile {
+    extra_files: vec![PI.to_string()],
+    ..DiscoveryProfile::default()
+})
+.session_text_in_file()
+.writes_owned_files();
+
 impl Provider for PiCursor {
-    fn name(&self) -> &'static str {
-        "pi-cursor"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            owned_files: true,
-            ..Capabilities::default()
-        }
-    }
-
-    /// Reads the file its block is in, as Pi does, so the session text is delivered.
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            extra_files: vec![PI.to_string()],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         Ok(Plan {
             blocks: vec![BlockProjection {
                 path: RelPath::new(PI)?,

@@ -6,9 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_conformance::{Fixture, HolderProcess, Subject, state_leftovers};
-use projectfile_core::fsio::{self, faults};
-use projectfile_core::journal::{self, JOURNAL_FILE, LEGACY_LEDGER_FILE};
-use projectfile_core::ledger::workspace_key;
+use projectfile_core::testing::fsio::{self, faults};
+use projectfile_core::testing::journal::{self, JOURNAL_FILE, LEGACY_LEDGER_FILE};
+use projectfile_core::testing::ledger::workspace_key;
 use std::path::PathBuf;
 
 const USER: &[u8] = b"# House rules\r\nkeep it green\r\n";

@@ -9,31 +9,23 @@
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::{self, Holder};
 use projectfile_core::projector::{AcquireRequest, Projector};
+use projectfile_core::testing::{fsio, journal};
 use projectfile_core::{
-    Capabilities, Namespace, Plan, PlanContext, Provider, RelPath, Result, SessionRequest, fsio,
-    journal, patterns,
+    Namespace, Plan, PlanContext, Provider, ProviderSpec, RelPath, SessionRequest, patterns,
 };
 
 /// The session block in AGENTS.md, as Codex has it.
 struct Block;
 
+const BLOCK: ProviderSpec =
+    ProviderSpec::new("block", DiscoveryProfile::default).session_text_in_file();
+
 impl Provider for Block {
-    fn name(&self) -> &'static str {
-        "block"
+    fn spec(&self) -> &'static ProviderSpec {
+        &BLOCK
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         patterns::block_plan(ctx, RelPath::new(patterns::AGENTS_MD)?, Vec::new())
     }
 }
@@ -41,20 +33,14 @@ impl Provider for Block {
 /// Nothing projected: a lease and nothing else, as an Agy session without hooks.
 struct LeaseOnly;
 
+const LEASE_ONLY: ProviderSpec = ProviderSpec::new("lease-only", DiscoveryProfile::default);
+
 impl Provider for LeaseOnly {
-    fn name(&self) -> &'static str {
-        "lease-only"
+    fn spec(&self) -> &'static ProviderSpec {
+        &LEASE_ONLY
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities::default()
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-
-    fn plan(&self, _: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, _: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         Ok(patterns::not_projected_plan("nothing to project"))
     }
 }

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use projectfile_conformance::Tree;
-use projectfile_core::fsio::links::{LAUNCH_LOCK, LINK_RECORD};
 use projectfile_core::reader::Mode;
 use projectfile_core::runtime::{
     AttachAccess, Attachment, CLI_HOME_DIR, Launch, LaunchLinks, Runtime, RuntimeKey, SessionId,
 };
+use projectfile_core::testing::fsio::links::{LAUNCH_LOCK, LINK_RECORD};
 use proptest::prelude::*;
 use rstest::rstest;
 

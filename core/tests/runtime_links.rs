@@ -6,9 +6,11 @@ use std::fs;
 use std::os::unix::fs::{MetadataExt, symlink};
 use std::path::{Path, PathBuf};
 
-use projectfile_core::fsio::links::{ensure_link, remove_link, remove_runtime, verify_link};
 use projectfile_core::reader::Mode;
 use projectfile_core::runtime::{Runtime, RuntimeKey, SessionId};
+use projectfile_core::testing::fsio::links::{
+    ensure_link, remove_link, remove_runtime, verify_link,
+};
 use tempfile::TempDir;
 
 struct Fixture {

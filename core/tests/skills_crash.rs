@@ -12,7 +12,7 @@
 
 mod skills_common;
 
-use projectfile_core::fsio::faults;
+use projectfile_core::testing::fsio::faults;
 use skills_common::*;
 
 /// Runs `scenario` with the k-th operation failing, for k = 0, 1, … until a run needs no crash.

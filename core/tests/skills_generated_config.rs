@@ -14,8 +14,8 @@ mod skills_common;
 use projectfile_core::generated::{self, Provenance};
 use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::{
-    Capabilities, Namespace, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, RelPath,
-    Result, SessionTextCarrier,
+    Namespace, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath,
+    SessionTextCarrier,
 };
 use skills_common::*;
 
@@ -27,23 +27,18 @@ const MDC: &str = ".cursor/rules/mlp-system.mdc";
 const MCP: &str = ".cursor/mcp.json";
 const HOOK: &str = ".cursor/hooks/session.sh";
 
+const SPEC: ProviderSpec = ProviderSpec::new("generates", DiscoveryProfile::default)
+    .session_text_in_file()
+    .takes_mcp()
+    .takes_hooks()
+    .writes_owned_files();
+
 impl Provider for Generates {
-    fn name(&self) -> &'static str {
-        "generates"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            mcp: true,
-            hooks: true,
-            owned_files: true,
-            ..Capabilities::default()
-        }
-    }
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         let owned = |path: &str, content: String, mode, role| OwnedFileProjection {
             path: RelPath::new(path).unwrap(),
             content,

@@ -357,12 +357,12 @@ fn moves_across_file_systems_keep_the_prior_exact() {
     write_project_review(&fx);
     let before = tree(&fx.ws);
     let src = fx.source("s", &[("SKILL.md", b"ours\n")]);
-    projectfile_core::fsio::faults::force_cross_device(true);
+    projectfile_core::testing::fsio::faults::force_cross_device(true);
     let a = fx.acquire(&[("review", &src)]);
     let b = fx.acquire(&[("review", &src)]);
     fx.release(&a.token);
     fx.release(&b.token);
-    projectfile_core::fsio::faults::force_cross_device(false);
+    projectfile_core::testing::fsio::faults::force_cross_device(false);
     assert_eq!(tree(&fx.ws), before);
     fx.assert_no_state();
 }
@@ -387,11 +387,11 @@ fn a_state_dir_on_another_file_system_keeps_the_prior_exact() {
     let a = projector
         .acquire(&CODEX_LIKE, &fx.request(&[("review", &v1)], me()))
         .unwrap();
-    projectfile_core::fsio::faults::force_no_exchange(true);
+    projectfile_core::testing::fsio::faults::force_no_exchange(true);
     let b = projector
         .acquire(&CODEX_LIKE, &fx.request(&[("review", &v2)], me()))
         .unwrap();
-    projectfile_core::fsio::faults::force_no_exchange(false);
+    projectfile_core::testing::fsio::faults::force_no_exchange(false);
     assert_eq!(fx.read(".agents/skills/review/SKILL.md").unwrap(), b"v2\n");
     let status = projector.status(&fx.ws).unwrap();
     assert!(status.taken_over[0].stash.starts_with(&fx.ws));

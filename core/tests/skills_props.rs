@@ -13,18 +13,15 @@
 
 mod skills_common;
 
-use projectfile_core::fsio::{self, LockGuard, faults};
 use projectfile_core::holder::Holder;
+use projectfile_core::testing::fsio::{self, LockGuard, faults};
 use proptest::prelude::*;
 use skills_common::*;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-const SKILLS_ONLY: SkillsProvider = SkillsProvider {
-    dir: ".agents/skills",
-    block: false,
-};
+const SKILLS_ONLY: SkillsProvider = SkillsProvider { block: false };
 const FOLDER: &str = ".agents/skills/review";
 
 #[derive(Clone, Debug)]

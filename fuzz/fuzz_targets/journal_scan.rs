@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use projectfile_core::journal::{frame, scan};
+use projectfile_core::testing::journal::{frame, scan};
 
 fuzz_target!(|data: &[u8]| {
     let found = scan(data);

@@ -60,7 +60,7 @@ fn runs(root: &Path) -> Result<Vec<Vec<String>>> {
         runs.push(vec![
             format!("projectfile-{provider}"),
             "--test".into(),
-            "conformance".into(),
+            "suite".into(),
             TEST_NAMES[1].into(),
         ]);
     }

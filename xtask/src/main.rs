@@ -2,7 +2,8 @@
 //!
 //! - `ci`: everything CI checks (fmt, tidy, clippy, the docs with warnings denied, each provider
 //!   feature alone, the tests, the crash-point counts, the receipts' schemas).
-//! - `conformance --provider NAME`: the shared conformance suite for one provider.
+//! - `conformance --provider NAME`: the shared conformance suite for one provider (the checks its
+//!   capabilities make apply), and its own conformance checks.
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
 //! - `tidy`: the house rules over the source tree and the manifests ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
@@ -122,16 +123,17 @@ fn run(task: Task, root: &Path) -> Result<()> {
             if !known.contains(&provider) {
                 bail!("{provider}: no such provider (known: {})", known.join(", "));
             }
-            cargo(
-                root,
-                &[
-                    "test",
-                    "-p",
-                    &format!("projectfile-{provider}"),
-                    "--test",
-                    "conformance",
-                ],
-            )
+            let package = format!("projectfile-{provider}");
+            let mut args = vec!["test", "-p", &package, "--test", "suite"];
+            // The provider's own conformance checks, when it has some.
+            let own = root
+                .join("providers")
+                .join(&provider)
+                .join("tests/conformance.rs");
+            if own.is_file() {
+                args.extend(["--test", "conformance"]);
+            }
+            cargo(root, &args)
         }
         Task::NewProvider { name } => scaffold::run(root, &name),
         Task::Tidy => tidy::run(root),

@@ -26,6 +26,20 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// Whether a `[[test]]` target named `name` runs without libtest (`harness = false`), as the
+    /// conformance suite's own harness needs.
+    pub fn has_harness_free_test(&self, name: &str) -> bool {
+        self.doc
+            .get("test")
+            .and_then(Item::as_array_of_tables)
+            .is_some_and(|tests| {
+                tests.iter().any(|t| {
+                    t.get("name").and_then(Item::as_str) == Some(name)
+                        && t.get("harness").and_then(Item::as_bool) == Some(false)
+                })
+            })
+    }
+
     /// Reads and parses `<dir>/Cargo.toml` (`dir` relative to `root`, `""` for the root).
     pub fn load(root: &Path, dir: &str) -> Result<Manifest> {
         let rel = if dir.is_empty() {

@@ -4,7 +4,7 @@
 //! the registry in `src/lib.rs`. CI picks it up by itself (`cargo xtask ci` walks `providers/`).
 //!
 //! The generated crate builds and passes the shared conformance suite as it is; what its
-//! maintainer must still do is marked `TODO(maintainer)`, which the crate's own
+//! maintainer must still do is marked `TODO(maintainer)`, which the suite's
 //! `facts_are_recorded` test and `cargo xtask tidy` refuse, each naming the line to fill in.
 #![allow(clippy::disallowed_methods)] // xtask writes the project's own source files
 
@@ -17,6 +17,7 @@ use crate::tidy::{crate_ident, provider_dirs};
 
 /// Names that would collide with a crate or feature of ours.
 const RESERVED: &[&str] = &[
+    "provider",
     "core",
     "conformance",
     "xtask",
@@ -95,10 +96,16 @@ keywords.workspace = true
 categories.workspace = true
 
 [dependencies]
-projectfile-core.workspace = true
+projectfile-provider.workspace = true
 
 [dev-dependencies]
 projectfile-conformance.workspace = true
+
+# The shared conformance suite brings its own harness: it runs the checks the provider's
+# capabilities and plan make apply, and lists the others.
+[[test]]
+name = "suite"
+harness = false
 
 [lints]
 workspace = true
@@ -115,7 +122,7 @@ fn lib_rs(name: &str) -> String {
 //!
 //! {todo}: delete this paragraph once the provider is finished. `cargo xtask new-provider`
 //! generated it from the closest existing pattern, the session block in the root `AGENTS.md`
-//! ([`patterns::agents_md_block`]). Make the capabilities, the discovery profile and the plan say
+//! ([`patterns::agents_md_block`]). Make the spec, the discovery profile and the session plan say
 //! what the CLI really does, record each fact they rely on in the table below with its source, and
 //! resolve every to-do marker: this crate's `facts_are_recorded` test and `cargo xtask tidy` fail,
 //! naming each line, until then. The guide is `docs/adding-a-provider.md`.
@@ -130,37 +137,37 @@ fn lib_rs(name: &str) -> String {
 //! | {todo}: whether it strips HTML comments before the model sees them (if not, our marker lines reach the model) | {todo} |
 //! | {todo}: where it reads skills, MCP servers, hooks and its configuration, if at all | {todo} |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{{Capabilities, Plan, PlanContext, Provider, Result, patterns}};
+use projectfile_provider::{{
+    DiscoveryProfile, Plan, PlanContext, Provider, ProviderSpec, Result, patterns,
+}};
+
+/// The {name} CLI, as data: what it takes and how it finds instruction files.
+// {todo}: chain what the CLI really takes (`.skills_in(dir)` where it reads skills, then
+// `.takes_mcp()`, `.takes_hooks()`, `.takes_cli_config()`, `.writes_owned_files()`,
+// `.creates_markers()`, `.with_cli_home_env(VAR)`, `.probes_binary(…)`) and plan each one; the
+// conformance suite picks its checks from these.
+pub const SPEC: ProviderSpec = ProviderSpec::new("{name}", discovery).session_text_in_file();
 
 /// The {name} provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct {ty};
 
+/// How the CLI discovers instruction files.
+fn discovery() -> DiscoveryProfile {{
+    // {todo}: how the CLI discovers instruction files, from the facts table.
+    DiscoveryProfile {{
+        per_directory: vec![patterns::AGENTS_MD.into()],
+        root_markers: vec![".git".into()],
+        ..DiscoveryProfile::default()
+    }}
+}}
+
 impl Provider for {ty} {{
-    fn name(&self) -> &'static str {{
-        "{name}"
+    fn spec(&self) -> &'static ProviderSpec {{
+        &SPEC
     }}
 
-    fn capabilities(&self) -> Capabilities {{
-        // {todo}: switch on what the CLI takes (skills, mcp, hooks, cli_config, owned files,
-        // markers) and plan each one; the conformance suite picks its checks from these flags.
-        Capabilities {{
-            session_text_file: true,
-            ..Capabilities::default()
-        }}
-    }}
-
-    fn discovery(&self) -> DiscoveryProfile {{
-        // {todo}: how the CLI discovers instruction files, from the facts table.
-        DiscoveryProfile {{
-            per_directory: vec![patterns::AGENTS_MD.into()],
-            root_markers: vec![".git".into()],
-            ..DiscoveryProfile::default()
-        }}
-    }}
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {{
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {{
         // {todo}: the closest existing pattern, the block in the root AGENTS.md; keep it only
         // if the CLI reads that file (list any file it reads instead, as Codex does).
         patterns::agents_md_block(ctx, &[])
@@ -170,20 +177,15 @@ impl Provider for {ty} {{
     )
 }
 
-fn conformance_rs(name: &str) -> String {
+fn suite_rs(name: &str) -> String {
     let ident = crate_ident(name);
     let ty = type_name(name);
     format!(
-        r#"//! {name} runs the shared conformance suite, and checks that the facts its plan relies on are
-//! recorded with their sources.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)] // fixtures as the user
+        r#"//! The shared conformance suite for {name}: every check its capabilities and plan make apply,
+//! and `facts_are_recorded`, which fails until the facts its plan relies on are recorded with
+//! their sources (a `harness = false` target run by the suite's own harness).
 
-projectfile_conformance::conformance_tests!({ident}::{ty});
-
-#[test]
-fn facts_are_recorded() {{
-    projectfile_conformance::facts::facts_are_recorded("{name}", include_str!("../src/lib.rs"));
-}}
+projectfile_conformance::conformance_suite!({ident}::{ty});
 "#
     )
 }
@@ -327,7 +329,7 @@ pub fn new_provider(root: &Path, name: &str) -> Result<Vec<PathBuf>> {
     let files = [
         (dir.join("Cargo.toml"), cargo_toml(name)),
         (dir.join("src/lib.rs"), lib_rs(name)),
-        (dir.join("tests/conformance.rs"), conformance_rs(name)),
+        (dir.join("tests/suite.rs"), suite_rs(name)),
         (PathBuf::from("Cargo.toml"), manifest),
         (PathBuf::from("src/lib.rs"), registry),
     ];
@@ -359,7 +361,7 @@ pub fn run(root: &Path, name: &str) -> Result<()> {
     eprintln!(
         "\nproviders/{name} is registered ({} providers now). Next:\n  \
          1. record the CLI's facts with their sources in providers/{name}/src/lib.rs, and make\n     \
-         capabilities(), discovery() and plan() say what it does (docs/adding-a-provider.md);\n  \
+         its SPEC, discovery() and session_plan() say what it does (docs/adding-a-provider.md);\n  \
          2. cargo xtask conformance --provider {name}   (fails on each TODO(maintainer) left)\n  \
          3. cargo xtask tidy",
         known.len()
@@ -449,7 +451,7 @@ mod tests {
         let fmt = std::process::Command::new("rustfmt")
             .args(["--edition", "2024", "--check"])
             .arg(copy.join("providers/acme-cli/src/lib.rs"))
-            .arg(copy.join("providers/acme-cli/tests/conformance.rs"))
+            .arg(copy.join("providers/acme-cli/tests/suite.rs"))
             .arg(copy.join("src/lib.rs"))
             .output()
             .unwrap();
@@ -484,7 +486,11 @@ mod tests {
 
         // Its conformance run: every shared check passes; only the facts check fails, saying what.
         let test = run(&["test", "-p", "projectfile-acme-cli", "--no-fail-fast"]);
-        let stdout = String::from_utf8_lossy(&test.stdout);
+        // The suite's harness pads test names into a column: one space between words here.
+        let stdout: String = String::from_utf8_lossy(&test.stdout)
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ") + "\n")
+            .collect();
         let stderr = String::from_utf8_lossy(&test.stderr);
         assert!(
             !test.status.success(),

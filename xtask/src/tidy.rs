@@ -5,8 +5,12 @@
 //!   files; every declared dependency is used, and every workspace dependency by some crate;
 //! - every crate under `providers/` is registered: workspace dependency, facade feature (in
 //!   `default` too), optional facade dependency, a line in the registry of `src/lib.rs`; it has a
-//!   `tests/conformance.rs` running the suite, a `//!` docs page whose `# Facts relied on` table is
-//!   filled in (no `TODO(maintainer)` left), and depends on no other provider;
+//!   `tests/suite.rs` running the shared suite under its own harness (a `[[test]]` with
+//!   `harness = false`), a `//!` docs page whose `# Facts relied on` table is
+//!   filled in (no `TODO(maintainer)` left), and it depends only on `projectfile-provider` and
+//!   the pure crates of [`PROVIDER_PURE_DEPENDENCIES`] (its tests may use anything), and its
+//!   sources name none of the standard library's modules that reach the outside world
+//!   (`provider_purity`: `std::env`, `std::fs`, `std::process`, `std::net`, …);
 //! - every `.rs` file starts with a `//!` doc;
 //! - library code outside `core/src/fsio/` never writes, renames, removes or creates files
 //!   itself (tests, examples, xtask and the conformance suite's fixtures are exempt; clippy's
@@ -30,6 +34,7 @@ use crate::manifests::{self, Manifest};
 #[path = "../../conformance/src/facts.rs"]
 #[allow(dead_code)]
 mod facts;
+mod provider_purity;
 mod structure;
 
 /// Provider crates that are still placeholders while their issue lands them. They are skipped
@@ -87,6 +92,7 @@ pub fn check(root: &Path) -> Result<Vec<Problem>> {
     allowed_disallowed_methods_say_why(root, &files, &mut problems)?;
     structure::function_lengths(root, &files, &mut problems)?;
     structure::no_import_circles(root, &files, &mut problems)?;
+    provider_purity::providers_read_only_their_context(root, &files, &mut problems)?;
     Ok(problems)
 }
 
@@ -238,27 +244,8 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
                 format!("the package must be named `{package}`"),
             ));
         }
-        for (section, dep) in own.dependencies() {
-            if section == "dependencies"
-                && dep.starts_with("projectfile-")
-                && dep != "projectfile-core"
-            {
-                problems.push(problem(
-                    &own.rel,
-                    own.line(&section, &dep),
-                    format!("a provider depends on projectfile-core only, not on {dep}: move shared logic to projectfile_core::patterns"),
-                ));
-            }
-        }
-        let test_rel = format!("{dir}/tests/conformance.rs");
-        match std::fs::read_to_string(root.join(&test_rel)) {
-            Ok(text) if text.contains("conformance_tests!(") => {}
-            _ => problems.push(problem(
-                test_rel,
-                None,
-                format!("missing: the provider must run the shared suite: `projectfile_conformance::conformance_tests!({}::…);`", crate_ident(name)),
-            )),
-        }
+        provider_dependencies_are_the_contract(&own, problems);
+        suite_is_run(root, &dir, name, &own, problems);
         for gap in facts::missing_facts(name, &lib) {
             let (path, line, message) = split_located(&gap);
             problems.push(problem(path, line, message));
@@ -283,6 +270,68 @@ pub fn providers_are_registered(root: &Path, problems: &mut Vec<Problem>) -> Res
         }
     }
     Ok(())
+}
+
+/// What a provider crate may depend on besides the contract: pure data crates, which can read
+/// neither the environment nor the file system.
+pub const PROVIDER_PURE_DEPENDENCIES: &[&str] = &["serde", "serde_json", "semver"];
+
+/// A provider runs the shared suite: `tests/suite.rs` calls `conformance_suite!` and its
+/// manifest declares that target with `harness = false` (the suite brings its own harness).
+fn suite_is_run(root: &Path, dir: &str, name: &str, own: &Manifest, problems: &mut Vec<Problem>) {
+    let suite_rel = format!("{dir}/tests/suite.rs");
+    match std::fs::read_to_string(root.join(&suite_rel)) {
+        Ok(text) if text.contains("conformance_suite!") => {}
+        _ => problems.push(problem(
+            suite_rel,
+            None,
+            format!("missing: the provider must run the shared suite: `projectfile_conformance::conformance_suite!({}::…);`", crate_ident(name)),
+        )),
+    }
+    if !own.has_harness_free_test("suite") {
+        problems.push(problem(
+            &own.rel,
+            None,
+            "missing: the shared suite runs under its own harness: add `[[test]]` with `name = \"suite\"` and `harness = false`".to_string(),
+        ));
+    }
+}
+
+/// A provider crate's `[dependencies]` are `projectfile-provider` and pure crates only: not core
+/// (whose I/O a provider must never reach), not another provider, nothing that does I/O.
+fn provider_dependencies_are_the_contract(own: &Manifest, problems: &mut Vec<Problem>) {
+    // Normal, build and target-specific dependencies all reach the provider's code; only its
+    // tests (dev-dependencies) may use the engine and fixtures.
+    let shipped: Vec<(String, String)> = own
+        .dependencies()
+        .into_iter()
+        .filter(|(section, _)| !section.ends_with("dev-dependencies"))
+        .collect();
+    if !shipped
+        .iter()
+        .any(|(section, dep)| section == "dependencies" && dep == "projectfile-provider")
+    {
+        problems.push(problem(
+            &own.rel,
+            None,
+            "a provider depends on the contract: add `projectfile-provider.workspace = true` to [dependencies]",
+        ));
+    }
+    for (section, dep) in shipped {
+        let allowed = section == "dependencies"
+            && (dep == "projectfile-provider"
+                || PROVIDER_PURE_DEPENDENCIES.contains(&dep.as_str()));
+        if !allowed {
+            problems.push(problem(
+                &own.rel,
+                own.line(&section, &dep),
+                format!(
+                    "a provider depends only on projectfile-provider (and the pure crates {}), not on {dep} in [{section}]: shared plan shapes go to projectfile_provider::patterns, and whatever needs I/O is core's, handed in through the PlanContext",
+                    PROVIDER_PURE_DEPENDENCIES.join(", ")
+                ),
+            ));
+        }
+    }
 }
 
 /// `path:line: message` or `path: message` back into its parts.
@@ -575,6 +624,83 @@ mod tests {
             !list.iter().any(|p| p.starts_with("Cargo.toml")),
             "{list:#?}"
         );
+    }
+
+    #[test]
+    fn a_provider_reaching_past_the_contract_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        let manifest = root.join("providers/codex/Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let reaching = text
+            .replace(
+                "projectfile-provider.workspace = true",
+                "projectfile-core.workspace = true",
+            )
+            .replace(
+                "[dev-dependencies]",
+                "[target.'cfg(unix)'.dependencies]\nlibc.workspace = true\n\n[build-dependencies]\nwhich.workspace = true\n\n[dev-dependencies]\ntempfile.workspace = true",
+            );
+        assert_ne!(text, reaching);
+        std::fs::write(&manifest, reaching).unwrap();
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        let about = |needle: &str| {
+            problems
+                .iter()
+                .any(|p| p.path == "providers/codex/Cargo.toml" && p.message.contains(needle))
+        };
+        assert!(
+            about("add `projectfile-provider.workspace = true`"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on projectfile-core in [dependencies]"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on libc in [target.cfg(unix).dependencies]"),
+            "{problems:#?}"
+        );
+        assert!(
+            about("not on which in [build-dependencies]"),
+            "{problems:#?}"
+        );
+        // The tests may use anything.
+        assert!(!about("tempfile"), "{problems:#?}");
+    }
+
+    #[test]
+    fn a_provider_not_running_the_suite_under_its_harness_is_named() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        copy_workspace(&crate::workspace_root(), root).unwrap();
+        let manifest = root.join("providers/codex/Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let libtest = text.replace("harness = false", "harness = true");
+        assert_ne!(text, libtest);
+        std::fs::write(&manifest, libtest).unwrap();
+        std::fs::remove_file(root.join("providers/codex/tests/suite.rs")).unwrap();
+        let mut problems = Vec::new();
+        providers_are_registered(root, &mut problems).unwrap();
+        let named = |path: &str, needle: &str| {
+            problems
+                .iter()
+                .any(|p| p.path == path && p.message.contains(needle))
+        };
+        assert!(
+            named(
+                "providers/codex/tests/suite.rs",
+                "conformance_suite!(projectfile_codex::…)"
+            ),
+            "{problems:#?}"
+        );
+        assert!(
+            named("providers/codex/Cargo.toml", "`harness = false`"),
+            "{problems:#?}"
+        );
+        assert_eq!(problems.len(), 2, "{problems:#?}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Fault injection for crash-point enumeration: tests arm a countdown on the current thread, and
-//! the k-th mutating operation through [`crate::fsio`] fails as if the process had died there;
+//! the k-th mutating operation through `fsio` fails as if the process had died there;
 //! every later operation on that thread fails too until [`disarm`] is called.
 //!
 //! Disarmed (the default), `check` is a thread-local read and nothing else.
@@ -81,7 +81,7 @@ pub fn power_loss() -> Vec<PathBuf> {
     changed
 }
 
-/// Makes every [`super::Root::exchange`] on this thread report that the file system cannot
+/// Makes every `Root::exchange` on this thread report that the file system cannot
 /// exchange, so tests cover the two-rename fallback.
 pub fn force_no_exchange(on: bool) {
     NO_EXCHANGE.with(|c| c.set(on));
@@ -92,7 +92,7 @@ pub(crate) fn exchange_disabled() -> bool {
     NO_EXCHANGE.with(Cell::get)
 }
 
-/// Makes every [`super::tree::move_tree`] on this thread behave as if its two ends were on
+/// Makes every `tree::move_tree` on this thread behave as if its two ends were on
 /// different file systems (copy, rename into place, remove), so tests cover that path on one file
 /// system.
 pub fn force_cross_device(on: bool) {

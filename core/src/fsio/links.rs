@@ -27,8 +27,8 @@ use crate::error::{Error, Result};
 
 pub mod launch;
 pub use launch::{
-    ATTACHED_DIR, LAUNCH_LOCK, LINK_RECORD, LaunchLock, RESERVED_SLOTS, WantedLink, lock_launch,
-    private_dir, reconcile, release_links,
+    ATTACHED_DIR, LAUNCH_LOCK, LINK_RECORD, LaunchLock, WantedLink, lock_launch, private_dir,
+    reconcile, release_links,
 };
 
 /// How deep [`remove_runtime`] descends before refusing (runtimes are shallow; this bounds the
@@ -292,17 +292,6 @@ pub fn open_levels(root: &Path, components: &[&OsStr], create: bool) -> Result<O
     Ok(Some(levels))
 }
 
-/// Creates (when missing) `root` and then each of `components` below it, mode 0700, refusing a
-/// symlink or a non-directory at any level, the root included (its parent folders may be
-/// symlinks the host configured; they are resolved once). Returns the full path: the root's
-/// canonical parent joined with the checked names.
-pub fn create_dir_chain(root: &Path, components: &[&OsStr]) -> Result<PathBuf> {
-    match open_levels(root, components, true)? {
-        Some(levels) => Ok(levels.path().to_path_buf()),
-        None => Err(io(root, "open runtime directory", Errno::NOENT)),
-    }
-}
-
 /// Splits `path` into its parent directory and a plain last component.
 fn split_last(path: &Path) -> Result<(&Path, CString)> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
@@ -334,7 +323,7 @@ fn canonical_dir(target: &Path) -> Result<PathBuf> {
 /// free, then verifies it exactly as [`verify_link`] does. A name already holding anything else
 /// (another link, a file, a directory) fails with an error naming the path and what was found;
 /// it is never overwritten or adopted. `runtime_dir` is opened by path (only its last component
-/// is checked); [`ensure_link_in`] works on a directory already opened level by level.
+/// is checked); `ensure_link_in` works on a directory already opened level by level.
 pub fn ensure_link(runtime_dir: &Path, name: &str, target: &Path) -> Result<LinkRecord> {
     ensure_link_in(&open_dir_path(runtime_dir)?, runtime_dir, name, target)
 }
@@ -649,45 +638,4 @@ fn unlink_name(dir: &OwnedFd, name: &CStr, path: &Path) -> Result<()> {
         Ok(()) | Err(Errno::NOENT) => Ok(()),
         Err(errno) => Err(io(path, "remove", errno)),
     }
-}
-
-/// Removes the empty directories `root/c1`, `root/c1/c2`, … deepest first, walking down from
-/// `root` without following symlinks; stops at the first one that is not empty (or absent). Used
-/// after [`remove_runtime`] to drop now-empty identity levels. Never removes `root` itself.
-pub fn remove_empty_dirs(root: &Path, components: &[&OsStr]) -> Result<()> {
-    let mut fds = Vec::with_capacity(components.len());
-    let mut path = root.to_path_buf();
-    let mut dir = match open_dir_path(root) {
-        Ok(dir) => dir,
-        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(());
-        }
-        Err(other) => return Err(other),
-    };
-    let mut names = Vec::with_capacity(components.len());
-    for component in components {
-        let name = check_component(&path, component)?;
-        path.push(component);
-        let sub = match open_dir_at(&dir, &name, &path) {
-            Ok(sub) => Some(sub),
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
-            Err(other) => return Err(other),
-        };
-        names.push((name, path.clone()));
-        match sub {
-            Some(sub) => fds.push(std::mem::replace(&mut dir, sub)),
-            None => {
-                fds.push(dir);
-                break;
-            }
-        }
-    }
-    while let (Some(parent), Some((name, child))) = (fds.pop(), names.pop()) {
-        match rfs::unlinkat(&parent, name.as_c_str(), AtFlags::REMOVEDIR) {
-            Ok(()) | Err(Errno::NOENT) => {}
-            Err(Errno::NOTEMPTY) | Err(Errno::EXIST) => return Ok(()),
-            Err(errno) => return Err(io(&child, "remove empty directory", errno)),
-        }
-    }
-    Ok(())
 }

@@ -79,7 +79,7 @@ thread_local! {
 
 /// Runs `f` with `openat2` switched off on the calling thread (the component-by-component walk
 /// answers instead), then switches it back. For tests of the fallback.
-#[doc(hidden)]
+#[cfg(test)]
 pub fn with_component_walk_only<T>(f: impl FnOnce() -> T) -> T {
     struct Restore(bool);
     impl Drop for Restore {
@@ -1097,24 +1097,6 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
     }
     bytes.truncate(filled);
     Ok(bytes)
-}
-
-/// Removes a private directory we created under the state directory, with everything in it,
-/// without following symlinks out of it.
-pub fn remove_private_tree(path: &Path) -> Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
-            faults::check("remove_private_tree", path)?;
-            std::fs::remove_file(path).map_err(|e| Error::io(path, "remove", e))
-        }
-        Ok(_) => {
-            faults::check("remove_private_tree", path)?;
-            // std's remove_dir_all does not follow symlinks inside the tree (it unlinks them).
-            std::fs::remove_dir_all(path).map_err(|e| Error::io(path, "remove the directory", e))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(path, "stat", e)),
-    }
 }
 
 /// A file system on which locks or atomic renames cannot be taken for granted, recognised by the

@@ -50,11 +50,6 @@ impl OpenFile {
         usize::try_from(self.stat.st_size).unwrap_or(0)
     }
 
-    /// Whether it was empty when opened.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Its permission bits.
     pub fn mode(&self) -> u32 {
         self.stat.st_mode & 0o7777
@@ -77,19 +72,6 @@ impl OpenFile {
                 Err(e) => return Err(errno(e)),
             }
         }
-    }
-
-    /// The bytes of `range` (a block's body: small).
-    pub fn read_range(&self, range: Range<usize>) -> std::io::Result<Vec<u8>> {
-        let mut bytes = vec![0u8; range.len()];
-        let mut filled = 0;
-        while filled < bytes.len() {
-            match self.read_at(range.start + filled, &mut bytes[filled..])? {
-                0 => return Err(changed()),
-                n => filled += n,
-            }
-        }
-        Ok(bytes)
     }
 }
 

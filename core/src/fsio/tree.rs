@@ -39,9 +39,6 @@ use crate::plan::RelPath;
 pub const MAX_DEPTH: usize = 64;
 /// How many entries a scanned or copied folder may hold before an operation refuses it.
 pub const MAX_ENTRIES: usize = 100_000;
-/// The infix of the hidden name a prior folder carries while it moves into the stash:
-/// `.{name}.projectfile-prior.{random}`. Never removed blindly (unlike temporary names).
-pub const PRIOR_INFIX: &str = ".projectfile-prior.";
 
 /// What one entry of a scanned tree is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -678,21 +675,6 @@ impl Root {
         sync_dir(&dst, &display)?;
         sync_dir(&parent, &display)?;
         Ok(out)
-    }
-
-    /// Sets the permission bits of the directory `rel` (no symlink followed).
-    pub fn set_dir_mode(&self, rel: &RelPath, mode: u32) -> Result<()> {
-        let display = self.display_path(rel);
-        let Some(fd) = self.open_dir_rel(rel)? else {
-            return Err(Error::io(
-                display,
-                "set the mode of",
-                std::io::Error::from(std::io::ErrorKind::NotFound),
-            ));
-        };
-        faults::check("set_dir_mode", &display)?;
-        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode & 0o7777))
-            .map_err(|e| io(&display, "set the mode of", e))
     }
 
     /// Renames `from` to `to` within this root; refuses when `to` exists.

@@ -24,9 +24,9 @@ use serde::{Deserialize, Serialize};
 use super::fs::GuidanceFs;
 use super::model::{GuidanceRequest, GuidanceResolution, GuidanceScope, OmissionReason};
 use super::paths::join;
-use super::profile::{DiscoveryProfile, budget_launch_args};
 use super::resolve::resolve_as;
 use crate::plan::SessionTextCarrier;
+use projectfile_provider::discovery::{DiscoveryProfile, budget_launch_args};
 
 /// Where the CLI runs and where the session text went.
 #[derive(Clone, Copy, Debug)]

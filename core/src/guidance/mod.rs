@@ -31,7 +31,6 @@ mod fs;
 pub mod fuzzing;
 mod model;
 mod paths;
-mod profile;
 mod render;
 mod resolve;
 mod session;
@@ -47,7 +46,9 @@ pub use model::{
     DIRECTORY_INSTRUCTION_FILES, GuidanceOmission, GuidanceRequest, GuidanceResolution,
     GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
 };
-pub use profile::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args};
+pub use projectfile_provider::discovery::{
+    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args,
+};
 pub use render::{FRAGMENT_SOURCE, PromptFragment, prompt_fragments, render_block};
 pub use resolve::{resolve, resolve_as};
 pub use session::{

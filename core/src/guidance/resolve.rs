@@ -74,9 +74,9 @@ use super::model::{
     GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
 };
 use super::paths::{self, join, norm, parent};
-use super::profile::{DiscoveryProfile, Walk};
 use super::session::scan_session_blocks;
 use super::text::{import_target, is_fence, strip_comments};
+use projectfile_provider::discovery::{DiscoveryProfile, Walk};
 
 /// Resolves every guidance source for one workspace, in precedence order, by the seed's rules.
 ///

@@ -11,7 +11,7 @@ use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
 use super::kind::Cx;
 
 fn stash_path(stash: &Stash) -> Result<RelPath> {
-    RelPath::new("stash")?.join(&stash.file)
+    Ok(RelPath::new("stash")?.join(&stash.file)?)
 }
 
 /// Puts an owned file's stashed prior back at `path`; a user's edit standing there (`ours` is

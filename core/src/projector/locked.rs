@@ -29,7 +29,7 @@ use crate::receipts::Warning;
 
 /// The folder of one session's private files.
 pub(crate) fn session_dir(token: &str) -> Result<RelPath> {
-    RelPath::new("sessions")?.join(token)
+    Ok(RelPath::new("sessions")?.join(token)?)
 }
 
 /// One workspace, locked, with its ledger loaded.
@@ -316,12 +316,12 @@ impl Locked {
     pub fn kept_name(&self, path: &RelPath) -> Result<RelPath> {
         let kept_dir = RelPath::new("kept")?;
         self.state.create_dir(&kept_dir)?;
-        kept_dir.join(&format!(
+        Ok(kept_dir.join(&format!(
             "{}-{}.{}",
             super::now_secs(),
             fsio::random_hex(4)?,
             path.as_str().replace('/', "__")
-        ))
+        ))?)
     }
 
     /// The absolute path of a session's private directory.

@@ -143,8 +143,12 @@ pub(crate) fn into_owned(root: &Root, ledger: &Ledger, plan: &mut crate::plan::P
 
 /// The plan's merged JSON files as the owned files a first start would write into `root` (no
 /// session holding anything there): for tools that check what a start may leave behind.
-pub fn resolve_for_first_start(root: &Root, plan: &mut crate::plan::Plan) -> Result<()> {
-    into_owned(root, &Ledger::new(root.path()), plan)
+pub fn resolve_for_first_start(
+    workspace: &std::path::Path,
+    plan: &mut crate::plan::Plan,
+) -> Result<()> {
+    let root = Root::open(workspace)?;
+    into_owned(&root, &Ledger::new(root.path()), plan)
 }
 
 #[cfg(test)]

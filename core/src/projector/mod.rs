@@ -5,7 +5,7 @@
 //! holders are dead, does its work, and writes the ledger back, so concurrent processes never lose
 //! an update. Acquire records its intent in the ledger *before* touching the workspace, so a crash
 //! at any point leaves something the next start can clean: a lease whose holder is dead. Which
-//! records are synced first, and why the others may wait, is [`crate::journal`]'s to say.
+//! records are synced first, and why the others may wait, is the `journal`'s to say.
 //!
 //! Each kind of projection lives in a module of its own behind one trait (`kind`'s
 //! `Projection`: record the intent, apply, undo, report status), and all of them follow one undo
@@ -18,11 +18,11 @@
 //! | `owned_file` | a file written whole, its prior content taken over |
 //! | [`merged_json`] | a JSON file the session's entries are merged into (then projected as an owned file) |
 //! | `marker` | an empty file or folder whose presence we create |
-//! | [`skill_folder`] | a projected skill folder, a same-named folder taken over |
+//! | `skill_folder` | a projected skill folder, a same-named folder taken over |
 //! | `private_file` | a session's files under the state directory |
 //! | `created_dir` | directories created on the way to a projected path |
 //!
-//! [`priors`] keeps what was taken over inside the workspace; `locked` is one locked
+//! `priors` keeps what was taken over inside the workspace; `locked` is one locked
 //! workspace and the state-directory layout; `delivery` is the receipt's delivery verdict (the
 //! provider's discovery profile over the workspace after projection, the launch arguments that
 //! fix a route, `require_delivery`); [`dry_run`] tells what an acquire would do, changing nothing.
@@ -37,22 +37,26 @@ mod marker;
 pub mod merged_json;
 mod owned_file;
 mod plan_check;
-pub mod priors;
+pub(crate) mod priors;
 mod private_file;
 mod shared_block;
-pub mod skill_folder;
+mod skill_folder;
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::block::{self, Markers};
 use crate::error::{Error, Result};
-use crate::fsio::{self, LockWait};
+use crate::fsio;
+pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, LeaseRecord, Ledger, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
-use crate::provider::{Namespace, PlanContext, Probes, Provider, SessionRequest, VersionProbe};
+use crate::provider::{
+    Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
+    WorkspaceView,
+};
 use crate::receipts::schema;
 pub use crate::receipts::{
     AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PendingUndo,
@@ -82,6 +86,10 @@ pub struct AcquireRequest {
     pub probes: Probes,
     /// An explicit path to the CLI binary, used when probing its version.
     pub binary_path: Option<PathBuf>,
+    /// The user's home directory as the CLI will see it, handed to the provider
+    /// ([`PlanContext::home`]): the CLI's user files there are not the project's.
+    /// [`AcquireRequest::new`] takes it from `$HOME` (unset or empty: `None`).
+    pub home: Option<PathBuf>,
     /// Fail, with everything undone ([`Error::Undelivered`]), when the receipt's delivery
     /// verdict says the session text would not reach the model.
     pub require_delivery: bool,
@@ -96,6 +104,9 @@ impl AcquireRequest {
             holder,
             probes: Probes::default(),
             binary_path: None,
+            home: std::env::var_os("HOME")
+                .filter(|home| !home.is_empty())
+                .map(PathBuf::from),
             require_delivery: false,
         }
     }
@@ -145,6 +156,15 @@ impl Projector {
     /// The namespace.
     pub fn namespace(&self) -> &Namespace {
         &self.namespace
+    }
+
+    /// The lock file under `state_dir` that serializes every operation on the workspace
+    /// `canonical` (a path [`Projector::canonical_workspace`] returned).
+    pub fn lock_path(state_dir: &Path, canonical: &Path) -> PathBuf {
+        state_dir
+            .join("workspaces")
+            .join(workspace_key(canonical))
+            .join("lock")
     }
 
     /// Canonicalizes a workspace path, requiring a directory.
@@ -237,6 +257,40 @@ impl Projector {
         probes
     }
 
+    /// The plan `provider` makes for `request` in its workspace now, projecting nothing: what
+    /// [`Projector::acquire`] would apply if the workspace stayed as it is (the inputs checked
+    /// and the CLI probed the same way). Reads only; takes no lock.
+    pub fn plan(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<Plan> {
+        request.holder.validate()?;
+        self.check_request(provider, request)?;
+        let probes = Self::probe(provider, request);
+        let canonical = Self::canonical_workspace(&request.workspace)?;
+        let root = fsio::Root::open(&canonical)?;
+        self.plan_in(provider, request, &canonical, &probes, &root)
+    }
+
+    /// The provider's plan from the one context core builds (the only place a [`PlanContext`]
+    /// is made), checked.
+    fn plan_in(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+        root: &Path,
+        probes: &Probes,
+        view: &dyn WorkspaceView,
+    ) -> Result<Plan> {
+        let plan = provider.plan(&PlanContext {
+            root,
+            namespace: &self.namespace,
+            request: &request.session,
+            probes,
+            view,
+            home: request.home.as_deref(),
+        })?;
+        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        Ok(plan)
+    }
+
     /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
     pub fn acquire(
         &self,
@@ -255,7 +309,7 @@ impl Projector {
         outcome.warnings.append(&mut locked.fs_warnings);
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
-        let plan = self.plan(
+        let plan = self.plan_for_start(
             provider,
             request,
             &canonical,
@@ -354,9 +408,10 @@ impl Projector {
         })
     }
 
-    /// The provider's plan for `request` in `root`, checked, with its merged JSON files turned
-    /// into owned files (read from the project's own file, or the prior the sessions took over).
-    fn plan(
+    /// The plan a start applies: the provider's ([`Projector::plan_in`]), with its merged JSON
+    /// files turned into owned files (read from the project's own file, or the prior the
+    /// sessions took over), checked again as a whole.
+    fn plan_for_start(
         &self,
         provider: &dyn Provider,
         request: &AcquireRequest,
@@ -365,15 +420,11 @@ impl Projector {
         root: &fsio::Root,
         ledger: &Ledger,
     ) -> Result<Plan> {
-        let mut plan = provider.plan(&PlanContext {
-            root: canonical,
-            namespace: &self.namespace,
-            request: &request.session,
-            probes,
-            view: root,
-        })?;
-        merged_json::into_owned(root, ledger, &mut plan)?;
-        plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        let mut plan = self.plan_in(provider, request, canonical, probes, root)?;
+        if !plan.merged_json.is_empty() {
+            merged_json::into_owned(root, ledger, &mut plan)?;
+            plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        }
         Ok(plan)
     }
 
@@ -405,7 +456,7 @@ impl Projector {
         let empty = Ledger::new(&canonical);
         let ledger = opened.as_ref().map_or(&empty, |l| &l.ledger);
         let root = fsio::Root::open(&canonical)?;
-        let plan = self.plan(provider, request, &canonical, &probes, &root, ledger)?;
+        let plan = self.plan_for_start(provider, request, &canonical, &probes, &root, ledger)?;
         let private_dir = self
             .state_dir
             .join("workspaces")

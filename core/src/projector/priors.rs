@@ -84,16 +84,16 @@ pub fn new_ref(namespace: &Namespace) -> Result<PriorRef> {
 }
 
 fn id_dir(prior: &PriorRef) -> Result<RelPath> {
-    RelPath::new(prior.dir.as_str())?.join(&prior.id)
+    Ok(RelPath::new(prior.dir.as_str())?.join(&prior.id)?)
 }
 
 fn manifest_path(prior: &PriorRef) -> Result<RelPath> {
-    id_dir(prior)?.join(MANIFEST)
+    Ok(id_dir(prior)?.join(MANIFEST)?)
 }
 
 /// Where the prior of `original` is kept.
 pub fn kept_path(prior: &PriorRef, original: &RelPath) -> Result<RelPath> {
-    id_dir(prior)?.join(original.file_name())
+    Ok(id_dir(prior)?.join(original.file_name())?)
 }
 
 /// SHA-256 of `bytes`, lowercase hex.

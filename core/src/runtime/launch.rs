@@ -19,7 +19,7 @@
 //! want (an `output/` of a run without `--output`, the previous `--output` left by a killed run,
 //! an attachment of an earlier launch) is removed or replaced, never followed; a link, file or
 //! folder we did not make where one of our links goes fails the launch with nothing changed. How
-//! "we made it" is proven is in [`crate::fsio::links::launch`]. When the launch ends
+//! "we made it" is proven is in core's private `fsio::links::launch`. When the launch ends
 //! ([`Launch::close`], or dropping the [`Launch`]), `output/` and the attachments are unlinked
 //! again; `project/` stays.
 
@@ -31,6 +31,7 @@ use serde::Serialize;
 use super::{Mode, OUTPUT_LINK, PROJECT_LINK, Runtime, RuntimeIdentity, RuntimeKey};
 use crate::error::{Error, Result};
 use crate::fsio::links::{self, ATTACHED_DIR, LaunchLock, Levels, LinkRecord, WantedLink};
+use crate::provider::ProviderExt;
 pub use crate::sandbox::AttachAccess;
 use crate::sandbox::{GrantAccess, SandboxPolicy, SandboxStatus};
 
@@ -42,7 +43,7 @@ pub const CLI_HOME_DIR: &str = ".cli-home";
 const NOT_A_CLI_HOME: [&str; 4] = ["HOME", "PATH", "TMPDIR", "PWD"];
 
 /// The variable that gives `provider`'s CLI a private home (see
-/// [`Provider::cli_home_env`](crate::Provider::cli_home_env)), or the refusal for a provider that
+/// [`ProviderExt::cli_home_env`]), or the refusal for a provider that
 /// declares none (or declares something that is not a plain environment variable name).
 pub fn private_cli_home_env(provider: &dyn crate::Provider) -> Result<&'static str> {
     let name = provider.name();

@@ -12,49 +12,47 @@ use projectfile_core::guidance::DiscoveryProfile;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
 use projectfile_core::{
-    Capabilities, Error, Namespace, Plan, PlanContext, Provider, Result, SessionRequest,
-    SkillInput, patterns,
+    Error, Namespace, Plan, PlanContext, Provider, ProviderSpec, SessionRequest, SkillInput,
+    patterns,
 };
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
-/// Projects the session's skills into `dir`, plus the AGENTS.md block when `block` is set.
+/// Projects the session's skills into `.agents/skills`, plus the AGENTS.md block when `block`
+/// is set.
 pub struct SkillsProvider {
-    pub dir: &'static str,
     pub block: bool,
 }
 
+/// The skills folder of [`SkillsProvider`].
+pub const SKILLS_DIR: &str = ".agents/skills";
+
+const WITH_BLOCK: ProviderSpec = ProviderSpec::new("skills-test", DiscoveryProfile::default)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR);
+const SKILLS_ALONE: ProviderSpec =
+    ProviderSpec::new("skills-test", DiscoveryProfile::default).skills_in(SKILLS_DIR);
+
 impl Provider for SkillsProvider {
-    fn name(&self) -> &'static str {
-        "skills-test"
-    }
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: self.block,
-            skills: true,
-            ..Capabilities::default()
+    fn spec(&self) -> &'static ProviderSpec {
+        if self.block {
+            &WITH_BLOCK
+        } else {
+            &SKILLS_ALONE
         }
     }
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile::default()
-    }
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = if self.block {
-            patterns::agents_md_block(ctx, &[])?
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+        if self.block {
+            patterns::agents_md_block(ctx, &[])
         } else {
-            Plan::default()
-        };
-        plan.skills = patterns::skills(ctx, self.dir)?;
-        Ok(plan)
+            Ok(Plan::default())
+        }
     }
 }
 
-pub const CODEX_LIKE: SkillsProvider = SkillsProvider {
-    dir: ".agents/skills",
-    block: true,
-};
+pub const CODEX_LIKE: SkillsProvider = SkillsProvider { block: true };
 
 /// A node of a byte-exact tree picture.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -186,12 +184,12 @@ impl Fx {
     /// Files left in the state directory other than lock files, ledger journals recording
     /// nothing, kept bytes and empty folders.
     pub fn state_files(&self) -> Vec<String> {
-        let journal = format!("/{}", projectfile_core::journal::JOURNAL_FILE);
+        let journal = format!("/{}", projectfile_core::testing::journal::JOURNAL_FILE);
         tree(&self.state)
             .into_iter()
             .filter(|(p, n)| match n {
                 Node::File(bytes, _) if p.ends_with(&journal) => {
-                    !projectfile_core::journal::records_nothing(bytes)
+                    !projectfile_core::testing::journal::records_nothing(bytes)
                 }
                 Node::File(..) => {
                     !p.ends_with("/lock") && !p.contains("/kept/") && !p.starts_with("paths/")

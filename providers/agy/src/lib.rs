@@ -21,7 +21,7 @@
 //! - The whole file is owned (the project's own `.agents/hooks.json` is set aside and put back by
 //!   the last session, promise 12), rather than merging a named key into it.
 //!
-//! [`SessionTextCarrier::NotProjected`]: projectfile_core::SessionTextCarrier::NotProjected
+//! [`SessionTextCarrier::NotProjected`]: projectfile_provider::SessionTextCarrier::NotProjected
 //!
 //! # Facts relied on
 //!
@@ -41,8 +41,8 @@
 //! | Print mode (`agy -p`) "reports no workspace and runs commands in its own scratch directory" (1.1.11) | hermes-agent antigravity-cli skill; toolahead v0.7.0 | PARTLY: project hooks may not apply there |
 //! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, mcp, patterns};
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns};
 
 /// The project hooks configuration (unconfirmed; see the module docs).
 pub const HOOKS_FILE: &str = ".agents/hooks.json";
@@ -55,33 +55,31 @@ pub const MCP_FILE: &str = ".agents/mcp_config.json";
 pub const NOT_PROJECTED: &str =
     "agy takes no per-session prompt file or flag that projectfile can rely on";
 
+/// agy, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("agy", discovery)
+    .takes_hooks()
+    .takes_mcp()
+    .writes_owned_files();
+
 /// The agy provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Agy;
 
+/// How agy discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec![patterns::AGENTS_MD.into(), "GEMINI.md".into()],
+        user_files: vec![".gemini/GEMINI.md".into()],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Agy {
-    fn name(&self) -> &'static str {
-        "agy"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            hooks: true,
-            mcp: true,
-            owned_files: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![patterns::AGENTS_MD.into(), "GEMINI.md".into()],
-            user_files: vec![".gemini/GEMINI.md".into()],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = patterns::not_projected_plan(NOT_PROJECTED);
         plan.owned_files = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
         if !plan.owned_files.is_empty() {

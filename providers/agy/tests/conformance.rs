@@ -1,12 +1,10 @@
-//! agy runs the shared conformance suite, plus its own checks: the receipt says the session text
-//! was not projected, and the hooks are counted per workspace.
+//! agy's own checks: the receipt says the session text was not projected, and the hooks are
+//! counted per workspace. The shared conformance suite runs from `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
-projectfile_conformance::conformance_tests!(projectfile_agy::Agy);
 
 use projectfile_agy::{Agy, HOOKS_FILE};
 use projectfile_conformance::{Fixture, HOOK_SCRIPT_NAME, Subject, Tree};
-use projectfile_core::SessionTextCarrier;
+use projectfile_provider::SessionTextCarrier;
 
 fn subject() -> Subject {
     Subject::new(Agy)

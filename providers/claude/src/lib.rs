@@ -15,11 +15,12 @@
 //! - **Project `CLAUDE.md`**: Claude (default setting `claude-md-or-agents-md`) skips `AGENTS.md`
 //!   when a `CLAUDE.md`, `.claude/CLAUDE.md` or `CLAUDE.local.md` exists in the working directory
 //!   *or any directory above it*. The CLI runs in the workspace root, so the provider looks at the
-//!   root ([`WorkspaceView::exists`](projectfile_core::WorkspaceView::exists)) and above it
-//!   ([`WorkspaceView::found_above_root`](projectfile_core::WorkspaceView::found_above_root)); if
+//!   root ([`WorkspaceView::exists`](projectfile_provider::WorkspaceView::exists)) and above it
+//!   ([`WorkspaceView::found_above_root`](projectfile_provider::WorkspaceView::found_above_root)); if
 //!   any exists, the session takes the private-file route even on a new binary, so the text still
 //!   reaches the model and `CLAUDE.md` is never touched. The user's own `~/.claude/CLAUDE.md` does
-//!   not count (it is the user memory file, recognised by `$HOME`), nor do `.claude/rules/`.
+//!   not count (it is the user memory file, recognised by the home directory core hands in as
+//!   [`PlanContext::home`]), nor do `.claude/rules/`.
 //! - **`--append-system-prompt-file` by default, `--system-prompt-file` on request**: the
 //!   AGENTS.md route *adds* the text to Claude's context; appending is the same thing on the
 //!   command line. The product's design names `--system-prompt-file`, but measured it *replaces*
@@ -105,12 +106,11 @@
 //!   an older `--cli-version` to force the private-file route.
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
-use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{
-    BinarySpec, Capabilities, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption,
+use projectfile_provider::{
+    BinarySpec, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption, ProviderSpec,
     RelPath, Result, VersionProbe, mcp, patterns,
 };
-use std::path::Path;
+use projectfile_provider::{DiscoveryProfile, Walk};
 
 /// The first version this provider trusts to read `AGENTS.md` (promise 17; see the module docs).
 pub const AGENTS_MD_SINCE: semver::Version = semver::Version::new(2, 1, 284);
@@ -160,6 +160,37 @@ pub const SETTINGS_FILE: &str = "settings.json";
 /// `"$CLAUDE_PROJECT_DIR"/.claude/hooks/<name>`.
 pub const HOOK_SCRIPT_DIR: &str = ".claude/hooks";
 
+/// Claude Code, as data. Its discovery is that of a binary that reads `AGENTS.md`; an older one
+/// is told apart by [`Provider::discovery_for`].
+pub const SPEC: ProviderSpec = ProviderSpec::new("claude", || profile(true))
+    .session_text_in_file()
+    .session_text_as_launch_arg()
+    .skills_in(SKILLS_DIR)
+    .takes_mcp()
+    .replaces_mcp()
+    .takes_hooks()
+    .writes_owned_files()
+    .takes_subagents()
+    .takes_commands()
+    .probes_binary(BinarySpec {
+        name: "claude",
+        version_args: &["--version"],
+    })
+    .with_cli_home_env("CLAUDE_CONFIG_DIR")
+    .with_options(options);
+
+/// The one option: which flag carries the private file.
+fn options() -> Vec<ProviderOption> {
+    vec![ProviderOption {
+        name: PROMPT_OPTION.into(),
+        values: vec!["append".into(), "replace".into()],
+        default: "append".into(),
+        help: format!(
+            "the flag of the private-file route (a binary that does not read AGENTS.md, or a project with its own CLAUDE.md): `append` ({PROMPT_FLAG}: Claude Code keeps its own system prompt) or `replace` ({REPLACE_FLAG}: the session text replaces it; measured, Claude Code then sends a few hundred characters of system prompt instead of several thousand, without its own tool and safety guidance). The AGENTS.md route is the same either way"
+        ),
+    }]
+}
+
 /// The binary's version if it reads `AGENTS.md`, or why it is treated as one that does not.
 fn reads_agents_md(probes: &Probes) -> std::result::Result<semver::Version, String> {
     let old = format!(
@@ -191,9 +222,7 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
             found.push(name.to_string());
         }
     }
-    let user_memory = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(|h| Path::new(&h).join(USER_MEMORY));
+    let user_memory = ctx.home.map(|home| home.join(USER_MEMORY));
     found.extend(
         ctx.view
             .found_above_root(&CLAUDE_FILES)
@@ -234,27 +263,8 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
 }
 
 impl Provider for Claude {
-    fn name(&self) -> &'static str {
-        "claude"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            session_text_launch_arg: true,
-            mcp: true,
-            mcp_replace: true,
-            hooks: true,
-            owned_files: true,
-            subagents: true,
-            commands: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        profile(true)
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
     fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
@@ -264,31 +274,11 @@ impl Provider for Claude {
         }
     }
 
-    fn binary(&self) -> Option<BinarySpec> {
-        Some(BinarySpec {
-            name: "claude",
-            version_args: &["--version"],
-        })
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("CLAUDE_CONFIG_DIR")
-    }
-
-    fn options(&self) -> Vec<ProviderOption> {
-        vec![ProviderOption {
-            name: PROMPT_OPTION.into(),
-            values: vec!["append".into(), "replace".into()],
-            default: "append".into(),
-            help: format!(
-                "the flag of the private-file route (a binary that does not read AGENTS.md, or a project with its own CLAUDE.md): `append` ({PROMPT_FLAG}: Claude Code keeps its own system prompt) or `replace` ({REPLACE_FLAG}: the session text replaces it; measured, Claude Code then sends a few hundred characters of system prompt instead of several thousand, without its own tool and safety guidance). The AGENTS.md route is the same either way"
-            ),
-        }]
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
+    /// Where the session text goes, then the session's MCP servers (a private
+    /// `--mcp-config=<file>`), hooks (a private `--settings=<file>`, the script in
+    /// `.claude/hooks/`), subagents and commands.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = text_plan(ctx)?;
         mcp::private_file_route(ctx, &mut plan, MCP_FLAG, MCP_FILE, STRICT_MCP_FLAG)?;
         if ctx.request.mcp_servers.is_some() {
             plan.env.push((TOOL_SEARCH_ENV.into(), "false".into()));
@@ -318,9 +308,9 @@ impl Provider for Claude {
     }
 }
 
-impl Claude {
-    /// Everything but the skills: where the session text and the session's files go.
-    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+/// Where the session text goes: the `AGENTS.md` block, or the private file.
+fn text_plan(ctx: &PlanContext<'_>) -> Result<Plan> {
+    {
         let replace = ctx.request.option(PROMPT_OPTION, "append") == "replace";
         let flag = if replace { REPLACE_FLAG } else { PROMPT_FLAG };
         let mut route = format!(

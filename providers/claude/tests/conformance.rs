@@ -1,11 +1,11 @@
-//! Claude runs the shared conformance suite twice: as a binary that reads AGENTS.md (2.1.284,
-//! the AGENTS.md block) and as one that does not (2.1.233, the private file passed with
-//! `--append-system-prompt-file`); then its own routing checks.
+//! Claude's own routing checks: which binary versions and project files send the session text to
+//! the AGENTS.md block or to the private file passed with `--append-system-prompt-file`. The shared
+//! conformance suite runs from `tests/suite.rs`, once per route.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_claude::{Claude, PRIVATE_FILE, PROMPT_FLAG};
 use projectfile_conformance::{Fixture, Subject, Tree};
-use projectfile_core::{Probes, SessionTextCarrier, VersionProbe};
+use projectfile_provider::{Probes, SessionTextCarrier, VersionProbe};
 
 fn known(version: &str) -> Probes {
     Probes {
@@ -14,20 +14,6 @@ fn known(version: &str) -> Probes {
             binary: None,
         },
     }
-}
-
-mod reads_agents_md {
-    projectfile_conformance::conformance_tests!(
-        projectfile_claude::Claude,
-        super::known("2.1.284")
-    );
-}
-
-mod old_binary {
-    projectfile_conformance::conformance_tests!(
-        projectfile_claude::Claude,
-        super::known("2.1.233")
-    );
 }
 
 fn subject(version: &str) -> Subject {

@@ -8,7 +8,7 @@
 use projectfile_claude::{Claude, PROMPT_FLAG};
 use projectfile_conformance::Subject;
 use projectfile_conformance::delivery::{Shape, verdict_in};
-use projectfile_core::{Probes, SessionTextCarrier, VersionProbe};
+use projectfile_provider::{Probes, SessionTextCarrier, VersionProbe};
 
 fn claude(version: &str) -> Subject {
     Subject::new(Claude).with_probes(Probes {

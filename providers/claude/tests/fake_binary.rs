@@ -7,7 +7,7 @@
 
 use projectfile_claude::{Claude, PROMPT_FLAG};
 use projectfile_conformance::{Fixture, Subject, Tree};
-use projectfile_core::{SessionTextCarrier, VersionProbe};
+use projectfile_provider::{SessionTextCarrier, VersionProbe};
 use std::os::unix::fs::PermissionsExt;
 
 #[test]

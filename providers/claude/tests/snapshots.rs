@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_conformance::{Subject, fixtures};
-use projectfile_core::{Probes, SessionRequest, VersionProbe};
+use projectfile_provider::{Probes, SessionRequest, VersionProbe};
 
 #[test]
 fn plans_and_receipts() {

@@ -56,9 +56,9 @@
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
-use projectfile_core::guidance::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
-use projectfile_core::{
-    Capabilities, LaunchArg, Plan, PlanContext, Provider, Result, mcp, patterns,
+use projectfile_provider::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
+use projectfile_provider::{
+    LaunchArg, Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns,
 };
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
@@ -70,52 +70,46 @@ pub const PROJECT_DOC_MAX_BYTES: u64 = 32 * 1024;
 /// Where Codex reads project skills (at the project root; it also reads deeper ones).
 pub const SKILLS_DIR: &str = ".agents/skills";
 
+/// Codex, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("codex", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR)
+    .takes_mcp()
+    .with_cli_home_env("CODEX_HOME");
+
 /// The Codex provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Codex;
 
+/// How Codex discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
+        first_wins: true,
+        root_markers: vec![".git".into()],
+        budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
+        truncate_at_budget: true,
+        verbatim: true,
+        user_files: vec![
+            format!(".codex/{OVERRIDE_FILE}"),
+            format!(".codex/{AGENTS_FILE}"),
+        ],
+        budget_excludes_user: true,
+        budget_launch_args: vec![
+            "-c".into(),
+            format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
+        ],
+        ..DiscoveryProfile::default()
+    }
+}
+
 impl Provider for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
     }
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            session_text_file: true,
-            skills: true,
-            mcp: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            per_directory: vec![OVERRIDE_FILE.into(), AGENTS_FILE.into()],
-            first_wins: true,
-            root_markers: vec![".git".into()],
-            budget_bytes: Some(PROJECT_DOC_MAX_BYTES),
-            truncate_at_budget: true,
-            verbatim: true,
-            user_files: vec![
-                format!(".codex/{OVERRIDE_FILE}"),
-                format!(".codex/{AGENTS_FILE}"),
-            ],
-            budget_excludes_user: true,
-            budget_launch_args: vec![
-                "-c".into(),
-                format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
-            ],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("CODEX_HOME")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
         if let Some(servers) = mcp::servers(ctx)? {
             let overrides = mcp::toml_overrides(servers)?;
             plan.launch_args

@@ -1,7 +1,5 @@
-//! Codex runs the shared conformance suite, plus its own placement checks.
+//! Codex's own placement checks. The shared conformance suite runs from `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
-projectfile_conformance::conformance_tests!(projectfile_codex::Codex);
 
 use projectfile_conformance::{Fixture, Subject};
 

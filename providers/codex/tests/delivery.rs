@@ -6,9 +6,9 @@
 
 use projectfile_codex::{Codex, PROJECT_DOC_MAX_BYTES};
 use projectfile_conformance::Subject;
+use projectfile_conformance::core::guidance::Undelivered;
 use projectfile_conformance::delivery::{Shape, verdict_in};
-use projectfile_core::SessionTextCarrier;
-use projectfile_core::guidance::Undelivered;
+use projectfile_provider::SessionTextCarrier;
 
 #[test]
 fn a_40_kib_agents_md_is_delivered_with_the_budget_argument() {

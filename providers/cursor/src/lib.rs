@@ -54,10 +54,10 @@
 //! | `CURSOR_CONFIG_DIR` moves the CLI's config folder (`cli-config.json`, `chats/`), else `$XDG_CONFIG_HOME/cursor`, else `~/.cursor`; hooks and `projects/` transcripts stay under `~/.cursor` | rimio-ai/rimz PR #399 (read in the CLI bundle `cursor-config/dist/paths.js`, 2026.09.10); kernel/cli PR #181; lexmount/browseruse-agent-bench PR #42 quoting the CLI docs | PARTLY (third parties reading the bundle; the source is not public) |
 //! | Where a browser login is stored under that folder | — | NOT confirmed: authenticate a private home with `CURSOR_API_KEY` |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{
-    Capabilities, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan, PlanContext,
-    Provider, RelPath, Result, SessionTextCarrier, mcp, patterns,
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{
+    MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider,
+    ProviderSpec, RelPath, Result, SessionTextCarrier, mcp, patterns,
 };
 
 /// The rule carrying the session text.
@@ -94,102 +94,40 @@ pub fn rule_file(prompt: &str) -> String {
     )
 }
 
-impl Provider for Cursor {
-    fn name(&self) -> &'static str {
-        "cursor"
-    }
+/// Cursor, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("cursor", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR)
+    .takes_mcp()
+    .replaces_mcp()
+    .takes_commands()
+    .takes_hooks()
+    .takes_cli_config()
+    .writes_owned_files()
+    .creates_markers()
+    .with_cli_home_env("CURSOR_CONFIG_DIR");
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            mcp: true,
-            hooks: true,
-            cli_config: true,
-            owned_files: true,
-            markers: true,
-            mcp_replace: true,
-            commands: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            extra_files: vec![
-                ".cursor/rules/*.mdc".into(),
-                ".cursor/rules/*.md".into(),
-                patterns::AGENTS_MD.into(),
-                "CLAUDE.md".into(),
-            ],
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("CURSOR_CONFIG_DIR")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        Ok(plan)
+/// How Cursor discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        extra_files: vec![
+            ".cursor/rules/*.mdc".into(),
+            ".cursor/rules/*.md".into(),
+            patterns::AGENTS_MD.into(),
+            "CLAUDE.md".into(),
+        ],
+        ..DiscoveryProfile::default()
     }
 }
 
-impl Cursor {
-    /// Everything but the skills: where the session text and the session's files go.
+impl Provider for Cursor {
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
+    }
+
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let request = ctx.request;
-        let rule = RelPath::new(RULE_FILE)?;
-        let mut plan = Plan {
-            owned_files: vec![OwnedFileProjection {
-                path: rule.clone(),
-                content: rule_file(&request.prompt),
-                mode: None,
-                role: OwnedRole::Instructions,
-            }],
-            markers: vec![MarkerProjection {
-                path: RelPath::new(GIT_MARKER)?,
-                kind: MarkerKind::Dir,
-            }],
-            session_text: Some(SessionTextCarrier::OwnedFile { path: rule }),
-            ..Plan::default()
-        };
-        if let Some(merged) = mcp::merged_file(ctx, MCP_FILE)? {
-            plan.notes.push(if merged.replace {
-                format!("{MCP_FILE} holds the session's MCP servers alone while sessions run; the project's own file comes back, byte for byte, with the last one")
-            } else {
-                format!("the session's MCP servers are merged into the project's {MCP_FILE} (a name both define differently is refused); its own bytes come back with the last session")
-            });
-            plan.merged_json.push(merged);
-        }
-        plan.owned_files.extend(patterns::named_files(
-            &request.commands,
-            COMMANDS_DIR,
-            OwnedRole::Command,
-        )?);
-        if let Some(config) = &request.cli_config {
-            let map = patterns::json_object(config, "the CLI configuration")?;
-            if map.keys().any(|k| k != "permissions" && k != "version") {
-                plan.notes.push(format!(
-                    "Cursor reads only permissions from a project's {CLI_FILE}; its other keys are ignored"
-                ));
-            }
-            plan.owned_files.push(patterns::owned_json(
-                CLI_FILE,
-                config,
-                OwnedRole::CliConfig,
-            )?);
-        }
-        let hooks = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
-        if let Some(script) = hooks.iter().find(|f| f.role == OwnedRole::HookScript) {
-            plan.notes.push(format!(
-                "the hook script is at {}; project hooks run from the project root, so the hooks configuration runs it by that path",
-                script.path
-            ));
-        }
-        plan.owned_files.extend(hooks);
+        let mut plan = session_text_plan(ctx)?;
+        add_configuration(ctx, &mut plan)?;
         for owned in &plan.owned_files {
             if ctx.view.exists(&owned.path) {
                 plan.notes.push(format!(
@@ -205,4 +143,63 @@ impl Cursor {
         }
         Ok(plan)
     }
+}
+
+/// The session text in the always-applied rule, and the `.git` marker that makes the workspace
+/// a project root for Cursor.
+fn session_text_plan(ctx: &PlanContext<'_>) -> Result<Plan> {
+    let rule = RelPath::new(RULE_FILE)?;
+    Ok(Plan {
+        owned_files: vec![OwnedFileProjection {
+            path: rule.clone(),
+            content: rule_file(&ctx.request.prompt),
+            mode: None,
+            role: OwnedRole::Instructions,
+        }],
+        markers: vec![MarkerProjection {
+            path: RelPath::new(GIT_MARKER)?,
+            kind: MarkerKind::Dir,
+        }],
+        session_text: Some(SessionTextCarrier::OwnedFile { path: rule }),
+        ..Plan::default()
+    })
+}
+
+/// The session's MCP servers, CLI configuration and hooks, as owned files with their notes.
+fn add_configuration(ctx: &PlanContext<'_>, plan: &mut Plan) -> Result<()> {
+    if let Some(merged) = mcp::merged_file(ctx, MCP_FILE)? {
+        plan.notes.push(if merged.replace {
+            format!("{MCP_FILE} holds the session's MCP servers alone while sessions run; the project's own file comes back, byte for byte, with the last one")
+        } else {
+            format!("the session's MCP servers are merged into the project's {MCP_FILE} (a name both define differently is refused); its own bytes come back with the last session")
+        });
+        plan.merged_json.push(merged);
+    }
+    plan.owned_files.extend(patterns::named_files(
+        &ctx.request.commands,
+        COMMANDS_DIR,
+        OwnedRole::Command,
+    )?);
+    if let Some(config) = &ctx.request.cli_config {
+        let map = patterns::json_object(config, "the CLI configuration")?;
+        if map.keys().any(|k| k != "permissions" && k != "version") {
+            plan.notes.push(format!(
+                "Cursor reads only permissions from a project's {CLI_FILE}; its other keys are ignored"
+            ));
+        }
+        plan.owned_files.push(patterns::owned_json(
+            CLI_FILE,
+            config,
+            OwnedRole::CliConfig,
+        )?);
+    }
+    let hooks = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
+    if let Some(script) = hooks.iter().find(|f| f.role == OwnedRole::HookScript) {
+        plan.notes.push(format!(
+            "the hook script is at {}; project hooks run from the project root, so the hooks configuration runs it by that path",
+            script.path
+        ));
+    }
+    plan.owned_files.extend(hooks);
+    Ok(())
 }

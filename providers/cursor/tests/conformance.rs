@@ -1,13 +1,13 @@
-//! Cursor runs the shared conformance suite, plus its own checks: the `.mdc` rule, the `.git`
-//! marker counted across three sessions (and never touched when the project has a `.git`), the
-//! project's own `.cursor/mcp.json` put back byte for byte with its mode, and the hook files.
+//! Cursor's own checks: the `.mdc` rule, the `.git` marker counted across three sessions (and
+//! never touched when the project has a `.git`), the project's own `.cursor/mcp.json` put back
+//! byte for byte with its mode, and the hook files. The shared conformance suite runs from
+//! `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-projectfile_conformance::conformance_tests!(projectfile_cursor::Cursor);
-
+use projectfile_conformance::core::Error;
 use projectfile_conformance::{Fixture, HOOK_SCRIPT_NAME, Subject, Tree};
-use projectfile_core::{Error, SessionRequest};
 use projectfile_cursor::{Cursor, GIT_MARKER, MCP_FILE, RULE_FILE};
+use projectfile_provider::SessionRequest;
 
 fn subject() -> Subject {
     Subject::new(Cursor)
@@ -47,7 +47,7 @@ fn git_marker_is_counted_across_three_sessions() {
     let a = fx.acquire(&subject(), "a").unwrap();
     let b = fx.acquire(&subject(), "b").unwrap();
     let c = fx.acquire(&subject(), "c").unwrap();
-    let action = |r: &projectfile_core::projector::AcquireReceipt| {
+    let action = |r: &projectfile_conformance::core::projector::AcquireReceipt| {
         r.files
             .iter()
             .find(|f| f.path == GIT_MARKER)

@@ -20,47 +20,36 @@
 //! | MCP servers, subagents, commands: where a project declares them for Muse | — | NOT found (no first-party documentation; searched for a `.muse/` MCP file and found none): `--mcp-config`, `--agent` and `--command` are refused for muse |
 //! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 
-use projectfile_core::guidance::DiscoveryProfile;
-use projectfile_core::{Capabilities, Plan, PlanContext, Provider, Result, patterns};
+use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
+
+/// Where the CLI reads project skills; each session skill is projected into `.agents/skills/<name>/`.
+pub const SKILLS_DIR: &str = ".agents/skills";
+
+/// Muse Code, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("muse", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR);
 
 /// The Muse Code provider.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Muse;
 
-/// Where the CLI reads project skills; each session skill is projected into `.agents/skills/<name>/`.
-pub const SKILLS_DIR: &str = ".agents/skills";
-
-impl Provider for Muse {
-    fn name(&self) -> &'static str {
-        "muse"
-    }
-
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            ..Capabilities::default()
-        }
-    }
-
-    fn discovery(&self) -> DiscoveryProfile {
-        // Only the root-level files are known; the walk is not (see the facts table).
-        DiscoveryProfile {
-            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
-            first_wins: true,
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        Ok(plan)
+/// How Muse Code discovers instruction files: only the root-level files are known; the walk is
+/// not (see the facts table).
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
+        first_wins: true,
+        ..DiscoveryProfile::default()
     }
 }
 
-impl Muse {
-    /// Everything but the skills: where the session text and the session's files go.
+impl Provider for Muse {
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
+    }
+
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         patterns::agents_md_block(ctx, &[])
     }

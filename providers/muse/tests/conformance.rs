@@ -1,7 +1,5 @@
-//! Muse runs the shared conformance suite, plus its placement check.
+//! Muse's own placement check. The shared conformance suite runs from `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
-projectfile_conformance::conformance_tests!(projectfile_muse::Muse);
 
 use projectfile_conformance::{Fixture, Subject};
 

@@ -47,9 +47,9 @@
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
-use projectfile_core::guidance::{DiscoveryProfile, Walk};
-use projectfile_core::{
-    Capabilities, OwnedRole, Plan, PlanContext, Provider, RelPath, Result, patterns,
+use projectfile_provider::{DiscoveryProfile, Walk};
+use projectfile_provider::{
+    OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, patterns,
 };
 
 /// The file Pi appends to its system prompt, relative to the launch directory.
@@ -62,63 +62,47 @@ pub const USER_APPEND_SYSTEM: &str = ".pi/agent/APPEND_SYSTEM.md";
 /// The user's own system prompt file, read only where the project has no `.pi/SYSTEM.md`.
 pub const USER_SYSTEM: &str = ".pi/agent/SYSTEM.md";
 
-/// The Pi provider.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Pi;
-
 /// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".pi/skills";
 /// Where Pi reads project prompt templates (commands): `<name>.md`, run as `/<name>`.
 pub const PROMPTS_DIR: &str = ".pi/prompts";
 
-impl Provider for Pi {
-    fn name(&self) -> &'static str {
-        "pi"
-    }
+/// Pi, as data.
+pub const SPEC: ProviderSpec = ProviderSpec::new("pi", discovery)
+    .session_text_in_file()
+    .skills_in(SKILLS_DIR)
+    .writes_owned_files()
+    .takes_commands()
+    .with_cli_home_env("PI_CODING_AGENT_DIR");
 
-    fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            skills: true,
-            session_text_file: true,
-            owned_files: true,
-            commands: true,
-            ..Capabilities::default()
-        }
-    }
+/// The Pi provider.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pi;
 
-    fn discovery(&self) -> DiscoveryProfile {
-        DiscoveryProfile {
-            // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
-            per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
-            first_wins: true,
-            walk: Walk::CwdUpToFsRoot,
-            extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
-            extra_files_at_working_dir: true,
-            user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
-            user_fallbacks: vec![
-                (SYSTEM.into(), USER_SYSTEM.into()),
-                (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
-            ],
-            verbatim: true,
-            ..DiscoveryProfile::default()
-        }
-    }
-
-    fn cli_home_env(&self) -> Option<&'static str> {
-        Some("PI_CODING_AGENT_DIR")
-    }
-
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        let mut plan = self.session_plan(ctx)?;
-        plan.skills = patterns::skills(ctx, SKILLS_DIR)?;
-        plan.owned_files =
-            patterns::named_files(&ctx.request.commands, PROMPTS_DIR, OwnedRole::Command)?;
-        Ok(plan)
+/// How Pi discovers instruction files.
+fn discovery() -> DiscoveryProfile {
+    DiscoveryProfile {
+        // Pi 0.73.1 does not read AGENTS.override.md (measured; see the module docs).
+        per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
+        first_wins: true,
+        walk: Walk::CwdUpToFsRoot,
+        extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
+        extra_files_at_working_dir: true,
+        user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
+        user_fallbacks: vec![
+            (SYSTEM.into(), USER_SYSTEM.into()),
+            (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
+        ],
+        verbatim: true,
+        ..DiscoveryProfile::default()
     }
 }
 
-impl Pi {
-    /// Everything but the skills: where the session text and the session's files go.
+impl Provider for Pi {
+    fn spec(&self) -> &'static ProviderSpec {
+        &SPEC
+    }
+
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let target = RelPath::new(APPEND_SYSTEM)?;
         let mut notes = vec![format!(
@@ -134,6 +118,9 @@ impl Pi {
                 "the project's {SYSTEM} replaces Pi's own prompt; the session text is appended after it"
             ));
         }
-        patterns::block_plan(ctx, target, notes)
+        let mut plan = patterns::block_plan(ctx, target, notes)?;
+        plan.owned_files =
+            patterns::named_files(&ctx.request.commands, PROMPTS_DIR, OwnedRole::Command)?;
+        Ok(plan)
     }
 }

@@ -1,8 +1,7 @@
-//! Pi runs the shared conformance suite, plus its `.pi/` checks: created only when absent, removed
-//! only when we created it and it is empty, the project's own contents never replaced.
+//! Pi's own `.pi/` checks: created only when absent, removed only when we created it and it is
+//! empty, the project's own contents never replaced. The shared conformance suite runs from
+//! `tests/suite.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
-
-projectfile_conformance::conformance_tests!(projectfile_pi::Pi);
 
 use projectfile_conformance::{Fixture, Subject, Tree};
 use projectfile_pi::{APPEND_SYSTEM, Pi};

@@ -17,7 +17,7 @@ pub const MAX_FN_LINES: usize = 110;
 
 /// A source file's code with comments, strings and character literals blanked out (newlines
 /// kept, so line numbers stay), and its test module cut off.
-fn code_of(text: &str) -> String {
+pub(super) fn code_of(text: &str) -> String {
     let text = match text.find("\n#[cfg(test)]") {
         Some(cut) => &text[..cut],
         None => text,

@@ -67,7 +67,7 @@ pub(crate) struct SkillFolder;
 
 /// The folder a plan's skill goes to.
 pub(crate) fn skill_path(skill: &SkillProjection) -> Result<RelPath> {
-    skill.skills_dir.join(&skill.name)
+    Ok(skill.skills_dir.join(&skill.name)?)
 }
 
 impl Projection for SkillFolder {
@@ -224,13 +224,13 @@ enum PriorAt {
 
 fn sibling(path: &RelPath, name: &str) -> Result<RelPath> {
     match path.parent() {
-        Some(parent) => parent.join(name),
-        None => RelPath::new(name),
+        Some(parent) => Ok(parent.join(name)?),
+        None => Ok(RelPath::new(name)?),
     }
 }
 
 fn legacy_stash(prior: &SkillPrior) -> Result<RelPath> {
-    RelPath::new("stash")?.join(&prior.stash)
+    Ok(RelPath::new("stash")?.join(&prior.stash)?)
 }
 
 /// Where `prior` is now, from what exists.

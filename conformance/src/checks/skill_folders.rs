@@ -1,18 +1,18 @@
-//! Conformance checks for skills (docs/promises.md, promise 15) and generated configuration
-//! (promise 13), run by
-//! every provider whose [`Capabilities`](projectfile_core::Capabilities) include them; a provider
-//! without the capability skips each check with a line on stderr (and, for skills, must refuse a
-//! request that brings them).
+//! Promise 15: skill folders. A projected skill folder carries our marker, is counted across
+//! sessions and goes with the last one; a project's own same-named folder is taken over and put
+//! back byte for byte; hostile names and symlinked sources are refused; a lost state directory
+//! or a crash leaves nothing of ours behind. Registered for providers whose spec names a skills
+//! folder (a provider without one must refuse skills: `unsupported_inputs_are_refused`).
 
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::AcquireReceipt;
-use projectfile_core::{
-    Error, HookScript, HooksInput, OwnedRole, RelPath, SessionRequest, SkillInput,
-};
+use projectfile_core::{Error, SessionRequest, SkillInput};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::{Fixture, HolderProcess, Subject, Tree};
+use crate::Subject;
+use crate::fixture::{Fixture, HolderProcess};
+use crate::tree::Tree;
 
 /// A session request carrying `prompt` and the given skills.
 pub fn skill_session(prompt: &str, skills: &[(&str, &Path)]) -> SessionRequest {
@@ -39,36 +39,23 @@ pub fn skill_source(fx: &Fixture, label: &str, files: &[(&str, &[u8])]) -> PathB
     dir
 }
 
-/// The provider's skills folder (relative), or `None` (with a note on stderr) when it does not take
-/// skills. A provider without the capability must refuse a request that brings skills, writing
-/// nothing.
-pub fn skills_dir(subject: &Subject) -> Option<String> {
+/// The provider's skills folder (relative), as its plan places a session's skill. The skill
+/// checks are registered only for a provider that takes skills; one that does not must refuse
+/// them, which `unsupported_inputs_are_refused` checks.
+pub fn skills_dir(subject: &Subject) -> String {
     let fx = Fixture::new();
     let src = skill_source(&fx, "probe", &[("SKILL.md", b"probe\n")]);
     let session = skill_session("x", &[("probe", &src)]);
-    if !subject.provider.capabilities().skills {
-        eprintln!(
-            "{}: no skills capability; skills checks skipped",
-            subject.name()
-        );
-        let before = Tree::capture(&fx.workspace);
-        let error = fx
-            .acquire_session_as(subject, session, me())
-            .expect_err("a provider without skills must refuse them");
-        assert!(matches!(error, Error::Provider { .. }), "{error}");
-        assert_eq!(Tree::capture(&fx.workspace), before);
-        return None;
-    }
     let plan = fx.plan_session(subject, &session);
     let skill = plan
         .skills
         .first()
         .unwrap_or_else(|| panic!("{}: claims skills but planned none", subject.name()));
     assert_eq!(skill.name, "probe");
-    Some(skill.skills_dir.to_string())
+    skill.skills_dir.to_string()
 }
 
-fn me() -> Holder {
+pub(crate) fn me() -> Holder {
     Holder::current_process().unwrap()
 }
 
@@ -115,9 +102,7 @@ fn write_project_skill(fx: &Fixture, folder: &str) {
 /// Rule 7: a projected skill folder carries the marker, is counted across sessions, and goes with
 /// the last one; differently named skills are untouched.
 pub fn skills_are_projected_marked_and_removed(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let fx = Fixture::new();
     fx.write(
         &format!("{dir}/lint/SKILL.md"),
@@ -159,9 +144,7 @@ pub fn skills_are_projected_marked_and_removed(subject: &Subject) {
 /// Rule 7: a same-named folder without the marker is taken over (status lists it) and comes back
 /// byte for byte after three sessions, one of them SIGKILLed.
 pub fn skill_take_over_restores_the_projects_folder(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let fx = Fixture::new();
     let folder = format!("{dir}/review");
     write_project_skill(&fx, &folder);
@@ -202,9 +185,7 @@ pub fn skill_take_over_restores_the_projects_folder(subject: &Subject) {
 /// Rule 7 and promise 2: a refresh replaces our files (removed ones disappear); a file the user
 /// drops into the managed folder is reported, never silently deleted, and set aside at the end.
 pub fn skill_refresh_and_user_files(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let fx = Fixture::new();
     let folder = format!("{dir}/review");
     let before = Tree::capture(&fx.workspace);
@@ -241,9 +222,7 @@ pub fn skill_refresh_and_user_files(subject: &Subject) {
 
 /// Rule 7: a hostile skill name is refused with a clear error and nothing is written.
 pub fn skill_hostile_names_are_refused(subject: &Subject) {
-    if skills_dir(subject).is_none() {
-        return;
-    }
+    skills_dir(subject);
     for name in ["../../etc", "/etc/passwd", "a/b", "..", "x\u{7}y", ""] {
         let fx = Fixture::new();
         let src = skill_source(&fx, "s", &[("SKILL.md", b"x")]);
@@ -261,9 +240,7 @@ pub fn skill_hostile_names_are_refused(subject: &Subject) {
 
 /// Promise 10: a symlink inside a source skill is refused, never followed out of the skill.
 pub fn skill_source_symlinks_are_refused(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let fx = Fixture::new();
     std::fs::write(fx.outside.join("secret"), b"secret").unwrap();
     let src = skill_source(&fx, "s", &[("SKILL.md", b"x")]);
@@ -281,9 +258,7 @@ pub fn skill_source_symlinks_are_refused(subject: &Subject) {
 /// Rule 8 for skills: with the state directory lost between start and end, a leftover that its own
 /// marker proves ours is reclaimed and removed; one the user changed is left as it was.
 pub fn skill_lost_state_dir(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let folder = format!("{dir}/review");
     for user_changes_it in [false, true] {
         let fx = Fixture::new();
@@ -323,9 +298,7 @@ pub fn skill_lost_state_dir(subject: &Subject) {
 /// Promise 6 for skills: a SIGKILLed holder's skill folder is cleaned at the next start and the
 /// project's own folder comes back.
 pub fn skill_crash_leftovers_are_cleaned(subject: &Subject) {
-    let Some(dir) = skills_dir(subject) else {
-        return;
-    };
+    let dir = skills_dir(subject);
     let fx = Fixture::new();
     write_project_skill(&fx, &format!("{dir}/review"));
     let before = Tree::capture(&fx.workspace);
@@ -344,114 +317,4 @@ pub fn skill_crash_leftovers_are_cleaned(subject: &Subject) {
     assert!(fx.release(&next.token));
     assert_eq!(Tree::capture(&fx.workspace), before);
     fx.assert_no_ledger();
-}
-
-/// A session bringing every kind of configuration the provider takes, or `None` when it takes none.
-pub fn config_session(subject: &Subject, prompt: &str) -> Option<SessionRequest> {
-    let caps = subject.provider.capabilities();
-    let mut session = SessionRequest::with_prompt(prompt);
-    if caps.mcp {
-        session.mcp_servers = Some(serde_json::json!({"probe": {"command": "true", "args": []}}));
-    }
-    if caps.hooks {
-        session.hooks = Some(HooksInput {
-            config: serde_json::json!({"version": 1, "hooks": {}}),
-            script: Some(HookScript {
-                name: "probe-hook.sh".into(),
-                content: "#!/bin/sh\nexit 0\n".into(),
-            }),
-        });
-    }
-    if caps.cli_config {
-        session.cli_config = Some(serde_json::json!({"permissions": {"allow": [], "deny": []}}));
-    }
-    (caps.mcp || caps.hooks || caps.cli_config).then_some(session)
-}
-
-/// Rule 8: generated configuration is removed only when recognisably ours: the project's own is
-/// put back, a user's edit is kept and reported, and with a lost state directory content we cannot
-/// prove ours is left as it was.
-pub fn generated_config_is_removed_only_when_ours(subject: &Subject) {
-    let Some(session) = config_session(subject, "config session") else {
-        eprintln!(
-            "{}: takes no configuration; generated-config checks skipped",
-            subject.name()
-        );
-        return;
-    };
-    let probe = Fixture::new();
-    let configs: Vec<RelPath> = probe
-        .plan_session(subject, &session)
-        .owned_files
-        .iter()
-        .filter(|o| o.role != OwnedRole::Instructions)
-        .map(|o| o.path.clone())
-        .collect();
-    if configs.is_empty() {
-        eprintln!(
-            "{}: configuration is not written to files; nothing to check",
-            subject.name()
-        );
-        return;
-    }
-    // The project's own files come back; a user's edit is kept and reported: in place where no
-    // prior must come back there, set aside where one must.
-    let fx = Fixture::new();
-    fx.write(configs[0].as_str(), b"{\"the project's own\": true}\n");
-    let before = Tree::capture(&fx.workspace);
-    let a = fx
-        .acquire_session_as(subject, session.clone(), me())
-        .unwrap();
-    let edited = configs.last().unwrap();
-    fx.write(edited.as_str(), b"the user's edit\n");
-    let end = fx.projector.release(&a.token).unwrap();
-    let now = Tree::capture(&fx.workspace);
-    for (path, node) in &before.0 {
-        assert_eq!(
-            now.0.get(path),
-            Some(node),
-            "{path}: the project's own is not back"
-        );
-    }
-    // An edit with no prior stays in place; one over a prior is set aside and the prior is back.
-    let expected: &[u8] = if edited != &configs[0] {
-        b"the user's edit\n"
-    } else {
-        b"{\"the project's own\": true}\n"
-    };
-    assert_eq!(
-        fx.read(edited.as_str()).as_deref(),
-        Some(expected),
-        "{edited}: an edit with no prior stays; one over a prior is set aside"
-    );
-    let kept = end
-        .kept
-        .iter()
-        .find(|k| &k.path == edited)
-        .unwrap_or_else(|| panic!("the edit of {edited} was not reported: {:?}", end.kept));
-    assert_eq!(std::fs::read(&kept.kept_at).unwrap(), b"the user's edit\n");
-
-    // A lost state directory: what we cannot prove ours is left as it was.
-    let fx = Fixture::new();
-    let a = fx
-        .acquire_session_as(subject, session.clone(), me())
-        .unwrap();
-    std::fs::remove_dir_all(&fx.state).unwrap();
-    assert!(!fx.release(&a.token));
-    fx.write(configs[0].as_str(), b"changed after the state was lost\n");
-    let leftovers: Vec<Option<Vec<u8>>> = configs.iter().map(|c| fx.read(c.as_str())).collect();
-    let b = fx.acquire_session_as(subject, session, me()).unwrap();
-    assert!(fx.release(&b.token));
-    assert_eq!(
-        fx.read(configs[0].as_str()).unwrap(),
-        b"changed after the state was lost\n",
-        "unprovable content must be left as it was"
-    );
-    for (config, leftover) in configs.iter().zip(leftovers) {
-        let now = fx.read(config.as_str());
-        assert!(
-            now.is_none() || now == leftover,
-            "{config}: a leftover is either proven ours and removed, or left exactly as it was"
-        );
-    }
 }

@@ -1,6 +1,6 @@
 //! Discovery profiles: how one CLI finds its instruction files (names, order, first-wins or all,
-//! root markers, budget), declared as data by each provider and evaluated by
-//! [`resolve_as`](super::resolve_as).
+//! root markers, budget), declared as data by each provider and evaluated by core's guidance
+//! resolver (`projectfile_core::guidance::resolve_as`).
 //!
 //! The providers' profiles, checked against the real CLIs by `cargo xtask qualify` (each provider's
 //! module docs hold the measurements; the golden tests in `core/tests/guidance_golden.rs` run

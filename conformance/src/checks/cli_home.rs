@@ -9,11 +9,12 @@ use projectfile_core::runtime::{
     CLI_HOME_DIR, LaunchLinks, Runtime, RuntimeKey, SessionId, private_cli_home_env,
 };
 
-use crate::{Fixture, Subject};
+use crate::Subject;
+use crate::fixture::Fixture;
 
-/// A provider either declares the variable that moves its CLI's home
-/// ([`Provider::cli_home_env`](projectfile_core::Provider::cli_home_env)) or is refused a private
-/// home with an error naming it. A declared variable is a plain environment variable name that
+/// A provider either declares the variable that moves its CLI's home (in its spec,
+/// [`with_cli_home_env`](projectfile_provider::ProviderSpec::with_cli_home_env)) or is refused a
+/// private home with an error naming it. A declared variable is a plain environment variable name that
 /// the plan never sets itself, and a launch gives it a home inside the runtime, private (0700),
 /// that outlives the launch (native sessions and the login live there).
 pub fn cli_home_is_declared_or_refused(subject: &Subject) {

@@ -265,9 +265,9 @@ pub fn named_files(
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
 /// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
 ///
-/// Every provider whose CLI reads skill folders calls this with its own folder and sets
-/// `Capabilities::skills`; core does the rest (see [`crate::projector`]): the copy into
-/// `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
+/// Every provider whose CLI reads skill folders gets this called with its own folder by naming
+/// it in its spec ([`crate::ProviderSpec::skills_in`]); core does the rest (its skill-folder
+/// projection): the copy into `skills_dir/<name>/` built beside it and renamed in, the `.{namespace}-managed` marker file, the
 /// take-over of a same-named folder (stashed, put back by the last session), counting across
 /// sessions, refresh at each start, and removal of only what is provably ours.
 ///
@@ -282,14 +282,9 @@ pub fn named_files(
 /// ([`crate::plan::validate_skill_name`]: no `/`, `..`, absolute path, control character or leading
 /// `.`), and two skills with the same name.
 ///
-/// ```
-/// # use projectfile_core::{patterns, Plan, PlanContext, Result};
-/// fn plan(ctx: &PlanContext<'_>) -> Result<Plan> {
-///     let mut plan = patterns::agents_md_block(ctx, &[])?;
-///     plan.skills = patterns::skills(ctx, ".agents/skills")?;
-///     Ok(plan)
-/// }
-/// ```
+/// A provider does not call it itself: naming its folder in its spec
+/// ([`crate::ProviderSpec::skills_in`]) is what gets the session's skills planned there, by
+/// [`crate::ProviderExt::plan`].
 pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjection>> {
     let skills_dir = RelPath::new(skills_dir)?;
     let mut out: Vec<SkillProjection> = Vec::with_capacity(ctx.request.skills.len());
@@ -312,14 +307,15 @@ pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjec
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::provider::{
         EntryKind, HookScript, HooksInput, Namespace, Probes, SessionRequest, WorkspaceView,
     };
     use std::path::{Path, PathBuf};
 
-    struct Empty;
+    /// An empty destination: every path missing, nothing above the root.
+    pub(crate) struct Empty;
     impl WorkspaceView for Empty {
         fn kind(&self, _: &RelPath) -> EntryKind {
             EntryKind::Missing
@@ -338,6 +334,7 @@ mod tests {
             request: &request,
             probes: &probes,
             view: &Empty,
+            home: None,
         })
     }
 

@@ -1,17 +1,22 @@
-//! The provider contract: the [`Provider`] trait, its flat [`Capabilities`], the [`SessionRequest`]
-//! a host hands in, the read-only [`WorkspaceView`] and [`Probes`] a provider plans from, and the
-//! [`Namespace`] that names our markers.
+//! The provider contract: the [`Provider`] trait (and [`ProviderExt`], what every provider answers
+//! from it), its flat [`Capabilities`], the [`SessionRequest`] a host hands in, the read-only
+//! [`WorkspaceView`] and [`Probes`] a provider plans from, and the [`Namespace`] that names our
+//! markers.
 //!
-//! A provider is data plus one pure function: given a [`PlanContext`], return a [`Plan`]. It never
-//! writes, renames or removes anything; core applies the plan.
+//! A provider is data plus one pure function: a constant [`ProviderSpec`], and, given a
+//! [`PlanContext`], the part of the [`Plan`] that varies with the session. It never reads the
+//! world outside its context, and never writes, renames or removes anything; core applies the
+//! plan.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+use crate::discovery::DiscoveryProfile;
 use crate::error::{Error, Result};
-use crate::guidance::DiscoveryProfile;
+use crate::patterns;
 pub use crate::plan::{EntryKind, Namespace};
 use crate::plan::{Plan, RelPath};
+pub use crate::spec::ProviderSpec;
 
 /// What a provider supports. Flat booleans, so the conformance suite can pick its checks and a host
 /// can refuse a request before planning.
@@ -43,6 +48,23 @@ pub struct Capabilities {
     /// Commands (slash commands) are projected into a folder the CLI reads.
     #[serde(default)]
     pub commands: bool,
+}
+
+impl Capabilities {
+    /// Nothing supported: where a [`ProviderSpec`] starts.
+    pub const NONE: Capabilities = Capabilities {
+        session_text_file: false,
+        session_text_launch_arg: false,
+        skills: false,
+        mcp: false,
+        hooks: false,
+        cli_config: false,
+        owned_files: false,
+        markers: false,
+        mcp_replace: false,
+        subagents: false,
+        commands: false,
+    };
 }
 
 /// A skill a session brings: a folder holding a `SKILL.md` and its files.
@@ -116,7 +138,7 @@ pub struct SessionRequest {
     /// Skills to project.
     pub skills: Vec<SkillInput>,
     /// Provider options by name (`prompt` → `replace`), each one the provider declares
-    /// ([`Provider::options`]); checked by [`SessionRequest::check_options`] before planning.
+    /// ([`ProviderExt::options`]); checked by [`SessionRequest::check_options`] before planning.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub options: std::collections::BTreeMap<String, String>,
 }
@@ -288,7 +310,7 @@ pub struct Probes {
 }
 
 /// Which binary to probe and how, declared by a provider that needs its CLI's version.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BinarySpec {
     /// The binary's name on `PATH`.
     pub name: &'static str,
@@ -308,45 +330,116 @@ pub struct PlanContext<'a> {
     pub probes: &'a Probes,
     /// Read-only questions about the destination.
     pub view: &'a dyn WorkspaceView,
+    /// The user's home directory as the CLI will see it, when known: the CLI's user files (its
+    /// own memory file, say) live there and are not the project's. A provider never reads the
+    /// environment itself; core fills this in.
+    pub home: Option<&'a Path>,
 }
 
-/// The adapter for one CLI. Small and declarative: where and how the CLI takes each input.
+/// The adapter for one CLI: a constant [`ProviderSpec`] and the plan of what varies with the
+/// session. Everything else a host asks a provider ([`ProviderExt`]: its name, capabilities,
+/// discovery profile, binary, the whole plan) follows from these two and cannot be answered
+/// otherwise.
+///
+/// ```
+/// use projectfile_provider::{
+///     DiscoveryProfile, Plan, PlanContext, Provider, ProviderSpec, Result, patterns,
+/// };
+///
+/// fn discovery() -> DiscoveryProfile {
+///     DiscoveryProfile {
+///         per_directory: vec![patterns::AGENTS_MD.into()],
+///         ..DiscoveryProfile::default()
+///     }
+/// }
+///
+/// pub const SPEC: ProviderSpec = ProviderSpec::new("my-cli", discovery)
+///     .session_text_in_file()
+///     .skills_in(".agents/skills");
+///
+/// pub struct MyCli;
+///
+/// impl Provider for MyCli {
+///     fn spec(&self) -> &'static ProviderSpec {
+///         &SPEC
+///     }
+///
+///     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+///         patterns::agents_md_block(ctx, &[])
+///     }
+/// }
+/// ```
 pub trait Provider: Send + Sync {
-    /// The provider's name (`codex`, `claude`, …), as used on the command line.
-    fn name(&self) -> &'static str;
+    /// What the provider is, as data.
+    fn spec(&self) -> &'static ProviderSpec;
 
-    /// What this provider supports.
-    fn capabilities(&self) -> Capabilities;
-
-    /// How this provider's CLI discovers instruction files (its newest known behaviour).
-    fn discovery(&self) -> DiscoveryProfile;
+    /// Where the session text and the session's own files go for one session: everything but
+    /// the skills, which the spec's skills folder places ([`ProviderExt::plan`] adds them). Pure:
+    /// reads only `ctx`.
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan>;
 
     /// How the CLI core probed discovers instruction files, for a CLI whose discovery changed
-    /// between versions (Claude Code reads `AGENTS.md` only from some version on). Default:
-    /// [`Provider::discovery`].
+    /// between versions (Claude Code reads `AGENTS.md` only from some version on). Default: the
+    /// spec's profile.
     fn discovery_for(&self, probes: &Probes) -> DiscoveryProfile {
         let _ = probes;
-        self.discovery()
+        self.spec().discovery()
+    }
+}
+
+/// What every [`Provider`] answers, derived from its spec and its session plan. Implemented for
+/// every provider and for nothing else (no provider can answer differently from its spec).
+pub trait ProviderExt: Provider {
+    /// The provider's name (`codex`, `claude`, …), as used on the command line.
+    fn name(&self) -> &'static str {
+        self.spec().name()
+    }
+
+    /// What this provider supports.
+    fn capabilities(&self) -> Capabilities {
+        self.spec().capabilities()
+    }
+
+    /// How this provider's CLI discovers instruction files (its newest known behaviour).
+    fn discovery(&self) -> DiscoveryProfile {
+        self.spec().discovery()
     }
 
     /// The binary to probe for its version before planning, if the plan depends on it.
     fn binary(&self) -> Option<BinarySpec> {
-        None
+        self.spec().binary()
     }
 
-    /// The environment variable that moves the CLI's home or configuration folder (its
-    /// settings, login and native sessions), when the CLI has one: a linked runtime can then give
-    /// the CLI a private home (`run --private-cli-home`). `None` (the default) refuses that.
+    /// The environment variable that moves the CLI's home or configuration folder, when the CLI
+    /// has one (see [`ProviderSpec::with_cli_home_env`]).
     fn cli_home_env(&self) -> Option<&'static str> {
-        None
+        self.spec().cli_home_env()
     }
 
-    /// The options a host may set for a session (typed by their values); core refuses any other
-    /// option, or value, before planning. Default: none.
+    /// The options a host may set for a session (typed by their values; see
+    /// [`ProviderSpec::with_options`]); core refuses any other option, or value, before planning.
     fn options(&self) -> Vec<ProviderOption> {
-        Vec::new()
+        self.spec().options()
     }
 
-    /// The plan for one session. Pure: reads only `ctx`.
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan>;
+    /// The plan for one session: inputs the provider cannot take refused, naming each; the
+    /// [session plan](Provider::session_plan); the session's skills in the spec's skills folder.
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let spec = self.spec();
+        ctx.request
+            .check_supported(spec.name(), &spec.capabilities())?;
+        let mut plan = self.session_plan(ctx)?;
+        if !plan.skills.is_empty() {
+            return Err(Error::Provider {
+                provider: spec.name().to_string(),
+                reason: "the session plan names skills itself; skills go to the folder the spec names (`ProviderSpec::skills_in`)".to_string(),
+            });
+        }
+        if let Some(dir) = spec.skills_dir() {
+            plan.skills = patterns::skills(ctx, dir)?;
+        }
+        Ok(plan)
+    }
 }
+
+impl<P: Provider + ?Sized> ProviderExt for P {}

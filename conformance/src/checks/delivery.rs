@@ -5,7 +5,7 @@
 //! options are checked before anything is projected.
 //!
 //! [`delivery_verdict_agrees_with_resolve`] and [`provider_options_are_checked`] run for every
-//! provider (from [`crate::conformance_tests!`]); [`verdict_in`] lets a provider's own tests
+//! provider (registered in [`crate::checks::CHECKS`]); [`verdict_in`] lets a provider's own tests
 //! state what its route does in each [`Shape`] (Codex: the 40 KiB file delivered with its budget
 //! argument; Claude: the private route behind a `CLAUDE.md` and below the version gate).
 
@@ -15,6 +15,7 @@ use projectfile_core::guidance::{
 };
 use projectfile_core::projector::AcquireReceipt;
 use projectfile_core::{Error, SessionRequest, SessionTextCarrier};
+use projectfile_provider::ProviderExt;
 
 use crate::{Fixture, Subject, Tree, assert_session_text_visible};
 

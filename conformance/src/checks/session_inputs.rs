@@ -11,9 +11,17 @@ use std::path::Path;
 
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::AcquireRequest;
-use projectfile_core::{Capabilities, MergedJsonProjection, NamedFile, SessionRequest};
+use projectfile_core::{
+    Capabilities, MergedJsonProjection, NamedFile, ProviderExt, SessionRequest,
+};
 
-use crate::{Fixture, HolderProcess, Subject, Tree, skip};
+use crate::{Fixture, HolderProcess, Subject, Tree};
+
+/// Says on stderr that a check found nothing to check (the registry selects these checks by the
+/// provider's capabilities and plan, so this is a safety net).
+fn skip(subject: &Subject, check: &str, why: &str) {
+    eprintln!("{}: {check} skipped: {why}", subject.name());
+}
 
 /// The subagent [`crate::full_session`] brings when the provider takes subagents.
 pub fn session_agent() -> NamedFile {

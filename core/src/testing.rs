@@ -1,0 +1,41 @@
+//! What the workspace's own tests reach inside core for, and nothing else: fault injection and
+//! sync counting in the one writing module, the journal's framing, the state directory's layout
+//! (workspace keys, the priors folder), the runtime links' low-level steps. Core's I/O modules
+//! (`fsio`, `journal`, `ledger`, the projector's internals) are private to core; these re-exports
+//! let the conformance suite, the crash-point enumeration, the fuzz targets and the integration
+//! tests drive and inspect them from outside.
+//!
+//! Hidden from the documentation and no part of the API: a host never needs it, and any of it
+//! may change in any release.
+
+/// The writing module's internals: fault injection, sync counting, locks, file-system families.
+pub mod fsio {
+    pub use crate::fsio::{
+        FsFamily, FsRole, LockGuard, TEMP_INFIX, bytes_read_on_this_thread, check_file_system,
+        faults, file_system_family, hold_lock, syncs_on_this_thread,
+    };
+
+    /// Runtime links' low-level steps and file names.
+    pub mod links {
+        pub use crate::fsio::links::{
+            LAUNCH_LOCK, LINK_RECORD, ensure_link, remove_link, remove_runtime, verify_link,
+        };
+    }
+}
+
+/// The journal's record framing and file names.
+pub mod journal {
+    pub use crate::journal::{
+        COMPACT_RECORDS, JOURNAL_FILE, LEGACY_LEDGER_FILE, Scan, frame, records_nothing, scan,
+    };
+}
+
+/// The state directory's layout.
+pub mod ledger {
+    pub use crate::ledger::workspace_key;
+}
+
+/// Where taken-over content waits inside the workspace.
+pub mod priors {
+    pub use crate::projector::priors::{MANIFEST, dir_name};
+}

@@ -1,0 +1,4 @@
+//! The shared conformance suite for Cursor: every check its capabilities and plan make apply, and
+//! `facts_are_recorded` (a `harness = false` target run by the suite's own harness).
+
+projectfile_conformance::conformance_suite!(projectfile_cursor::Cursor);
