@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use crate::guidance::{DeliveryQuery, DeliveryVerdict, StdFs, delivery_with_remedy};
+use crate::guidance::{DeliveryQuery, DeliveryVerdict, GuidanceFs, delivery_with_remedy};
 use crate::plan::SessionTextCarrier;
 use crate::provider::{Probes, Provider};
 
@@ -20,16 +20,30 @@ fn unsaid() -> SessionTextCarrier {
     }
 }
 
-/// The verdict for `carrier` in the destination `root`; `private_dir` is the session's private
-/// folder, where a launch-argument carrier's file lives (shown as its absolute path).
+/// Where a session's text went: the destination `root`, our namespace, the plan's carrier, and
+/// the session's private folder.
+pub(super) struct Session<'a> {
+    pub root: &'a Path,
+    pub namespace: &'a str,
+    pub carrier: Option<&'a SessionTextCarrier>,
+    pub private_dir: &'a Path,
+}
+
+/// The verdict for `carrier` in the destination `root` as `fs` shows it (the real file system
+/// after an acquire; the planned files over it for a dry run); `private_dir` is the session's
+/// private folder, where a launch-argument carrier's file lives (shown as its absolute path).
 pub(super) fn judge(
+    fs: &dyn GuidanceFs,
     provider: &dyn Provider,
     probes: &Probes,
-    root: &Path,
-    namespace: &str,
-    carrier: Option<&SessionTextCarrier>,
-    private_dir: &Path,
+    session: Session<'_>,
 ) -> DeliveryVerdict {
+    let Session {
+        root,
+        namespace,
+        carrier,
+        private_dir,
+    } = session;
     let unsaid = unsaid();
     let carrier = carrier.unwrap_or(&unsaid);
     let profile = provider.discovery_for(probes);
@@ -42,7 +56,7 @@ pub(super) fn judge(
         namespace,
         carrier,
     };
-    let mut verdict = delivery_with_remedy(&StdFs, &profile, &query);
+    let mut verdict = delivery_with_remedy(fs, &profile, &query);
     if let SessionTextCarrier::LaunchArgument { private_file } = carrier {
         verdict.path = Some(private_dir.join(private_file).display().to_string());
     }
