@@ -99,8 +99,10 @@ of starting a session whose text would not arrive.
 Examples:
   projectfile acquire --provider codex --workspace . --prompt 'Use tabs.' --holder-pid $$ --json
   projectfile acquire --provider claude --workspace . --prompt-file p.md --require-delivery \
-    --provider-option claude.prompt=replace --json")]
-    Acquire(AcquireArgs),
+    --provider-option claude.prompt=replace --json
+  projectfile acquire --provider claude --workspace . --prompt-file p.md --mcp-config servers.json \\
+    --agent reviewer=reviewer.md --command ship=ship.md --dry-run --json")]
+    Acquire(Box<AcquireArgs>),
     /// End a session by its token. Releasing twice, or an unknown token, is not an error.
     #[command(after_help = "\
 Examples:
@@ -126,6 +128,8 @@ released whatever happens, output included.
 
 Examples:
   projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md
+  projectfile run --provider claude --workspace . --prompt 'Be brief.' --mcp-config servers.json \\
+    --dry-run --json -- claude -p 'hi'      # what it would launch; nothing is written or run
   projectfile run --provider claude --workspace ~/crew --prompt 'Be brief.' --runtime-root ~/rt \\
     --user u1 --project-id crew-7 --session-id work:project:7 --mode run \\
     --attach-read-only docs=~/docs --private-cli-home --sandbox --json -- claude -p 'hi'")]
@@ -393,9 +397,27 @@ pub struct SessionArgs {
     /// Read the session instructions from a file (`-` for standard input); not empty.
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<PathBuf>,
-    /// MCP servers, a JSON file `{"name": {...}}`.
+    /// MCP servers, a JSON file `{"name": {...}}` (names: letters, digits, '_', '-'). Claude gets
+    /// them in a private file (`--mcp-config=<file>`), Codex as `-c mcp_servers.<name>=…`
+    /// overrides, Cursor and agy merged into the project's own file for the session (its bytes
+    /// come back at the end); muse and pi refuse them.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+    /// merge: the CLI keeps its own MCP servers and gets the session's too (a name both define is
+    /// refused); replace: only the session's (claude: --strict-mcp-config; cursor: the project's
+    /// .cursor/mcp.json holds the session's alone; codex and agy cannot, and refuse).
+    #[arg(long, value_name = "MODE", default_value = "merge", value_parser = ["merge", "replace"], requires = "mcp_config")]
+    pub mcp_mode: String,
+    /// A subagent definition to project, as NAME=FILE (repeatable): written as NAME.md in the
+    /// CLI's subagents folder (claude: .claude/agents/). A same-named file there is taken over and
+    /// put back by the last session.
+    #[arg(long = "agent", value_name = "NAME=FILE")]
+    pub agents: Vec<String>,
+    /// A command (slash command) to project, as NAME=FILE (repeatable): written as NAME.md in the
+    /// CLI's commands folder (claude: .claude/commands/, cursor: .cursor/commands/, pi:
+    /// .pi/prompts/). A same-named file there is taken over and put back by the last session.
+    #[arg(long = "command", value_name = "NAME=FILE")]
+    pub commands: Vec<String>,
     /// Hooks configuration, a JSON file in the CLI's own format.
     #[arg(long, value_name = "FILE")]
     pub hooks_config: Option<PathBuf>,
@@ -442,6 +464,11 @@ pub struct AcquireArgs {
     /// be locked already when acquire runs.
     #[arg(long, value_name = "PATH")]
     pub holder_lock: Option<PathBuf>,
+    /// Print the receipt a start would print (files with the actions they would get, launch
+    /// arguments, env), marked `"dry_run": true`, and change nothing: no file, no lease, no state
+    /// directory or lock file. The token is `dry-run` (releasing it does nothing).
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `release`.
@@ -460,6 +487,11 @@ pub struct RunArgs {
     /// Run CMD in the current directory instead of the workspace (or runtime).
     #[arg(long)]
     pub keep_cwd: bool,
+    /// Print what would be launched (the acquire receipt marked `"dry_run": true`, with the whole
+    /// `command` line) and run nothing, changing nothing. Not with --runtime-root (a runtime is
+    /// made by the launch).
+    #[arg(long, conflicts_with = "runtime_root")]
+    pub dry_run: bool,
     #[command(flatten)]
     pub linked: LinkedArgs,
     /// The command and its arguments (any bytes: they are passed on as given).

@@ -177,6 +177,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 (None, None) => Holder::calling_process()?,
             };
             let session = session_request(&args.session)?;
+            if args.dry_run {
+                let receipt = dry_run(&projector, &args.session, session, holder)?;
+                return print_dry_run(&receipt, global.json);
+            }
             let receipt = acquire(&projector, &args.session, session, None, holder, &log)?;
             let delivered = if global.json {
                 print_json(&receipt)
@@ -462,18 +466,43 @@ fn known_provider(name: &str) -> Result<Box<dyn projectfile::core::Provider>, Cl
     })
 }
 
-/// Acquires `session` as the command line asks ([`session_request`] builds it first, so a refused
-/// prompt or configuration stops the command before anything is created).
-/// `destination` replaces the workspace as the projection root (a linked runtime).
-pub(crate) fn acquire(
+/// What acquiring `session` would do ([`Projector::dry_run`]), changing nothing.
+pub(crate) fn dry_run(
     projector: &Projector,
+    args: &SessionArgs,
+    session: SessionRequest,
+    holder: Holder,
+) -> anyhow::Result<AcquireReceipt> {
+    let provider = known_provider(&args.provider)?;
+    Ok(projector.dry_run(
+        provider.as_ref(),
+        &acquire_request(args, session, None, holder),
+    )?)
+}
+
+/// Prints a dry run's receipt (with `--json`, the JSON object; else the summary).
+pub(crate) fn print_dry_run(receipt: &AcquireReceipt, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(receipt)?;
+    } else {
+        let mut text = acquire_text(receipt);
+        if !receipt.command.is_empty() {
+            text.line(format_args!("would run: {}", receipt.command.join(" ")));
+        }
+        text.line("dry run: nothing was written, no lease was taken");
+        text.print("the receipt")?;
+    }
+    print_warnings(&receipt.warnings);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The acquire request the command line describes.
+fn acquire_request(
     args: &SessionArgs,
     session: SessionRequest,
     destination: Option<&std::path::Path>,
     holder: Holder,
-    log: &Verbose,
-) -> anyhow::Result<AcquireReceipt> {
-    let provider = known_provider(&args.provider)?;
+) -> AcquireRequest {
     let root = destination.unwrap_or(&args.workspace);
     let mut request = AcquireRequest::new(root, session, holder);
     if let Some(version) = &args.cli_version {
@@ -486,6 +515,22 @@ pub(crate) fn acquire(
     }
     request.binary_path = args.cli_binary.clone();
     request.require_delivery = args.require_delivery;
+    request
+}
+
+/// Acquires `session` as the command line asks ([`session_request`] builds it first, so a refused
+/// prompt or configuration stops the command before anything is created).
+/// `destination` replaces the workspace as the projection root (a linked runtime).
+pub(crate) fn acquire(
+    projector: &Projector,
+    args: &SessionArgs,
+    session: SessionRequest,
+    destination: Option<&std::path::Path>,
+    holder: Holder,
+    log: &Verbose,
+) -> anyhow::Result<AcquireReceipt> {
+    let provider = known_provider(&args.provider)?;
+    let request = acquire_request(args, session, destination, holder);
     log.acquiring(provider.name(), &args.workspace, &request.holder);
     let receipt = projector.acquire(provider.as_ref(), &request)?;
     log.acquired(projector.state_dir(), &receipt);
@@ -568,6 +613,11 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
         )
         .into());
     }
+    if args.mcp_mode == "replace" {
+        session.mcp_mode = projectfile::core::McpMode::Replace;
+    }
+    session.agents = named_files(&args.agents, "subagent")?;
+    session.commands = named_files(&args.commands, "command")?;
     session.options = provider_options(args)?;
     for skill in &args.skills {
         let (name, dir) = skill
@@ -579,6 +629,21 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
         });
     }
     Ok(session)
+}
+
+/// `--agent` / `--command` values (`NAME=FILE`), each file read whole.
+fn named_files(values: &[String], what: &str) -> anyhow::Result<Vec<projectfile::core::NamedFile>> {
+    let mut files = Vec::with_capacity(values.len());
+    for value in values {
+        let (name, file) = value
+            .split_once('=')
+            .ok_or_else(|| CliError::usage(value, format!("a {what} is NAME=FILE")))?;
+        files.push(projectfile::core::NamedFile {
+            name: name.to_string(),
+            content: read_text(std::path::Path::new(file), what)?,
+        });
+    }
+    Ok(files)
 }
 
 /// `--provider-option PROVIDER.NAME=VALUE`: this provider's options, checked against what it

@@ -79,8 +79,19 @@ pub fn run(
     log: &Verbose,
 ) -> anyhow::Result<ExitCode> {
     let session = crate::session_request(&args.session)?;
-    install_forwarding()?;
     let holder = Holder::current_process()?;
+    if args.dry_run {
+        let mut receipt = crate::dry_run(projector, &args.session, session, holder)?;
+        // JSON text: an argument that is not UTF-8 is shown with replacement characters.
+        receipt.command = args
+            .command
+            .iter()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        receipt.command.extend(receipt.launch_args.iter().cloned());
+        return crate::print_dry_run(&receipt, json);
+    }
+    install_forwarding()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
     let destination = linked.as_ref().map(|l| l.dir());

@@ -298,6 +298,21 @@ fn acquire_args<'a>(ws: &'a str, prompt: &'a str, holder: &'a str) -> [&'a str; 
     ]
 }
 
+/// `run` of a Codex session in `ws` with `prompt`, then `rest` (flags, `--`, the command).
+fn run_args<'a>(ws: &'a str, prompt: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--provider",
+        "codex",
+        "--workspace",
+        ws,
+        "--prompt",
+        prompt,
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
 /// acquire, release, status, strip-stale, providers, resolve and its fragments, `run --json`.
 fn session_commands(env: &Env) {
     use projectfile::receipts::schema;
@@ -345,18 +360,7 @@ fn session_commands(env: &Env) {
     assert_eq!(again["released"], false);
 
     // `run --json`: the first line of stdout is the acquire receipt; the command's output follows.
-    let out = env.run(&[
-        "run",
-        "--provider",
-        "codex",
-        "--workspace",
-        ws,
-        "--prompt",
-        "from run",
-        "--",
-        "cat",
-        "AGENTS.md",
-    ]);
+    let out = env.run(&run_args(ws, "from run", &["--", "cat", "AGENTS.md"]));
     assert!(
         out.status.success(),
         "{}",
@@ -366,6 +370,17 @@ fn session_commands(env: &Env) {
     let (first, rest) = stdout.split_once('\n').unwrap();
     env.check(first.as_bytes(), schema::ACQUIRE);
     assert!(rest.contains("from run"), "{rest}");
+
+    // Dry runs print the acquire receipt with `dry_run` (and, from `run`, `command`).
+    let mut dry = acquire_args(ws, "dry", &pid).to_vec();
+    dry.push("--dry-run");
+    let planned = env.ok(&dry, schema::ACQUIRE);
+    assert_eq!(planned["dry_run"], true);
+    let run_dry = env.ok(
+        &run_args(ws, "dry", &["--dry-run", "--", "cat"]),
+        schema::ACQUIRE,
+    );
+    assert_eq!(run_dry["command"][0], "cat");
     delivery_shapes(env, &pid);
 }
 

@@ -786,5 +786,9 @@ fn plan_for(
         Holder::current_process().expect("holder"),
     );
     acquire.probes = probes.clone();
-    fx.projector.plan(provider, &acquire).expect("plan")
+    let mut plan = fx.projector.plan(provider, &acquire).expect("plan");
+    // Merged JSON files are owned files whose content core derives from the project's file.
+    projectfile_core::projector::merged_json::resolve_for_first_start(&fx.workspace, &mut plan)
+        .expect("merge");
+    plan
 }

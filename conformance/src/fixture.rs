@@ -116,6 +116,20 @@ impl Fixture {
         self.acquire_session_as(subject, session, Holder::current_process().expect("holder"))
     }
 
+    /// What acquiring a whole session request would do ([`Projector::dry_run`]), held by this
+    /// test process; nothing is written.
+    pub fn dry_run_session(
+        &self,
+        subject: &Subject,
+        session: SessionRequest,
+    ) -> Result<AcquireReceipt, Error> {
+        let holder = Holder::current_process().expect("holder");
+        let mut request = AcquireRequest::new(&self.workspace, session, holder);
+        request.probes = subject.probes.clone();
+        request.binary_path = subject.binary_path.clone();
+        self.projector.dry_run(subject.provider.as_ref(), &request)
+    }
+
     /// Acquires held by this test process.
     pub fn acquire(&self, subject: &Subject, prompt: &str) -> Result<AcquireReceipt, Error> {
         self.acquire_as(subject, prompt, Holder::current_process().expect("holder"))

@@ -14,6 +14,8 @@
 
 use crate::tree::{Node, Tree};
 use crate::{Fixture, Subject};
+use projectfile_core::projector::AcquireReceipt;
+use projectfile_core::projector::dry_run::DRY_RUN_TOKEN;
 use projectfile_core::testing::ledger::workspace_key;
 
 /// Builds a fixture workspace by writing the user's files into it.
@@ -174,9 +176,19 @@ pub fn snapshot_session(
     build(&fx);
     let before = Tree::capture(&fx.workspace);
     let plan = fx.plan_session(subject, &session);
+    let dry_run = fx
+        .dry_run_session(subject, session.clone())
+        .unwrap_or_else(|e| panic!("{}: dry run failed: {e}", subject.name()));
+    assert_eq!(
+        Tree::capture(&fx.workspace),
+        before,
+        "{}: a dry run wrote",
+        subject.name()
+    );
     let acquire = fx
         .acquire_session(subject, session)
         .unwrap_or_else(|e| panic!("{}: acquire failed: {e}", subject.name()));
+    assert_told_what_happened(&dry_run, &acquire);
     let during = named_priors(Tree::capture(&fx.workspace));
     let release = fx.projector.release(&acquire.token).expect("release");
     assert!(release.released);
@@ -190,16 +202,51 @@ pub fn snapshot_session(
     let mut value = serde_json::json!({
         "fixture": before.paths().collect::<Vec<_>>(),
         "plan": plan,
+        "dry_run": dry_run,
         "acquire": acquire,
         "during": diff(&before, &during),
         "release": release,
     });
+    // The same holder as the acquire's, which each provider's snapshot redacts.
+    value["dry_run"]["holder"] = serde_json::json!("[holder]");
     // The token holds the key: replace it first.
     let replacements = [
         (acquire.token.clone(), "[token]"),
+        (format!("sessions/{DRY_RUN_TOKEN}/"), "sessions/[token]/"),
         (workspace_key(&acquire.workspace), "[key]"),
         (fx.base.display().to_string(), "[tmp]"),
     ];
     normalise(&mut value, &replacements);
     value
+}
+
+/// A dry run told exactly what the acquire then did: the same paths (private files under the
+/// token's folder), kinds, actions and order, and the same launch arguments and environment.
+fn assert_told_what_happened(dry: &AcquireReceipt, real: &AcquireReceipt) {
+    let ours = format!("sessions/{}/", real.token);
+    let theirs = format!("sessions/{DRY_RUN_TOKEN}/");
+    let told = |r: &AcquireReceipt| -> Vec<(String, String, String)> {
+        r.files
+            .iter()
+            .map(|f| {
+                let path = f.path.replace(&theirs, &ours);
+                (path, f.kind.to_string(), f.action.to_string())
+            })
+            .collect()
+    };
+    let who = &real.provider;
+    assert_eq!(
+        told(dry),
+        told(real),
+        "{who}: the dry run told another story"
+    );
+    let args = |r: &AcquireReceipt| -> Vec<String> {
+        r.launch_args
+            .iter()
+            .map(|a| a.replace(&theirs, &ours))
+            .collect()
+    };
+    assert_eq!(args(dry), args(real), "{who}: other launch arguments");
+    assert_eq!(dry.env, real.env, "{who}: another environment");
+    assert!(dry.dry_run && !real.dry_run);
 }

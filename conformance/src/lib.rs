@@ -110,7 +110,8 @@ impl Subject {
 /// The hook script name [`full_session`] brings.
 pub const HOOK_SCRIPT_NAME: &str = "guard.sh";
 
-/// A request with `prompt` and every input `caps` accepts except skills.
+/// A request with `prompt` and every input `caps` accepts except skills (MCP servers, hooks with
+/// a script, CLI configuration, a subagent, a command).
 pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
     let mut session = SessionRequest::with_prompt(prompt);
     if caps.mcp {
@@ -137,6 +138,7 @@ pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
             "permissions": {"allow": ["Shell(ls)"], "deny": []}
         }));
     }
+    checks::session_inputs::add_named_files(caps, &mut session);
     session
 }
 

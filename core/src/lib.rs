@@ -17,6 +17,7 @@
 //!   files, created directories) behind one trait and one undo rule.
 //! - [`guidance`]: which instruction files are active for a workspace, with a receipt.
 //! - [`generated`]: the in-content marker proving generated configuration ours, per format.
+//! - [`mcp`]: the MCP servers a session brings, checked, and one helper per route a CLI takes them by.
 //! - [`receipts`]: every JSON receipt the commands print, with its schema name.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
 //! - [`error`]: the error type every fallible operation returns.
@@ -49,5 +50,5 @@ pub use error::{Error, Result};
 pub use fsio::open_standard_descriptors;
 pub use projectfile_provider::plan::*;
 pub use projectfile_provider::provider::*;
-pub use projectfile_provider::{patterns, plan, provider};
+pub use projectfile_provider::{mcp, patterns, plan, provider};
 pub use projector::Projector;

@@ -288,6 +288,19 @@ pub struct AcquireReceipt {
     /// `run` in a linked runtime: the runtime, its links and the sandbox (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linked: Option<crate::runtime::LinkedReceipt>,
+    /// `true` for `--dry-run`: what a start would do, with nothing done (no lease: `token` is
+    /// `dry-run`, which releases nothing). Absent otherwise.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dry_run: bool,
+    /// `run --dry-run`: the command line `run` would start (CMD, then the launch arguments).
+    /// Absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+}
+
+/// `serde`'s test for leaving a `false` flag out of a receipt.
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// What `release` did.

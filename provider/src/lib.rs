@@ -8,7 +8,8 @@
 //! launch arguments, every path a validated [`RelPath`] under the destination root, every marker
 //! named by the session's [`Namespace`]. It never reads the environment or the file system and
 //! never writes anything: core applies the plan. Shapes that more than one provider uses live in
-//! [`patterns`].
+//! [`patterns`]; the MCP servers a session brings, checked, with one helper per route a CLI takes
+//! them by, in [`mcp`].
 //!
 //! Provider crates depend on this crate alone (and on pure helpers such as `serde_json` and
 //! `semver`); `cargo xtask tidy` enforces it, and bans `std::env`, `std::fs`, `std::process` and
@@ -16,6 +17,7 @@
 
 pub mod discovery;
 pub mod error;
+pub mod mcp;
 pub mod patterns;
 pub mod plan;
 pub mod provider;

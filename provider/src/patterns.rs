@@ -7,13 +7,18 @@
 //! - [`not_projected_plan`]: nothing carries the session text; the receipt says so (agy).
 //! - [`owned_json`], [`hook_files`]: generated configuration written whole as owned files (Cursor,
 //!   agy).
+//! - [`settings_file_route`]: hooks in a private settings file passed on the command line, the
+//!   script as an owned file (Claude).
+//! - [`named_files`]: subagents and commands, one owned `<name>.md` each in the folder the CLI
+//!   reads (Claude, Cursor, Pi).
+//! - MCP servers: see [`crate::mcp`].
 
 use crate::error::{Error, Result};
 use crate::plan::{
     BlockProjection, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile, RelPath,
     SessionTextCarrier, SkillProjection,
 };
-use crate::provider::PlanContext;
+use crate::provider::{NamedFile, PlanContext};
 
 /// The portable project instruction file.
 pub const AGENTS_MD: &str = "AGENTS.md";
@@ -139,21 +144,122 @@ pub fn hook_files(
         &hooks.config,
         OwnedRole::HooksConfig,
     )?];
-    if let Some(script) = &hooks.script {
-        if script.name.contains('/') || script.name.starts_with('.') {
+    files.extend(hook_script(ctx, script_dir)?);
+    Ok(files)
+}
+
+/// The session's hook script, if any, as an owned file `<script_dir>/<name>` with mode 0755. The
+/// name must be a plain file name.
+pub fn hook_script(ctx: &PlanContext<'_>, script_dir: &str) -> Result<Option<OwnedFileProjection>> {
+    let Some(script) = ctx.request.hooks.as_ref().and_then(|h| h.script.as_ref()) else {
+        return Ok(None);
+    };
+    if script.name.contains('/') || script.name.starts_with('.') || script.name.is_empty() {
+        return Err(Error::invalid(
+            format!("hook script {:?}", script.name),
+            "a hook script name must be a plain file name (no `/`, not starting with `.`)",
+        ));
+    }
+    Ok(Some(OwnedFileProjection {
+        path: RelPath::new(script_dir)?.join(&script.name)?,
+        content: script.content.clone(),
+        mode: Some(HOOK_SCRIPT_MODE),
+        role: OwnedRole::HookScript,
+    }))
+}
+
+/// `value` as pretty-printed JSON in the private file `file_name`, passed as `<flag>=<path>` (ONE
+/// argument: a flag that takes several values would read the next argument as another one). `what`
+/// names the input in an error.
+pub fn private_json_flag(
+    plan: &mut Plan,
+    flag: &str,
+    file_name: &str,
+    value: &serde_json::Value,
+    what: &str,
+) -> Result<()> {
+    let mut content = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::invalid(what, format!("cannot be serialized: {e}")))?;
+    content.push('\n');
+    plan.private_files.push(PrivateFile {
+        name: file_name.to_string(),
+        content,
+    });
+    plan.launch_args.push(LaunchArg::FlagWithPrivateFile {
+        flag: flag.to_string(),
+        name: file_name.to_string(),
+    });
+    Ok(())
+}
+
+/// The hooks route of a CLI that reads extra settings from a file named on its command line:
+/// the session's hooks configuration as the private file `file_name`, `{"hooks": <config>}` (a
+/// configuration that already holds a top-level `"hooks"` object is taken as the whole settings
+/// file), passed as `<flag>=<path>`; the script, if any, as an owned file `<script_dir>/<name>`
+/// (mode 0755) in the project, which the configuration runs by that path. No project settings
+/// file is touched. Adds nothing when the session brings no hooks.
+pub fn settings_file_route(
+    ctx: &PlanContext<'_>,
+    plan: &mut Plan,
+    flag: &str,
+    file_name: &str,
+    script_dir: &str,
+) -> Result<()> {
+    let Some(hooks) = &ctx.request.hooks else {
+        return Ok(());
+    };
+    let config = json_object(&hooks.config, "the hooks configuration")?;
+    let settings = match config.get("hooks") {
+        Some(serde_json::Value::Object(_)) => hooks.config.clone(),
+        _ => serde_json::json!({ "hooks": hooks.config }),
+    };
+    private_json_flag(plan, flag, file_name, &settings, "the hooks configuration")?;
+    // The configuration travels in the private file; the script lives in the project.
+    plan.owned_files.extend(hook_script(ctx, script_dir)?);
+    Ok(())
+}
+
+/// Subagents or commands (`role` says which) as owned files `<dir>/<name>.md`, one per input, in
+/// request order: written whole, a same-named file of the project's taken over and put back byte
+/// for byte by the last session, refreshed by each start, counted across sessions, and proven
+/// ours by the marker comment after their frontmatter (see [`crate::generated`]).
+///
+/// | CLI | subagents | commands |
+/// |---|---|---|
+/// | Claude Code | `.claude/agents` | `.claude/commands` |
+/// | Cursor | — | `.cursor/commands` |
+/// | Pi | — | `.pi/prompts` (prompt templates) |
+///
+/// Refuses (before anything is written) a name that is not one plain name
+/// ([`crate::plan::validate_entry_name`]) and a name given twice.
+pub fn named_files(
+    inputs: &[NamedFile],
+    dir: &str,
+    role: OwnedRole,
+) -> Result<Vec<OwnedFileProjection>> {
+    let what = match role {
+        OwnedRole::Subagent => "subagent",
+        _ => "command",
+    };
+    let dir = RelPath::new(dir)?;
+    let mut out: Vec<OwnedFileProjection> = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        crate::plan::validate_entry_name(what, &input.name)?;
+        let path = dir.join(&format!("{}.md", input.name))?;
+        if out.iter().any(|o| o.path == path) {
             return Err(Error::invalid(
-                format!("hook script {:?}", script.name),
-                "a hook script name must be a plain file name (no `/`, not starting with `.`)",
+                format!("{what} name {:?}", input.name),
+                format!("the session names this {what} twice; nothing was written"),
             ));
         }
-        files.push(OwnedFileProjection {
-            path: RelPath::new(script_dir)?.join(&script.name)?,
-            content: script.content.clone(),
-            mode: Some(HOOK_SCRIPT_MODE),
-            role: OwnedRole::HookScript,
+        out.push(OwnedFileProjection {
+            path,
+            content: input.content.clone(),
+            mode: None,
+            role,
         });
     }
-    Ok(files)
+    Ok(out)
 }
 
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the

@@ -208,6 +208,11 @@ pub enum OwnedRole {
     HooksConfig,
     /// A hook script the hooks configuration runs.
     HookScript,
+    /// A subagent definition the CLI reads from the project (Claude's `.claude/agents/<name>.md`).
+    Subagent,
+    /// A command (slash command) the CLI reads from the project (`.claude/commands/<name>.md`,
+    /// `.cursor/commands/<name>.md`).
+    Command,
 }
 
 /// A uniquely named file written whole, counted across sessions, prior content restored by the last
@@ -263,6 +268,36 @@ pub enum LaunchArg {
     Literal(String),
     /// The absolute path of the named [`PrivateFile`], filled in by core.
     PrivateFilePath(String),
+    /// `<flag>=<absolute path of the named PrivateFile>` as ONE argument, for a CLI whose flag
+    /// takes several values and would read the next argument as another one (Claude's
+    /// `--mcp-config`).
+    FlagWithPrivateFile {
+        /// The flag, e.g. `--mcp-config`.
+        flag: String,
+        /// The private file's name.
+        name: String,
+    },
+}
+
+/// A JSON file the project may already have, into whose object under `key` core merges the
+/// session's `entries` for the session (Cursor's `.cursor/mcp.json`, key `mcpServers`).
+///
+/// Core reads the project's own file (or, while sessions run, the prior it took over), refuses a
+/// name both define, and projects the result as an owned file: the project's exact bytes are
+/// taken over and come back at the last release, and an edit made during the session is set
+/// aside, as for every owned file. With `replace`, the file holds the session's entries alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MergedJsonProjection {
+    /// The file, relative to the destination root.
+    pub path: RelPath,
+    /// The top-level key whose object is merged (`mcpServers`).
+    pub key: String,
+    /// The session's entries, by name.
+    pub entries: serde_json::Map<String, serde_json::Value>,
+    /// Ignore the project's own entries: the file holds the session's alone.
+    pub replace: bool,
+    /// What the file is for.
+    pub role: OwnedRole,
 }
 
 /// How the session text reaches the CLI, so a receipt and the conformance suite can say where to
@@ -300,38 +335,46 @@ pub const MAX_SKILL_NAME_BYTES: usize = 255;
 /// the CLIs' skill loaders and are where our temporary folders live), or holding `.projectfile-`
 /// (the infix of our temporary and prior names, so one skill's leftovers never match another's).
 pub fn validate_skill_name(name: &str) -> Result<()> {
+    validate_entry_name("skill", name)
+}
+
+/// [`validate_skill_name`]'s rules for any entry a session projects under a name of its own into
+/// a folder the CLI reads (`what`: `skill`, `subagent`, `command`), named in the refusal.
+pub fn validate_entry_name(what: &str, name: &str) -> Result<()> {
     let refuse = |reason: &str| {
         Err(Error::invalid(
-            format!("skill name {name:?}"),
+            format!("{what} name {name:?}"),
             format!("{reason}; nothing was written"),
         ))
     };
     if name.is_empty() {
-        return refuse("a skill name must not be empty");
+        return refuse(&format!("a {what} name must not be empty"));
     }
     if name.len() > MAX_SKILL_NAME_BYTES {
-        return refuse("a skill name must be at most 255 bytes");
+        return refuse(&format!("a {what} name must be at most 255 bytes"));
     }
     if name.contains('/') || name.contains('\\') {
-        return refuse(
-            "a skill name is one folder name: it must not contain '/' or '\\' (no absolute or nested paths)",
-        );
+        return refuse(&format!(
+            "a {what} name is one plain name: it must not contain '/' or '\\' (no absolute or nested paths)"
+        ));
     }
     if name.contains("..") {
-        return refuse("a skill name must not contain '..'");
+        return refuse(&format!("a {what} name must not contain '..'"));
     }
     if name.chars().any(char::is_control) {
-        return refuse("a skill name must not contain control characters");
+        return refuse(&format!(
+            "a {what} name must not contain control characters"
+        ));
     }
     if name.starts_with('.') {
-        return refuse(
-            "a skill name must not start with '.' (hidden folders are not read as skills)",
-        );
+        return refuse(&format!(
+            "a {what} name must not start with '.' (hidden names are not read by the CLIs)"
+        ));
     }
     if name.contains(".projectfile-") {
-        return refuse(
-            "a skill name must not contain '.projectfile-' (reserved for our temporary names)",
-        );
+        return refuse(&format!(
+            "a {what} name must not contain '.projectfile-' (reserved for our temporary names)"
+        ));
     }
     Ok(())
 }
@@ -343,6 +386,8 @@ pub struct Plan {
     pub blocks: Vec<BlockProjection>,
     /// Files written whole and owned while the session lives.
     pub owned_files: Vec<OwnedFileProjection>,
+    /// JSON files whose object core merges the session's entries into (projected as owned files).
+    pub merged_json: Vec<MergedJsonProjection>,
     /// Files or folders whose presence is created and counted.
     pub markers: Vec<MarkerProjection>,
     /// Skills copied into the CLI's skills folder.

@@ -39,6 +39,15 @@ pub struct Capabilities {
     pub owned_files: bool,
     /// The plan may contain markers.
     pub markers: bool,
+    /// `--mcp-mode replace` is honoured: the CLI gets only the session's MCP servers.
+    #[serde(default)]
+    pub mcp_replace: bool,
+    /// Subagent definitions are projected into a folder the CLI reads.
+    #[serde(default)]
+    pub subagents: bool,
+    /// Commands (slash commands) are projected into a folder the CLI reads.
+    #[serde(default)]
+    pub commands: bool,
 }
 
 impl Capabilities {
@@ -52,6 +61,9 @@ impl Capabilities {
         cli_config: false,
         owned_files: false,
         markers: false,
+        mcp_replace: false,
+        subagents: false,
+        commands: false,
     };
 }
 
@@ -82,6 +94,27 @@ pub struct HookScript {
     pub content: String,
 }
 
+/// How the session's MCP servers meet the ones the CLI already knows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpMode {
+    /// The CLI keeps the project's (and user's) servers and gets the session's too; a name both
+    /// define is refused.
+    #[default]
+    Merge,
+    /// The CLI gets the session's servers alone (where it can: see each provider).
+    Replace,
+}
+
+/// A file a session brings under a name (a subagent or a command): projected as `<name>.md`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedFile {
+    /// The name, one plain file name without the `.md` extension.
+    pub name: String,
+    /// The file's text.
+    pub content: String,
+}
+
 /// What one session hands in.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRequest {
@@ -89,6 +122,15 @@ pub struct SessionRequest {
     pub prompt: String,
     /// MCP servers, as a JSON object keyed by server name.
     pub mcp_servers: Option<serde_json::Value>,
+    /// Merge the session's MCP servers with the CLI's own (default) or give it only them.
+    #[serde(default)]
+    pub mcp_mode: McpMode,
+    /// Subagent definitions.
+    #[serde(default)]
+    pub agents: Vec<NamedFile>,
+    /// Commands (slash commands).
+    #[serde(default)]
+    pub commands: Vec<NamedFile>,
     /// Hooks configuration and script.
     pub hooks: Option<HooksInput>,
     /// CLI configuration, as a JSON object.
@@ -124,6 +166,21 @@ impl SessionRequest {
         }
         if !self.skills.is_empty() && !caps.skills {
             refused.push("skills");
+        }
+        if !self.agents.is_empty() && !caps.subagents {
+            refused.push("subagents");
+        }
+        if !self.commands.is_empty() && !caps.commands {
+            refused.push("commands");
+        }
+        if self.mcp_servers.is_some()
+            && caps.mcp
+            && self.mcp_mode == McpMode::Replace
+            && !caps.mcp_replace
+        {
+            refused.push(
+                "`--mcp-mode replace` (its CLI cannot be limited to the session's MCP servers)",
+            );
         }
         if refused.is_empty() {
             Ok(())

@@ -84,6 +84,24 @@ impl ProviderSpec {
         self
     }
 
+    /// `--mcp-mode replace` is honoured: the CLI can be given the session's MCP servers alone.
+    pub const fn replaces_mcp(mut self) -> Self {
+        self.capabilities.mcp_replace = true;
+        self
+    }
+
+    /// The provider projects subagent definitions into a folder its CLI reads.
+    pub const fn takes_subagents(mut self) -> Self {
+        self.capabilities.subagents = true;
+        self
+    }
+
+    /// The provider projects commands (slash commands) into a folder its CLI reads.
+    pub const fn takes_commands(mut self) -> Self {
+        self.capabilities.commands = true;
+        self
+    }
+
     /// The provider takes hooks configuration (and a hook script).
     pub const fn takes_hooks(mut self) -> Self {
         self.capabilities.hooks = true;

@@ -77,6 +77,19 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// `acquire --provider P --workspace WS --prompt PROMPT --holder-pid <this test>` then `extra`.
+    pub fn acquire_command(&self, provider: &str, prompt: &str, extra: &[&str]) -> Command {
+        let mut command = self.cmd();
+        command
+            .args(["acquire", "--provider", provider, "--workspace"])
+            .arg(&self.ws)
+            .args(["--prompt", prompt, "--holder-pid", &me()])
+            .args(extra);
+        command
+    }
+}
+
 /// Runs `command` to its end with `input` on its standard input.
 pub fn output_with_stdin(mut command: Command, input: &str) -> std::process::Output {
     use std::io::Write as _;

@@ -73,10 +73,15 @@ pub fn generated_config_is_removed_only_when_ours(subject: &Subject) {
             "{path}: the project's own is not back"
         );
     }
-    let in_place = edited != &configs[0];
+    // An edit with no prior stays in place; one over a prior is set aside and the prior is back.
+    let expected: &[u8] = if edited != &configs[0] {
+        b"the user's edit\n"
+    } else {
+        b"{\"the project's own\": true}\n"
+    };
     assert_eq!(
-        fx.read(edited.as_str()).is_some(),
-        in_place,
+        fx.read(edited.as_str()).as_deref(),
+        Some(expected),
         "{edited}: an edit with no prior stays; one over a prior is set aside"
     );
     let kept = end

@@ -11,7 +11,7 @@
 //! still fail because the plan does not hold what the capability promises (a provider claiming
 //! markers whose plan has none fails `markers_are_counted`).
 
-use projectfile_provider::{Capabilities, OwnedRole, Plan, ProviderExt};
+use projectfile_provider::{Capabilities, OwnedRole, Plan, ProviderExt, SessionTextCarrier};
 
 use crate::Subject;
 use crate::fixture::Fixture;
@@ -36,6 +36,7 @@ pub mod priors;
 pub mod private_file;
 pub mod project_folders;
 pub mod refresh;
+pub mod session_inputs;
 pub mod sigkill;
 pub mod skill_folders;
 pub mod symlinks;
@@ -52,6 +53,10 @@ pub enum Capability {
     OwnedFiles,
     /// `Capabilities::markers`.
     Markers,
+    /// `Capabilities::mcp`.
+    Mcp,
+    /// `Capabilities::subagents` or `Capabilities::commands`.
+    NamedFiles,
 }
 
 impl Capability {
@@ -60,6 +65,8 @@ impl Capability {
             Capability::Skills => caps.skills,
             Capability::OwnedFiles => caps.owned_files,
             Capability::Markers => caps.markers,
+            Capability::Mcp => caps.mcp,
+            Capability::NamedFiles => caps.subagents || caps.commands,
         }
     }
 
@@ -68,6 +75,8 @@ impl Capability {
             Capability::Skills => "the provider takes no skills (its spec names no skills folder)",
             Capability::OwnedFiles => "the provider writes no owned files",
             Capability::Markers => "the provider creates no markers",
+            Capability::Mcp => "the provider takes no MCP servers",
+            Capability::NamedFiles => "the provider takes no subagents or commands",
         }
     }
 }
@@ -80,11 +89,13 @@ pub enum PlanHolds {
     Blocks,
     /// A file in the workspace: a block or an owned file.
     WorkspaceFiles,
-    /// A private file (the launch-argument route).
+    /// The session text in a private file (the launch-argument route).
     PrivateFiles,
     /// An owned file holding configuration (MCP servers, hooks, CLI configuration), for a session
     /// that brings every configuration input the provider takes.
     ConfigurationFiles,
+    /// A project JSON file the session's entries are merged into (the MCP route of Cursor, agy).
+    MergedJson,
 }
 
 impl PlanHolds {
@@ -92,11 +103,19 @@ impl PlanHolds {
         match self {
             PlanHolds::Blocks => !plan.blocks.is_empty(),
             PlanHolds::WorkspaceFiles => !plan.blocks.is_empty() || !plan.owned_files.is_empty(),
-            PlanHolds::PrivateFiles => !plan.private_files.is_empty(),
-            PlanHolds::ConfigurationFiles => plan
-                .owned_files
-                .iter()
-                .any(|o| o.role != OwnedRole::Instructions),
+            // The session text's own private file (MCP servers or hooks may bring others).
+            PlanHolds::PrivateFiles => matches!(
+                plan.session_text,
+                Some(SessionTextCarrier::LaunchArgument { .. })
+            ),
+            // Subagents and commands are not configuration (their own checks cover them).
+            PlanHolds::ConfigurationFiles => plan.owned_files.iter().any(|o| {
+                !matches!(
+                    o.role,
+                    OwnedRole::Instructions | OwnedRole::Subagent | OwnedRole::Command
+                )
+            }),
+            PlanHolds::MergedJson => !plan.merged_json.is_empty(),
         }
     }
 
@@ -108,6 +127,7 @@ impl PlanHolds {
             PlanHolds::ConfigurationFiles => {
                 "the plan writes no configuration file (the provider takes no MCP servers, hooks or CLI configuration)"
             }
+            PlanHolds::MergedJson => "the plan merges no JSON file",
         }
     }
 }
@@ -221,6 +241,24 @@ pub const CHECKS: &[Check] = &[
     check!(cli_home::cli_home_is_declared_or_refused, Nothing),
     check!(delivery::delivery_verdict_agrees_with_resolve, Nothing),
     check!(delivery::provider_options_are_checked, Nothing),
+    check!(
+        session_inputs::merged_json_keeps_the_projects_entries,
+        InPlan(P::MergedJson)
+    ),
+    check!(
+        session_inputs::merged_json_clash_is_refused,
+        InPlan(P::MergedJson)
+    ),
+    check!(
+        session_inputs::merged_json_user_edit_and_lost_state,
+        InPlan(P::MergedJson)
+    ),
+    check!(session_inputs::mcp_bad_input_is_refused, Cap(C::Mcp)),
+    check!(
+        session_inputs::named_files_take_over_and_restore,
+        Cap(C::NamedFiles)
+    ),
+    check!(session_inputs::dry_run_changes_nothing, Nothing),
 ];
 
 /// Why `needs` does not hold for `subject`, or `None` when it does. `plan` is the subject's

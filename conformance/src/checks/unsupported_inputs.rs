@@ -18,6 +18,8 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
             mcp: true,
             hooks: true,
             cli_config: true,
+            subagents: true,
+            commands: true,
             ..caps
         },
         "p",
@@ -49,6 +51,22 @@ pub fn unsupported_inputs_are_refused(subject: &Subject) {
             caps.cli_config,
             SessionRequest {
                 cli_config: full.cli_config.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "subagents",
+            caps.subagents,
+            SessionRequest {
+                agents: full.agents.clone(),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "commands",
+            caps.commands,
+            SessionRequest {
+                commands: full.commands.clone(),
                 ..SessionRequest::with_prompt("p")
             },
         ),

@@ -50,8 +50,22 @@ impl Written {
 ///
 /// A file's bytes are handed over at its first read (the resolver reads a path once); a later
 /// read of it goes to the file.
-struct WrittenFs {
+pub(super) struct WrittenFs {
     files: RefCell<HashMap<PathBuf, Written>>,
+}
+
+impl WrittenFs {
+    /// The destination `root` as it stands after this command wrote `written` in it.
+    pub(super) fn new(root: &Path, written: HashMap<RelPath, Written>) -> Self {
+        WrittenFs {
+            files: RefCell::new(
+                written
+                    .into_iter()
+                    .map(|(path, written)| (root.join(path.as_str()), written))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 impl GuidanceFs for WrittenFs {
@@ -95,23 +109,30 @@ fn unsaid() -> SessionTextCarrier {
     }
 }
 
-/// Where the verdict is judged: the destination `root` and what this command wrote in it.
-pub(super) struct Destination<'a> {
+/// Where a session's text went: the destination `root`, our namespace, the plan's carrier, and
+/// the session's private folder.
+pub(super) struct Session<'a> {
     pub root: &'a Path,
-    pub written: HashMap<RelPath, Written>,
+    pub namespace: &'a str,
+    pub carrier: Option<&'a SessionTextCarrier>,
+    pub private_dir: &'a Path,
 }
 
-/// The verdict for `carrier` in the destination; `private_dir` is the session's private folder,
-/// where a launch-argument carrier's file lives (shown as its absolute path).
+/// The verdict for `carrier` in the destination `root` as `fs` shows it (the real file system
+/// after an acquire; the planned files over it for a dry run); `private_dir` is the session's
+/// private folder, where a launch-argument carrier's file lives (shown as its absolute path).
 pub(super) fn judge(
+    fs: &dyn GuidanceFs,
     provider: &dyn Provider,
     probes: &Probes,
-    destination: Destination<'_>,
-    namespace: &str,
-    carrier: Option<&SessionTextCarrier>,
-    private_dir: &Path,
+    session: Session<'_>,
 ) -> DeliveryVerdict {
-    let Destination { root, written } = destination;
+    let Session {
+        root,
+        namespace,
+        carrier,
+        private_dir,
+    } = session;
     let unsaid = unsaid();
     let carrier = carrier.unwrap_or(&unsaid);
     let profile = provider.discovery_for(probes);
@@ -124,15 +145,7 @@ pub(super) fn judge(
         namespace,
         carrier,
     };
-    let fs = WrittenFs {
-        files: RefCell::new(
-            written
-                .into_iter()
-                .map(|(path, written)| (root.join(path.as_str()), written))
-                .collect(),
-        ),
-    };
-    let mut verdict = delivery_with_remedy(&fs, &profile, &query);
+    let mut verdict = delivery_with_remedy(fs, &profile, &query);
     if let SessionTextCarrier::LaunchArgument { private_file } = carrier {
         verdict.path = Some(private_dir.join(private_file).display().to_string());
     }

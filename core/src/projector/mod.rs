@@ -16,6 +16,7 @@
 //! |---|---|
 //! | `shared_block` | our marked block in a shared file |
 //! | `owned_file` | a file written whole, its prior content taken over |
+//! | [`merged_json`] | a JSON file the session's entries are merged into (then projected as an owned file) |
 //! | `marker` | an empty file or folder whose presence we create |
 //! | `skill_folder` | a projected skill folder, a same-named folder taken over |
 //! | `private_file` | a session's files under the state directory |
@@ -24,14 +25,16 @@
 //! `priors` keeps what was taken over inside the workspace; `locked` is one locked
 //! workspace and the state-directory layout; `delivery` is the receipt's delivery verdict (the
 //! provider's discovery profile over the workspace after projection, the launch arguments that
-//! fix a route, `require_delivery`).
+//! fix a route, `require_delivery`); [`dry_run`] tells what an acquire would do, changing nothing.
 
 mod created_dir;
 mod delivery;
+pub mod dry_run;
 mod kind;
 mod legacy;
 mod locked;
 mod marker;
+pub mod merged_json;
 mod owned_file;
 mod plan_check;
 pub(crate) mod priors;
@@ -48,7 +51,7 @@ use crate::fsio;
 pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, LeaseRecord, workspace_key};
+use crate::ledger::{EntryRecord, LeaseRecord, Ledger, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{
     Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
@@ -258,6 +261,7 @@ impl Projector {
     /// [`Projector::acquire`] would apply if the workspace stayed as it is (the inputs checked
     /// and the CLI probed the same way). Reads only; takes no lock.
     pub fn plan(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<Plan> {
+        request.holder.validate()?;
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
@@ -287,34 +291,14 @@ impl Projector {
         Ok(plan)
     }
 
-    /// Refuses, before anything is done, a request the holder, the provider or our markers
-    /// cannot take.
-    fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
-        // A holder that is not alive now would make the lease stale at once.
-        request.holder.validate()?;
-        request
-            .session
-            .check_supported(provider.name(), &provider.capabilities())?;
-        request
-            .session
-            .check_options(provider.name(), &provider.options())?;
-        block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
-            Error::invalid(
-                "the session prompt",
-                format!(
-                    "line {}: {}; a prompt cannot carry our marker lines",
-                    e.line, e.reason
-                ),
-            )
-        })
-    }
-
     /// Starts a session: cleans stale leftovers, plans, projects, and returns the receipt.
     pub fn acquire(
         &self,
         provider: &dyn Provider,
         request: &AcquireRequest,
     ) -> Result<AcquireReceipt> {
+        // A holder that is not alive now would make the lease stale at once.
+        request.holder.validate()?;
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
         let canonical = Self::canonical_workspace(&request.workspace)?;
@@ -327,7 +311,14 @@ impl Projector {
         locked.written = Some(Default::default());
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
-        let plan = self.plan_in(provider, request, &canonical, &probes, &locked.root)?;
+        let plan = self.plan_for_start(
+            provider,
+            request,
+            &canonical,
+            &probes,
+            &locked.root,
+            &locked.ledger,
+        )?;
         let token = format!(
             "pf1-{}-{}",
             workspace_key(&canonical),
@@ -359,29 +350,18 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let mut launch_args = plan
-            .launch_args
-            .iter()
-            .map(|arg| match arg {
-                LaunchArg::Literal(text) => Ok(text.clone()),
-                LaunchArg::PrivateFilePath(name) => {
-                    Ok(cx.l.session_path(&token)?.join(name).display().to_string())
-                }
-            })
-            .collect::<Result<Vec<String>>>()?;
+        let mut launch_args = launch_args(&plan, &cx.l.session_path(&token)?);
         SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
-        let destination = delivery::Destination {
+        let private_dir = cx.l.session_path(&token)?;
+        let session = delivery::Session {
             root: &canonical,
-            written: cx.l.written.take().unwrap_or_default(),
+            namespace: self.namespace.as_str(),
+            carrier: plan.session_text.as_ref(),
+            private_dir: &private_dir,
         };
-        let delivery = delivery::judge(
-            provider,
-            &probes,
-            destination,
-            self.namespace.as_str(),
-            plan.session_text.as_ref(),
-            &cx.l.session_path(&token)?,
-        );
+        // What the start just wrote is judged from what it wrote, not read again.
+        let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
+        let delivery = delivery::judge(&written, provider, &probes, session);
         if !delivery.delivered && request.require_delivery {
             return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
         }
@@ -404,6 +384,134 @@ impl Projector {
             kept: outcome.kept,
             warnings: outcome.warnings,
             linked: None,
+            dry_run: false,
+            command: Vec::new(),
+        })
+    }
+
+    /// Refuses a request the provider cannot take, a malformed MCP server map (whatever route the
+    /// provider takes it by), or a prompt carrying our marker lines.
+    fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
+        request
+            .session
+            .check_supported(provider.name(), &provider.capabilities())?;
+        request
+            .session
+            .check_options(provider.name(), &provider.options())?;
+        if let Some(servers) = &request.session.mcp_servers {
+            crate::mcp::validate(servers)?;
+        }
+        block::validate_body(&self.markers, &request.session.prompt).map_err(|e| {
+            Error::invalid(
+                "the session prompt",
+                format!(
+                    "line {}: {}; a prompt cannot carry our marker lines",
+                    e.line, e.reason
+                ),
+            )
+        })
+    }
+
+    /// The plan a start applies: the provider's ([`Projector::plan_in`]), with its merged JSON
+    /// files turned into owned files (read from the project's own file, or the prior the
+    /// sessions took over), checked again as a whole.
+    fn plan_for_start(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+        canonical: &Path,
+        probes: &Probes,
+        root: &fsio::Root,
+        ledger: &Ledger,
+    ) -> Result<Plan> {
+        let mut plan = self.plan_in(provider, request, canonical, probes, root)?;
+        if !plan.merged_json.is_empty() {
+            merged_json::into_owned(root, ledger, &mut plan)?;
+            plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
+        }
+        Ok(plan)
+    }
+
+    /// What [`Projector::acquire`] would do, as its receipt marked `dry_run`, changing nothing:
+    /// no lease, no state directory, lock file or ledger record, no file in the workspace. The
+    /// ledger is read when one exists (under its lock when the lock file exists, so a start in
+    /// progress is waited for, as `status` does); the holder is not checked (nothing will hold
+    /// anything). Private files are shown under the token [`dry_run::DRY_RUN_TOKEN`].
+    pub fn dry_run(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<AcquireReceipt> {
+        self.check_request(provider, request)?;
+        let probes = Self::probe(provider, request);
+        let canonical = Self::canonical_workspace(&request.workspace)?;
+        let key = workspace_key(&canonical);
+        // The lock (when its file exists) is held until `opened` drops, after the plan is read.
+        let mut opened = Locked::open(
+            &self.state_dir,
+            &key,
+            Access::ReadOnly(&canonical),
+            &self.wait,
+        )?;
+        let warnings = opened
+            .as_mut()
+            .map(|l| std::mem::take(&mut l.fs_warnings))
+            .unwrap_or_default();
+        let empty = Ledger::new(&canonical);
+        let ledger = opened.as_ref().map_or(&empty, |l| &l.ledger);
+        let root = fsio::Root::open(&canonical)?;
+        let plan = self.plan_for_start(provider, request, &canonical, &probes, &root, ledger)?;
+        let private_dir = self
+            .state_dir
+            .join("workspaces")
+            .join(&key)
+            .join(locked::session_dir(dry_run::DRY_RUN_TOKEN)?.as_str());
+        let view = dry_run::View {
+            root: &root,
+            ledger,
+            ns: &self.namespace,
+            markers: &self.markers,
+        };
+        let files = dry_run::predict(&view, &plan, &private_dir)?;
+        let projected = dry_run::Projected::new(&view, &plan, &canonical)?;
+        let session = delivery::Session {
+            root: &canonical,
+            namespace: self.namespace.as_str(),
+            carrier: plan.session_text.as_ref(),
+            private_dir: &private_dir,
+        };
+        let delivery = delivery::judge(&projected, provider, &probes, session);
+        if !delivery.delivered && request.require_delivery {
+            return Err(undelivered(
+                &canonical,
+                &delivery,
+                "a start would be refused (nothing was written: this is a dry run)",
+            ));
+        }
+        let mut launch_args = launch_args(&plan, &private_dir);
+        launch_args.extend(delivery.launch_args.iter().cloned());
+        let mut notes = plan.notes.clone();
+        notes.extend(dry_run::stale_note(ledger));
+        drop(opened);
+        Ok(AcquireReceipt {
+            schema: schema::ACQUIRE,
+            token: dry_run::DRY_RUN_TOKEN.to_string(),
+            provider: provider.name().to_string(),
+            workspace: canonical,
+            holder: request.holder.clone(),
+            files,
+            launch_args,
+            env: plan.env.iter().cloned().collect(),
+            session_text: plan.session_text.clone(),
+            delivery,
+            probes,
+            notes,
+            stale_cleaned: Vec::new(),
+            kept: Vec::new(),
+            warnings,
+            linked: None,
+            dry_run: true,
+            command: Vec::new(),
         })
     }
 
@@ -602,6 +710,19 @@ impl Projector {
     }
 }
 
+/// The plan's launch arguments, with private files named by their path in `session_dir`.
+fn launch_args(plan: &Plan, session_dir: &Path) -> Vec<String> {
+    let path = |name: &str| session_dir.join(name).display().to_string();
+    plan.launch_args
+        .iter()
+        .map(|arg| match arg {
+            LaunchArg::Literal(text) => text.clone(),
+            LaunchArg::PrivateFilePath(name) => path(name),
+            LaunchArg::FlagWithPrivateFile { flag, name } => format!("{flag}={}", path(name)),
+        })
+        .collect()
+}
+
 /// Every path a plan projects into the workspace.
 fn plan_paths(plan: &Plan) -> Result<Vec<RelPath>> {
     let mut paths: Vec<RelPath> = Vec::new();
@@ -672,11 +793,6 @@ fn undo_undelivered(
     delivery: &crate::guidance::DeliveryVerdict,
 ) -> Error {
     release_token(cx, token);
-    let path = delivery
-        .path
-        .as_ref()
-        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
-    let why = delivery.note.clone().unwrap_or_default();
     let undone = match cx.save(Durability::Deferred) {
         Err(e) => format!("undoing it could not be recorded ({e})"),
         Ok(()) if !cx.out.pending.is_empty() => format!(
@@ -685,10 +801,21 @@ fn undo_undelivered(
         ),
         Ok(()) => "everything the session projected was undone".to_string(),
     };
+    undelivered(workspace, delivery, &undone)
+}
+
+/// The refusal of a session whose text would not reach the model while delivery was required;
+/// `then` says what became of it.
+fn undelivered(workspace: &Path, delivery: &crate::guidance::DeliveryVerdict, then: &str) -> Error {
+    let path = delivery
+        .path
+        .as_ref()
+        .map_or_else(|| workspace.to_path_buf(), PathBuf::from);
+    let why = delivery.note.clone().unwrap_or_default();
     Error::Undelivered {
         path,
         reason: format!(
-            "the session text would not reach the model ({} route): {why}; delivery was required, so {undone}",
+            "the session text would not reach the model ({} route): {why}; delivery was required, so {then}",
             delivery.via
         ),
     }

@@ -36,17 +36,21 @@
 //! | agy 1.1.11 loaded hooks only from plugins ("loaded 0 named hooks from 0 hooks.json file(s)") | michaelAGI/toolahead release v0.7.0 | CONFLICTING, version-dependent |
 //! | `.agents/hooks/` holds hook material in a published kit | vudovn/ag-kit `.agents/hooks/README.md` | PARTLY |
 //! | Instructions: project `AGENTS.md` or `GEMINI.md`; global `~/.gemini/GEMINI.md` | docs.rs agent-config antigravitycli.md | PARTLY; not used (no prompt file) |
-//! | MCP: `.agents/mcp_config.json`, key `mcpServers` | docs.rs agent-config 0.2.0 | PARTLY; not projected (MCP is refused) |
+//! | MCP: `.agents/mcp_config.json` (in a customization root: `.agents/`, `.agent/`, `_agents/`, `_agent/`), key `mcpServers`; a syntax error or a non-object root or `mcpServers` is startup-fatal, a malformed server is dropped silently | docs.rs agent-config 0.2.0; stbenjam/skillsaw `docs/rules/antigravity-mcp-valid.md` ("Measured against agy 1.1.26"); qiita.com/DaiGuard/items/f95a6523db57b30a7df0 | PARTLY (third parties); the session's servers are merged into the project's file (core's merged JSON kind), the project's bytes restored by the last session |
+//! | agy also loads MCP servers from its global config and plugins (`~/.gemini/config/plugins`) | qiita.com/DaiGuard/items/f95a6523db57b30a7df0 (`/mcp` listing) | PARTLY: so `--mcp-mode replace` is refused (the session's servers cannot be made the only ones) |
 //! | Print mode (`agy -p`) "reports no workspace and runs commands in its own scratch directory" (1.1.11) | hermes-agent antigravity-cli skill; toolahead v0.7.0 | PARTLY: project hooks may not apply there |
 //! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
 use projectfile_provider::DiscoveryProfile;
-use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
+use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns};
 
 /// The project hooks configuration (unconfirmed; see the module docs).
 pub const HOOKS_FILE: &str = ".agents/hooks.json";
 /// Where the session's hook script goes (unconfirmed; see the module docs).
 pub const HOOK_SCRIPT_DIR: &str = ".agents/hooks";
+/// The project MCP configuration the session's servers are merged into (partly confirmed; see
+/// the module docs).
+pub const MCP_FILE: &str = ".agents/mcp_config.json";
 /// Why the session text is not projected.
 pub const NOT_PROJECTED: &str =
     "agy takes no per-session prompt file or flag that projectfile can rely on";
@@ -54,6 +58,7 @@ pub const NOT_PROJECTED: &str =
 /// agy, as data.
 pub const SPEC: ProviderSpec = ProviderSpec::new("agy", discovery)
     .takes_hooks()
+    .takes_mcp()
     .writes_owned_files();
 
 /// The agy provider.
@@ -81,6 +86,12 @@ impl Provider for Agy {
             plan.notes.push(format!(
                 "hooks go to {HOOKS_FILE} (scripts under {HOOK_SCRIPT_DIR}/); agy's reading of that path is unconfirmed and version-dependent"
             ));
+        }
+        if let Some(merged) = mcp::merged_file(ctx, MCP_FILE)? {
+            plan.notes.push(format!(
+                "the session's MCP servers are merged into the project's {MCP_FILE} (partly confirmed: measured by a third party on agy 1.1.26); its own bytes come back with the last session"
+            ));
+            plan.merged_json.push(merged);
         }
         Ok(plan)
     }

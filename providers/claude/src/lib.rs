@@ -55,6 +55,13 @@
 //! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES |
 //! | `CLAUDE_CONFIG_DIR` moves Claude Code's configuration folder (default `~/.claude`): settings, `.claude.json`, `projects/` (native sessions) and, on Linux and Windows, the login `.credentials.json`; on macOS the login is a Keychain entry whose name is derived from the folder | code.claude.com/docs/en/authentication "Credential management" as quoted in Rul1an/assay issue #2194; anthropics/claude-code issues #47661 and #88601 (measured with 2.1.238) | PARTLY (docs as quoted, and reports; the source is not public) |
 //! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
+//! | `--mcp-config <file>` takes `{"mcpServers": {"name": {"command", "args", "env"}}}` (a bare `{"name": {...}}` map is refused, exit 1); the flag takes several values, so `claude -p --mcp-config F "prompt"` reads the prompt as a second config: pass `--mcp-config=F` as one argument; no approval is needed in print mode | code.claude.com/docs/en/cli-reference; measured with 2.1.332 (issue text of this work, and the MCP route below) | YES (measured) |
+//! | `--strict-mcp-config` uses only `--mcp-config`'s servers (it hides the project's own `.mcp.json` and the user's): the `--mcp-mode replace` route | code.claude.com/docs/en/cli-reference | YES (docs; measured: it hides `.mcp.json`) |
+//! | 2.1.332 defers MCP tools behind its tool search unless `ENABLE_TOOL_SEARCH=false`; 2.1.233 and 2.1.284 send them in `tools` directly | measured (QUALIFICATION.md, the MCP rows) | YES (measured): a session with MCP servers gets `ENABLE_TOOL_SEARCH=false` in the receipt's `env` |
+//! | `--settings <file-or-json>` loads additional settings for the session ("flagSettings"), merged with user, project and local settings; array-valued keys such as `hooks` are concatenated, so project hooks stay | code.claude.com/docs/en/cli-reference; mintlify.com/jackdog668/claude-code/configuration/settings (settings hierarchy, "flagSettings: --settings CLI flag"); docs.rs git-worktree-manager `operations::claude_settings` ("merges its content into the user's existing settings layers … hooks are concatenated") | YES (docs), concatenation PARTLY |
+//! | Hooks in settings: `{"hooks": {"PreToolUse": [{"matcher": …, "hooks": [{"type": "command", "command": …}]}]}}`; project hook commands may use `$CLAUDE_PROJECT_DIR` | code.claude.com/docs/en/hooks | YES (docs) |
+//! | Project subagents: `.claude/agents/<name>.md`, YAML frontmatter `name`, `description` (optional `tools`, `model`), loaded at session start | code.claude.com/docs/en/sub-agents (quoted by claudepluginhub.com sub-agent-patterns; thirdlf03/claude-dev-toolkit `claude-code-subagents.md` "Project subagents: .claude/agents/") | YES (docs) |
+//! | Project commands: `.claude/commands/<name>.md`, run as `/<name>` (still read next to skills) | code.claude.com/docs/en/slash-commands; docs.augmentcode.com custom-commands (reads `.claude/commands/` "Compatible with Claude Code") | YES (docs) |
 //!
 //! # Measured with the real CLI
 //!
@@ -100,8 +107,8 @@
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
 use projectfile_provider::{
-    BinarySpec, Plan, PlanContext, Probes, Provider, ProviderOption, ProviderSpec, RelPath, Result,
-    VersionProbe, patterns,
+    BinarySpec, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption, ProviderSpec,
+    RelPath, Result, VersionProbe, mcp, patterns,
 };
 use projectfile_provider::{DiscoveryProfile, Walk};
 
@@ -131,6 +138,27 @@ pub struct Claude;
 
 /// Where the CLI reads project skills; each session skill is projected into `.claude/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".claude/skills";
+/// Where the CLI reads project subagents (`<name>.md`).
+pub const AGENTS_DIR: &str = ".claude/agents";
+/// Where the CLI reads project commands (`<name>.md`, run as `/<name>`).
+pub const COMMANDS_DIR: &str = ".claude/commands";
+/// The flag that takes the session's MCP servers, passed as `--mcp-config=<file>` (one argument:
+/// the flag takes several values and would read the prompt after it as another file).
+pub const MCP_FLAG: &str = "--mcp-config";
+/// The flag that hides every MCP server but `--mcp-config`'s (`--mcp-mode replace`).
+pub const STRICT_MCP_FLAG: &str = "--strict-mcp-config";
+/// The private file holding `{"mcpServers": …}`.
+pub const MCP_FILE: &str = "mcp-servers.json";
+/// Set to `false` in the CLI's environment when the session brings MCP servers: Claude Code
+/// 2.1.332 otherwise defers MCP tools behind its tool search (measured; QUALIFICATION.md).
+pub const TOOL_SEARCH_ENV: &str = "ENABLE_TOOL_SEARCH";
+/// The flag that loads extra settings (the session's hooks) from a file.
+pub const SETTINGS_FLAG: &str = "--settings";
+/// The private file holding `{"hooks": …}`.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// Where the session's hook script goes; the hooks configuration runs it as
+/// `"$CLAUDE_PROJECT_DIR"/.claude/hooks/<name>`.
+pub const HOOK_SCRIPT_DIR: &str = ".claude/hooks";
 
 /// Claude Code, as data. Its discovery is that of a binary that reads `AGENTS.md`; an older one
 /// is told apart by [`Provider::discovery_for`].
@@ -138,6 +166,12 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("claude", || profile(true))
     .session_text_in_file()
     .session_text_as_launch_arg()
     .skills_in(SKILLS_DIR)
+    .takes_mcp()
+    .replaces_mcp()
+    .takes_hooks()
+    .writes_owned_files()
+    .takes_subagents()
+    .takes_commands()
     .probes_binary(BinarySpec {
         name: "claude",
         version_args: &["--version"],
@@ -240,8 +274,43 @@ impl Provider for Claude {
         }
     }
 
-    /// Where the session text goes: the `AGENTS.md` block, or the private file.
+    /// Where the session text goes, then the session's MCP servers (a private
+    /// `--mcp-config=<file>`), hooks (a private `--settings=<file>`, the script in
+    /// `.claude/hooks/`), subagents and commands.
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
+        let mut plan = text_plan(ctx)?;
+        mcp::private_file_route(ctx, &mut plan, MCP_FLAG, MCP_FILE, STRICT_MCP_FLAG)?;
+        if ctx.request.mcp_servers.is_some() {
+            plan.env.push((TOOL_SEARCH_ENV.into(), "false".into()));
+            plan.notes.push(format!(
+                "the session's MCP servers go in a private file passed as {MCP_FLAG}=<file>; {TOOL_SEARCH_ENV}=false makes Claude Code (2.1.332 and later) send their tools in the first request instead of deferring them behind its tool search"
+            ));
+        }
+        patterns::settings_file_route(
+            ctx,
+            &mut plan,
+            SETTINGS_FLAG,
+            SETTINGS_FILE,
+            HOOK_SCRIPT_DIR,
+        )?;
+        let request = ctx.request;
+        plan.owned_files.extend(patterns::named_files(
+            &request.agents,
+            AGENTS_DIR,
+            OwnedRole::Subagent,
+        )?);
+        plan.owned_files.extend(patterns::named_files(
+            &request.commands,
+            COMMANDS_DIR,
+            OwnedRole::Command,
+        )?);
+        Ok(plan)
+    }
+}
+
+/// Where the session text goes: the `AGENTS.md` block, or the private file.
+fn text_plan(ctx: &PlanContext<'_>) -> Result<Plan> {
+    {
         let replace = ctx.request.option(PROMPT_OPTION, "append") == "replace";
         let flag = if replace { REPLACE_FLAG } else { PROMPT_FLAG };
         let mut route = format!(

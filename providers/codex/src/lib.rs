@@ -1,6 +1,8 @@
 //! The Codex CLI provider: the session text is a block in the root `AGENTS.md`, or in
 //! `AGENTS.override.md` when the root has one, because Codex reads the override instead; the
-//! session's skills are projected into `.agents/skills/<name>/`.
+//! session's skills are projected into `.agents/skills/<name>/`; its MCP servers go on the
+//! command line as `-c mcp_servers.<name>=<TOML inline table>` overrides written by `toml_edit`
+//! (see [`projectfile_core::mcp::toml_overrides`]), added to the user's own servers.
 //!
 //! # Facts relied on
 //!
@@ -17,6 +19,13 @@
 //! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
 //! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
 //! | `CODEX_HOME` moves the whole Codex home (default `~/.codex`): `config.toml`, the login `auth.json`, `sessions/`; when set it must already exist and be a directory (it is canonicalised) | `find_codex_home()` in openai/codex (`codex-rs/core`, copied in `codex-rs/rmcp-client/src/find_codex_home.rs`) | yes (code) |
+//! | `-c key=value` overrides any configuration key for the run; the value is parsed as TOML (a string that does not parse is taken literally); `mcp_servers.<name>` is a table `{command, args, env}` (stdio) or `{url}` (streamable HTTP) | `codex-rs/common/src/config_override.rs` (`CliConfigOverrides`); developers.openai.com/codex/mcp | YES (code + docs); measured with 0.171.0 (the MCP route below) |
+//! | A project `.codex/config.toml` is ignored when the project is not trusted, so it cannot carry a session's servers | measured with 0.171.0 (issue text of this work) | YES (measured) |
+//! | A server that cannot start does not fail `codex exec` (exit 0) | measured with 0.171.0 | YES (measured) |
+//! | No flag gives Codex *only* the `-c` servers (the overrides are layered over `$CODEX_HOME/config.toml`), so `--mcp-mode replace` is refused | the override mechanism above | YES (by the code's design) |
+//! | Hooks exist (0.114+, `PreToolUse` from 0.117, `[features].hooks` from 0.130): `hooks.json` or inline `[hooks]` next to a config layer (`~/.codex/`, or the project's `.codex/` once the project is trusted), and command hooks must be reviewed and trusted before they run | developers.openai.com/codex/hooks; serpro69/claude-toolbox issue #107 (the 0.130 key); littlebearapps/untether issue #179; tak848/ccgate PR #59 | PARTLY (docs as quoted) |
+//! | A session cannot bring hooks: with 0.171.0, `codex exec` ran neither `-c features.hooks=true -c 'hooks.SessionStart=[…]'` overrides nor a user-level `$CODEX_HOME/hooks.json` (with `[features] hooks = true`) `SessionStart`/`UserPromptSubmit` hook (a `touch` command; no file appeared), and a project `.codex/` is ignored untrusted | measured by hand, 2026-11-30 | YES (measured): `--hooks-config` is refused for codex |
+//! | Subagents and project commands: custom prompts live only in `$CODEX_HOME/prompts/` (no project folder) | developers.openai.com/codex (custom prompts) | refused |
 //! | `codex exec` also takes `CODEX_API_KEY` (or `OPENAI_API_KEY`) from the environment instead of `auth.json` | codex-rs `core::auth` (`CODEX_API_KEY` overrides the stored credentials) | partly (code summaries) |
 //!
 //! # Measured with the real CLI
@@ -48,7 +57,9 @@
 //! because every directory from the root down contributes one file.
 
 use projectfile_provider::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
-use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
+use projectfile_provider::{
+    LaunchArg, Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns,
+};
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
 pub const OVERRIDE_FILE: &str = "AGENTS.override.md";
@@ -63,6 +74,7 @@ pub const SKILLS_DIR: &str = ".agents/skills";
 pub const SPEC: ProviderSpec = ProviderSpec::new("codex", discovery)
     .session_text_in_file()
     .skills_in(SKILLS_DIR)
+    .takes_mcp()
     .with_cli_home_env("CODEX_HOME");
 
 /// The Codex provider.
@@ -97,6 +109,15 @@ impl Provider for Codex {
     }
 
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
-        patterns::agents_md_block(ctx, &[OVERRIDE_FILE])
+        let mut plan = patterns::agents_md_block(ctx, &[OVERRIDE_FILE])?;
+        if let Some(servers) = mcp::servers(ctx)? {
+            let overrides = mcp::toml_overrides(servers)?;
+            plan.launch_args
+                .extend(overrides.into_iter().map(LaunchArg::Literal));
+            plan.notes.push(
+                "the session's MCP servers go on the command line as -c mcp_servers.<name>=… overrides, added to Codex's own; no project file is edited".into(),
+            );
+        }
+        Ok(plan)
     }
 }

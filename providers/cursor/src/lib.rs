@@ -5,7 +5,8 @@
 //! | input | file | role |
 //! |---|---|---|
 //! | session text | `.cursor/rules/mlp-system.mdc` (frontmatter `alwaysApply: true`, then the text) | `Instructions` |
-//! | MCP servers | `.cursor/mcp.json` = `{"mcpServers": <servers>}` | `McpConfig` |
+//! | MCP servers | `.cursor/mcp.json`: the project's own file with the session's servers merged under `"mcpServers"` (core's merged JSON kind); `--mcp-mode replace`: the session's alone | `McpConfig` |
+//! | commands | `.cursor/commands/<name>.md` | `Command` |
 //! | CLI configuration | `.cursor/cli.json` (as given) | `CliConfig` |
 //! | hooks configuration | `.cursor/hooks.json` (as given) | `HooksConfig` |
 //! | hook script | `.cursor/hooks/<name>`, mode 0755 | `HookScript` |
@@ -23,7 +24,9 @@
 //!   the session's hooks configuration should run the script as `.cursor/hooks/<name>`.
 //! - The MCP input is the server map itself (`{"name": {...}}`); a map whose only key is
 //!   `mcpServers` is refused rather than guessed at (wrapping it again would make a config Cursor
-//!   reads as empty).
+//!   reads as empty). The project's own servers stay while sessions run; a name the project and
+//!   the session define differently is refused, naming it; the project's exact bytes come back
+//!   with the last session, and an edit made meanwhile is set aside.
 //! - The `.git` marker is created as promise 17 requires, although no source says the
 //!   Cursor CLI needs it (see the table).
 //!
@@ -43,6 +46,8 @@
 //! | Hooks `.cursor/hooks.json` = `{"version": 1, "hooks": {"<event>": [{"command": ...}]}}`, lowerCamelCase events | cursor.com/docs/agent/hooks; skillsaw `cursor-hooks-valid.md` ("must declare version 1") | YES (shape) |
 //! | Project hooks run only in a trusted workspace, from the project root (`.cursor/hooks/x.sh`); JSON on stdin/stdout; exit 2 denies | cursor.com/docs/agent/hooks; stored ADR; radiusmethod/crow issue #417 | PARTLY |
 //! | Cursor also loads Claude Code hooks ("Third Party Hooks") | cursor.com/docs/agent/hooks | YES |
+//! | Project commands: Markdown files in `.cursor/commands/` (global: `~/.cursor/commands/`), run as `/<name>`; frontmatter is not interpreted (harmless) | cursor.com/docs/agent/chat/commands (Cursor 1.6); microsoft/apm PR #1046 ("Cursor 1.6 introduced custom slash commands stored as plain Markdown in .cursor/commands/"); Terry-Mathew/cursor-commands README | YES (docs + third parties); whether the CLI (not the IDE) offers them is UNCONFIRMED |
+//! | The user's `~/.cursor/mcp.json` servers load too, so `--mcp-mode replace` empties only the project's file of other servers | cursor.com/docs/mcp (project and global files) | PARTLY |
 //! | Skills in `.cursor/skills/`, `.agents/skills/` | cursor.com/docs/context/skills | YES |
 //! | The CLI needs a `.git` to find the project root or load rules | — (only hint: cli.json merge walks "from the git root") | **NOT confirmed** |
 //! | Whether project hooks run in headless `agent -p` without a trust prompt | — | NOT confirmed |
@@ -51,14 +56,16 @@
 
 use projectfile_provider::DiscoveryProfile;
 use projectfile_provider::{
-    Error, MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan, PlanContext,
-    Provider, ProviderSpec, RelPath, Result, SessionTextCarrier, patterns,
+    MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider,
+    ProviderSpec, RelPath, Result, SessionTextCarrier, mcp, patterns,
 };
 
 /// The rule carrying the session text.
 pub const RULE_FILE: &str = ".cursor/rules/mlp-system.mdc";
 /// Project MCP configuration.
 pub const MCP_FILE: &str = ".cursor/mcp.json";
+/// Where the CLI reads project commands (`<name>.md`, run as `/<name>`).
+pub const COMMANDS_DIR: &str = ".cursor/commands";
 /// Project CLI configuration.
 pub const CLI_FILE: &str = ".cursor/cli.json";
 /// Project hooks configuration.
@@ -87,26 +94,13 @@ pub fn rule_file(prompt: &str) -> String {
     )
 }
 
-fn mcp_file(servers: &serde_json::Value) -> Result<OwnedFileProjection> {
-    let map = patterns::json_object(servers, "the MCP servers")?;
-    if map.len() == 1 && map.contains_key("mcpServers") {
-        return Err(Error::invalid(
-            "the MCP servers",
-            "pass the server map itself ({\"name\": {...}}), not a file wrapping it in \"mcpServers\"",
-        ));
-    }
-    patterns::owned_json(
-        MCP_FILE,
-        &serde_json::json!({ "mcpServers": servers }),
-        OwnedRole::McpConfig,
-    )
-}
-
 /// Cursor, as data.
 pub const SPEC: ProviderSpec = ProviderSpec::new("cursor", discovery)
     .session_text_in_file()
     .skills_in(SKILLS_DIR)
     .takes_mcp()
+    .replaces_mcp()
+    .takes_commands()
     .takes_hooks()
     .takes_cli_config()
     .writes_owned_files()
@@ -173,9 +167,19 @@ fn session_text_plan(ctx: &PlanContext<'_>) -> Result<Plan> {
 
 /// The session's MCP servers, CLI configuration and hooks, as owned files with their notes.
 fn add_configuration(ctx: &PlanContext<'_>, plan: &mut Plan) -> Result<()> {
-    if let Some(servers) = &ctx.request.mcp_servers {
-        plan.owned_files.push(mcp_file(servers)?);
+    if let Some(merged) = mcp::merged_file(ctx, MCP_FILE)? {
+        plan.notes.push(if merged.replace {
+            format!("{MCP_FILE} holds the session's MCP servers alone while sessions run; the project's own file comes back, byte for byte, with the last one")
+        } else {
+            format!("the session's MCP servers are merged into the project's {MCP_FILE} (a name both define differently is refused); its own bytes come back with the last session")
+        });
+        plan.merged_json.push(merged);
     }
+    plan.owned_files.extend(patterns::named_files(
+        &ctx.request.commands,
+        COMMANDS_DIR,
+        OwnedRole::Command,
+    )?);
     if let Some(config) = &ctx.request.cli_config {
         let map = patterns::json_object(config, "the CLI configuration")?;
         if map.keys().any(|k| k != "permissions" && k != "version") {

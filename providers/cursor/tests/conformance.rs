@@ -113,13 +113,16 @@ fn own_mcp_json_is_restored_byte_exact_with_its_mode() {
     let session = subject().full_session("with mcp");
     let receipt = fx.acquire_session(&subject(), session.clone()).unwrap();
     let during: serde_json::Value = serde_json::from_slice(&fx.read(MCP_FILE).unwrap()).unwrap();
-    assert_eq!(during["mcpServers"], session.mcp_servers.unwrap());
+    // Merged: the project's own server stays beside the session's.
+    let mut expected = session.mcp_servers.unwrap();
+    expected["own"] = serde_json::json!({"command": "own"});
+    assert_eq!(during["mcpServers"], expected);
     assert_eq!(fx.mode(MCP_FILE), Some(0o640));
     assert!(
         receipt
             .notes
             .iter()
-            .any(|n| n.contains(MCP_FILE) && n.contains("put back"))
+            .any(|n| n.contains(MCP_FILE) && n.contains("merged") && n.contains("come back"))
     );
     let released = fx.projector.release(&receipt.token).unwrap();
     assert!(

@@ -17,6 +17,7 @@
 //! | Directory walk, root detection, `AGENTS.override.md`, byte budget, HTML-comment handling | — | NOT found |
 //! | Skills in `.agents/skills/<name>/SKILL.md` | spec-kit muse integration page | PARTLY |
 //! | Project hooks in `.muse/hooks.json` (Claude-like shape) | stbenjam/skillsaw `docs/rules/muse-hooks-valid.md` | PARTLY; not projected (hooks are refused) |
+//! | MCP servers, subagents, commands: where a project declares them for Muse | — | NOT found (no first-party documentation; searched for a `.muse/` MCP file and found none): `--mcp-config`, `--agent` and `--command` are refused for muse |
 //! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 
 use projectfile_provider::DiscoveryProfile;

@@ -19,7 +19,10 @@
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
 //! | No HTML-comment stripping, no size limit in the loader | `loadContextFileFromDir()` | YES (by reading the code) |
 //! | Skills in `.pi/skills/` and `.agents/skills/` | `docs/skills.md` "Locations" | YES |
-//! | No built-in MCP | `docs/usage.md` "Design Principles" | YES: MCP is refused |
+//! | No built-in MCP | `docs/usage.md` "Design Principles"; README "No MCP." | YES: MCP is refused |
+//! | Prompt templates (commands, run as `/<name>`): project `.pi/prompts/*.md`, global `~/.pi/agent/prompts/*.md`; the file name without `.md` is the command | `packages/coding-agent/docs/prompt-templates.md` "Locations"; the SDK example `discoverPromptTemplates()` ("from cwd/.pi/prompts/ and ~/.pi/agent/prompts/") | YES (docs): session commands go to `.pi/prompts/<name>.md` |
+//! | Subagents | no built-in subagents (extensions may add them) | refused |
+//! | Hooks | none built in (extensions subscribe to events in TypeScript) | refused |
 //! | `PI_CODING_AGENT_DIR` moves the agent folder (default `~/.pi/agent`): `settings.json`, `auth.json` (the login), `models.json`, `sessions/`, the global `APPEND_SYSTEM.md` | `src/config.ts` `ENV_AGENT_DIR = ${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`, `getAgentDir()`; the docs' "Pi Process Configuration" table | YES (code) |
 //!
 //! # Measured with the real CLI
@@ -45,7 +48,9 @@
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
 use projectfile_provider::{DiscoveryProfile, Walk};
-use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, patterns};
+use projectfile_provider::{
+    OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, patterns,
+};
 
 /// The file Pi appends to its system prompt, relative to the launch directory.
 pub const APPEND_SYSTEM: &str = ".pi/APPEND_SYSTEM.md";
@@ -59,11 +64,15 @@ pub const USER_SYSTEM: &str = ".pi/agent/SYSTEM.md";
 
 /// Where the CLI reads project skills; each session skill is projected into `.pi/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".pi/skills";
+/// Where Pi reads project prompt templates (commands): `<name>.md`, run as `/<name>`.
+pub const PROMPTS_DIR: &str = ".pi/prompts";
 
 /// Pi, as data.
 pub const SPEC: ProviderSpec = ProviderSpec::new("pi", discovery)
     .session_text_in_file()
     .skills_in(SKILLS_DIR)
+    .writes_owned_files()
+    .takes_commands()
     .with_cli_home_env("PI_CODING_AGENT_DIR");
 
 /// The Pi provider.
@@ -109,6 +118,9 @@ impl Provider for Pi {
                 "the project's {SYSTEM} replaces Pi's own prompt; the session text is appended after it"
             ));
         }
-        patterns::block_plan(ctx, target, notes)
+        let mut plan = patterns::block_plan(ctx, target, notes)?;
+        plan.owned_files =
+            patterns::named_files(&ctx.request.commands, PROMPTS_DIR, OwnedRole::Command)?;
+        Ok(plan)
     }
 }

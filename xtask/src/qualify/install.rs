@@ -89,13 +89,21 @@ pub struct Missing {
     pub reason: String,
 }
 
-fn cache_dir(root: &Path, package: &str, version: &str) -> PathBuf {
-    root.join("target/qualify/npm")
+/// Where the pinned CLIs are installed: `target/qualify/npm/`, or a cache given with
+/// `--npm-cache`, which is only read (a pin missing there is reported, never installed).
+#[derive(Clone, Copy, Debug)]
+pub struct Cache<'a> {
+    pub npm: &'a Path,
+    pub read_only: bool,
+}
+
+fn cache_dir(npm: &Path, package: &str, version: &str) -> PathBuf {
+    npm.to_path_buf()
         .join(format!("{}@{version}", package.replace('/', "+")))
 }
 
 /// The version a pin names, asking the registry for `NewestOf` (or, offline, the newest cached).
-fn resolve_pin(root: &Path, cli: Cli, pin: Pin) -> Result<String> {
+fn resolve_pin(cache: Cache<'_>, cli: Cli, pin: Pin) -> Result<String> {
     let prefix = match pin {
         Pin::Exact(version) => return Ok(version.to_string()),
         Pin::NewestOf(prefix) => prefix,
@@ -108,19 +116,22 @@ fn resolve_pin(root: &Path, cli: Cli, pin: Pin) -> Result<String> {
             })
             .max_by_key(|v| v[prefix.len()..].parse::<u64>().unwrap_or(0))
     };
-    let listed = Command::new("npm")
-        .args(["view", cli.package(), "versions", "--json"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    if let Ok(out) = listed
+    // A read-only cache is used as it is: the registry is not asked.
+    let listed = (!cache.read_only).then(|| {
+        Command::new("npm")
+            .args(["view", cli.package(), "versions", "--json"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+    });
+    if let Some(Ok(out)) = listed
         && out.status.success()
         && let Ok(versions) = serde_json::from_slice::<Vec<String>>(&out.stdout)
         && let Some(version) = newest(versions)
     {
         return Ok(version);
     }
-    let cached = std::fs::read_dir(root.join("target/qualify/npm"))
+    let cached = std::fs::read_dir(cache.npm)
         .into_iter()
         .flatten()
         .flatten()
@@ -219,8 +230,13 @@ fn launcher(root: &Path, cli: Cli, version: &str, argv: &[String]) -> Result<Pat
 }
 
 /// Installs (or finds in the cache) one pin.
-pub fn install(root: &Path, cli: Cli, pin: Pin) -> std::result::Result<Installed, Missing> {
-    let version = resolve_pin(root, cli, pin).map_err(|err| Missing {
+pub fn install(
+    root: &Path,
+    cache: Cache<'_>,
+    cli: Cli,
+    pin: Pin,
+) -> std::result::Result<Installed, Missing> {
+    let version = resolve_pin(cache, cli, pin).map_err(|err| Missing {
         cli,
         version: format!("{pin:?}"),
         reason: format!("{err:#}"),
@@ -230,9 +246,10 @@ pub fn install(root: &Path, cli: Cli, pin: Pin) -> std::result::Result<Installed
         version: version.clone(),
         reason: format!("{err:#}"),
     };
-    let dir = cache_dir(root, cli.package(), &version);
+    let dir = cache_dir(cache.npm, cli.package(), &version);
     let argv = match entry_point(cli, &dir) {
         Ok(argv) => argv,
+        Err(err) if cache.read_only => return Err(missing(err)),
         Err(_) => {
             npm_install(&dir, cli.package(), &version).map_err(missing)?;
             entry_point(cli, &dir).map_err(missing)?

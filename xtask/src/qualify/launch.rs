@@ -5,7 +5,8 @@
 //!
 //! - **Claude Code**: `ANTHROPIC_BASE_URL` (the Messages API root) and `ANTHROPIC_API_KEY` (a
 //!   dummy); `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC`, `DISABLE_AUTOUPDATER`,
-//!   `DISABLE_TELEMETRY` and `DISABLE_ERROR_REPORTING` switch off every other request; `-p` runs
+//!   `DISABLE_TELEMETRY` and `DISABLE_ERROR_REPORTING` switch off every other request;
+//!   `ENABLE_TOOL_SEARCH=false` makes 2.1.332 send MCP tools in `tools` as older builds do; `-p` runs
 //!   one turn and exits. Its user files live under `$HOME/.claude`.
 //! - **Codex**: a custom model provider given with `-c model_providers.qualify={…}` whose
 //!   `base_url` is the endpoint, `wire_api = "responses"`, and `-c model_provider=qualify`;
@@ -175,6 +176,8 @@ pub fn environment(installed: &Installed, home: &Path, capture: &Capture) -> Vec
             ("DISABLE_AUTOUPDATER", "1".into()),
             ("DISABLE_TELEMETRY", "1".into()),
             ("DISABLE_ERROR_REPORTING", "1".into()),
+            // 2.1.332 defers MCP tools behind its tool search otherwise (see `mcp`).
+            ("ENABLE_TOOL_SEARCH", "false".into()),
         ],
         Cli::Codex => &[
             ("CODEX_HOME", format!("{home_text}/.codex")),

@@ -9,12 +9,15 @@
 //!    raised budget, linked runtimes in builder mode and in run mode under the sandbox), each
 //!    with a negative control; the acquire receipt's delivery verdict must agree with what the
 //!    CLI sent.
+//!    The MCP check ([`mcp`]): a session's MCP server's one uniquely named tool reaches the
+//!    CLI's tool list (Claude Code and Codex), with a control.
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
 //!    what each CLI loaded against what `projectfile resolve --as` lists.
 //! 5. Prints both tables and writes `target/qualify/results.json`.
 //!
 //! `--quick` only runs the capture endpoint's self-test with a fake client (no registry, no CLI);
-//! `--record` also writes what each CLI loaded into the shapes file. Exit status: failure when any
+//! `--record` also writes what each CLI loaded into the shapes file; `--mcp-only` runs only the
+//! MCP check; `--npm-cache DIR` runs CLIs another worktree installed, without touching them. Exit status: failure when any
 //! row fails. Without the registry, cached CLIs still run and missing ones are listed as such.
 
 #![allow(clippy::disallowed_methods)] // xtask writes its results under target/
@@ -22,6 +25,7 @@
 mod capture;
 mod install;
 mod launch;
+mod mcp;
 mod routes;
 mod shape_format;
 mod shapes;
@@ -47,6 +51,15 @@ pub struct Options {
     /// Write what each CLI loaded into tests/data/discovery_shapes.json.
     #[arg(long)]
     record: bool,
+    /// Use the pinned CLIs installed under DIR (another worktree's `target/qualify/npm`) as they
+    /// are: nothing is installed there and the registry is not asked; pins missing there are
+    /// listed as not installed.
+    #[arg(long, value_name = "DIR")]
+    npm_cache: Option<PathBuf>,
+    /// Only the MCP check (a session's MCP server reaches the CLI's tool list), not the other
+    /// routes nor the discovery differential.
+    #[arg(long, conflicts_with = "record")]
+    mcp_only: bool,
 }
 
 /// `cargo xtask qualify`.
@@ -66,6 +79,11 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         ],
     )?;
     let projectfile = root.join("target/debug/projectfile");
+    let own_cache = root.join("target/qualify/npm");
+    let cache = install::Cache {
+        npm: options.npm_cache.as_deref().unwrap_or(&own_cache),
+        read_only: options.npm_cache.is_some(),
+    };
     let mut installed: Vec<Installed> = Vec::new();
     let mut missing: Vec<Missing> = Vec::new();
     for (cli, pin) in install::PINS {
@@ -76,7 +94,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         {
             continue;
         }
-        match install::install(root, *cli, *pin) {
+        match install::install(root, cache, *cli, *pin) {
             Ok(found) => installed.push(found),
             Err(why) => missing.push(why),
         }
@@ -90,6 +108,7 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     let bench = routes::Bench {
         root,
         projectfile: &projectfile,
+        npm: cache.npm,
         capture: &capture,
         scratch: scratch.clone(),
         counter: std::cell::Cell::new(0),
@@ -99,6 +118,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
     let mut diff_rows = Vec::new();
     for cli in &installed {
         eprintln!("qualify: {} {}", cli.cli.provider(), cli.version);
+        if options.mcp_only {
+            route_rows.extend(mcp::check(&bench, cli));
+            continue;
+        }
         route_rows.extend(routes::check_cli(&bench, cli));
         diff_rows.extend(shapes::differential(
             &projectfile,

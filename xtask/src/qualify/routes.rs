@@ -45,21 +45,23 @@ pub struct RouteRow {
 pub struct Bench<'a> {
     pub root: &'a Path,
     pub projectfile: &'a Path,
+    /// Where the pinned CLIs are installed (read by the sandboxed runs).
+    pub npm: &'a Path,
     pub capture: &'a Capture,
     pub scratch: PathBuf,
     pub counter: std::cell::Cell<u32>,
 }
 
 /// A fresh scratch folder with `ws/`, `home/` and `state/`.
-struct Scratch {
-    ws: PathBuf,
-    home: PathBuf,
-    state: PathBuf,
-    base: PathBuf,
+pub(super) struct Scratch {
+    pub ws: PathBuf,
+    pub home: PathBuf,
+    pub state: PathBuf,
+    pub base: PathBuf,
 }
 
 impl Bench<'_> {
-    fn scratch(&self, cli: &Installed) -> Result<Scratch> {
+    pub(super) fn scratch(&self, cli: &Installed) -> Result<Scratch> {
         let n = self.counter.get() + 1;
         self.counter.set(n);
         let base = self.scratch.join(format!("{n:04}"));
@@ -79,7 +81,7 @@ impl Bench<'_> {
         Ok(scratch)
     }
 
-    fn marker(&self) -> String {
+    pub(super) fn marker(&self) -> String {
         format!("PFQMARK{:04}X", self.counter.get())
     }
 
@@ -102,7 +104,7 @@ impl Bench<'_> {
     }
 
     /// Runs the CLI with no session in a fresh copy of the shape: the marker must not appear.
-    fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
+    pub(super) fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
         let scratch = self.scratch(cli)?;
         shape(&scratch.ws, &scratch.home)?;
         let env = launch::environment(cli, &scratch.home, self.capture);
@@ -114,7 +116,7 @@ impl Bench<'_> {
 }
 
 /// Writes a workspace shape into `ws` (and, for user files, `home`).
-type Shape = fn(&Path, &Path) -> Result<()>;
+pub(super) type Shape = fn(&Path, &Path) -> Result<()>;
 
 fn write(path: &Path, text: &str) -> Result<()> {
     if let Some(parent) = path.parent() {
@@ -125,10 +127,10 @@ fn write(path: &Path, text: &str) -> Result<()> {
 
 const RULES: &str = "Project rules: keep answers short.\n";
 
-fn shape_agents(ws: &Path, _: &Path) -> Result<()> {
+pub(super) fn shape_agents(ws: &Path, _: &Path) -> Result<()> {
     write(&ws.join("AGENTS.md"), RULES)
 }
-fn shape_git_agents(ws: &Path, home: &Path) -> Result<()> {
+pub(super) fn shape_git_agents(ws: &Path, home: &Path) -> Result<()> {
     std::fs::create_dir_all(ws.join(".git"))?;
     shape_agents(ws, home)
 }
@@ -205,6 +207,7 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             plain_route(bench, cli, workspace, shape, &[]),
         ));
     }
+    rows.extend(super::mcp::check(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
@@ -233,7 +236,7 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
 }
 
 /// A check that could not run is a failed row with the reason.
-fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
+pub(super) fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
     row.unwrap_or_else(|err| RouteRow {
         provider: cli.cli.provider().into(),
         version: cli.version.clone(),
@@ -248,13 +251,13 @@ fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> RouteRow {
     })
 }
 
-struct Session {
-    token: String,
+pub(super) struct Session {
+    pub token: String,
     via: String,
-    launch_args: Vec<String>,
-    env: Vec<(String, String)>,
+    pub launch_args: Vec<String>,
+    pub env: Vec<(String, String)>,
     /// The receipt's `delivery.delivered`.
-    delivered: Option<bool>,
+    pub delivered: Option<bool>,
     /// The launch arguments the verdict added (`delivery.launch_args`).
     verdict_args: Vec<String>,
 }
@@ -271,7 +274,7 @@ fn strings(value: &Value) -> Vec<String> {
 }
 
 /// The arguments every session command takes: state directory, provider, workspace, prompt.
-fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
+pub(super) fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
     vec![
         "--state-dir".into(),
         s.state.to_string_lossy().into_owned(),
@@ -284,7 +287,7 @@ fn session_args(cli: &Installed, s: &Scratch, prompt: &str) -> Vec<String> {
     ]
 }
 
-fn acquire(
+pub(super) fn acquire(
     bench: &Bench<'_>,
     cli: &Installed,
     s: &Scratch,
@@ -339,7 +342,12 @@ fn marked_session(
     Ok((marker, session))
 }
 
-fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]) -> Result<()> {
+pub(super) fn release(
+    bench: &Bench<'_>,
+    s: &Scratch,
+    token: &str,
+    env: &[(String, String)],
+) -> Result<()> {
     bench
         .projectfile(
             &[
@@ -356,7 +364,7 @@ fn release(bench: &Bench<'_>, s: &Scratch, token: &str, env: &[(String, String)]
 }
 
 /// Launches the CLI with `launch_args` (the receipt's, or some of them) and the session's env.
-fn launch_in_session(
+pub(super) fn launch_in_session(
     bench: &Bench<'_>,
     cli: &Installed,
     s: &Scratch,
@@ -370,18 +378,18 @@ fn launch_in_session(
 }
 
 /// What one row checks, apart from what the CLI sent.
-struct Check<'a> {
-    route: &'a str,
-    workspace: &'a str,
-    marker: &'a str,
-    expected: bool,
+pub(super) struct Check<'a> {
+    pub route: &'a str,
+    pub workspace: &'a str,
+    pub marker: &'a str,
+    pub expected: bool,
     /// The receipt's verdict for this launch, when the launch is the one the receipt describes.
-    receipt: Option<bool>,
-    control_clean: bool,
-    note: String,
+    pub receipt: Option<bool>,
+    pub control_clean: bool,
+    pub note: String,
 }
 
-fn row(cli: &Installed, outcome: &Outcome, check: Check<'_>) -> RouteRow {
+pub(super) fn row(cli: &Installed, outcome: &Outcome, check: Check<'_>) -> RouteRow {
     let Check {
         route,
         workspace,
@@ -623,7 +631,7 @@ fn runtime_route(
         argv.extend([
             "--sandbox".into(),
             "--sandbox-read".into(),
-            cache.join("npm").to_string_lossy().into_owned(),
+            bench.npm.to_string_lossy().into_owned(),
         ]);
         argv.extend([
             "--sandbox-read".into(),

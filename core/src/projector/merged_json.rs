@@ -1,0 +1,177 @@
+//! Merged JSON files: a JSON file the project may already have (Cursor's `.cursor/mcp.json`),
+//! into whose object under one key the session's entries are merged for the session.
+//!
+//! This kind decides only the *content*; the file itself is then projected as an owned file
+//! ([`super::owned_file`]), so it shares the undo rule and everything an owned file promises: the
+//! project's exact prior bytes are taken over into the priors folder and come back at the last
+//! release, an edit made during the session is set aside and reported, and a crash or a lost
+//! state directory is recovered the same way.
+//!
+//! What the merge starts from is the project's own file: the one standing at the path when no
+//! session holds it, or, while sessions run, the prior they took over (never a session's merged
+//! file, so the entries of an ended session never stick). Like every owned file, the newest start
+//! writes the file: it holds the project's entries and the newest session's.
+//!
+//! Refused before anything is written: a project file that is not a JSON object, or whose `key`
+//! is not an object; a name the project and the session both define, differently (the error
+//! names it). The same definition on both sides is kept once: the project may list that very
+//! server, and a lost state directory leaves our merged file, which no marker can prove ours
+//! (JSON has no comments), looking like the project's own.
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::fsio::Root;
+use crate::ledger::{EntryRecord, Ledger, OwnedPrior};
+use crate::plan::{MergedJsonProjection, OwnedFileProjection, RelPath};
+
+use super::priors;
+
+/// The bytes of the project's own file at `path`, as the merge must see them: the prior the
+/// sessions took over when one is kept, the file standing there when no session holds it, and
+/// nothing when the sessions' file stands on no prior of the project's.
+fn project_bytes(root: &Root, ledger: &Ledger, path: &RelPath) -> Result<Option<Vec<u8>>> {
+    let kept = match ledger.entries.get(path) {
+        None => None,
+        Some(EntryRecord::Owned {
+            prior: Some(OwnedPrior::Workspace(prior)),
+            ..
+        }) if priors::is_kept(root, prior, path) => Some(priors::kept_path(prior, path)?),
+        // A prior not moved yet (a crash came first) still stands at the path.
+        Some(EntryRecord::Owned {
+            prior: Some(OwnedPrior::Workspace(_)),
+            ..
+        }) => None,
+        // The sessions' own file on no prior, or a prior kept by an earlier build.
+        Some(_) => return Ok(None),
+    };
+    let at = kept.as_ref().unwrap_or(path);
+    Ok(root.read(at)?.map(|snapshot| snapshot.bytes))
+}
+
+/// The project's object in `bytes` without `key`, and its entries under `key`, or why they cannot
+/// be merged with.
+fn project_object(
+    bytes: &[u8],
+    key: &str,
+    shown: &str,
+) -> Result<(Map<String, Value>, Map<String, Value>)> {
+    let refuse = |reason: String| Error::invalid(shown, format!("{reason}; nothing was written"));
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        refuse(format!(
+            "the project's file is not valid JSON ({e}), so the session's entries cannot be merged into it"
+        ))
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(refuse(
+            "the project's file is not a JSON object, so the session's entries cannot be merged into it"
+                .to_string(),
+        ));
+    };
+    match object.remove(key) {
+        None => Ok((object, Map::new())),
+        Some(Value::Object(entries)) => Ok((object, entries)),
+        Some(_) => Err(refuse(format!(
+            "the project's \"{key}\" is not a JSON object, so the session's entries cannot be merged into it"
+        ))),
+    }
+}
+
+/// The owned file a merged JSON projection becomes: the project's file with the session's entries
+/// added under `key` (or, with `replace`, the session's entries alone), pretty-printed with a
+/// final newline. Reads only.
+pub(crate) fn resolve(
+    root: &Root,
+    ledger: &Ledger,
+    merged: &MergedJsonProjection,
+) -> Result<OwnedFileProjection> {
+    let path = &merged.path;
+    let shown = root.display_path(path).display().to_string();
+    let project = if merged.replace {
+        None
+    } else {
+        project_bytes(root, ledger, path)?
+    };
+    Ok(OwnedFileProjection {
+        path: path.clone(),
+        content: merged_content(project.as_deref(), merged, &shown)?,
+        mode: None,
+        role: merged.role,
+    })
+}
+
+/// The merged file's content: the project's file (`project`, when it has one and the merge does
+/// not replace it) with the session's entries added under the key, pretty-printed with a final
+/// newline. `shown` names the file in a refusal. Pure.
+pub fn merged_content(
+    project: Option<&[u8]>,
+    merged: &MergedJsonProjection,
+    shown: &str,
+) -> Result<String> {
+    let (mut object, mut entries) = match project {
+        Some(bytes) if !merged.replace => project_object(bytes, &merged.key, shown)?,
+        _ => (Map::new(), Map::new()),
+    };
+    for (name, value) in &merged.entries {
+        // The same definition already there (the project lists this very server, or a lost
+        // state directory left our file, which cannot be told from the project's) is kept once.
+        if entries.get(name).is_some_and(|theirs| theirs != value) {
+            return Err(Error::invalid(
+                shown,
+                format!(
+                    "\"{name}\" is defined by the project's file and, differently, by the session: rename the session's entry (or pass --mcp-mode replace); nothing was written"
+                ),
+            ));
+        }
+        entries.insert(name.clone(), value.clone());
+    }
+    object.insert(merged.key.clone(), Value::Object(entries));
+    let mut content = serde_json::to_string_pretty(&Value::Object(object))
+        .map_err(|e| Error::invalid(shown, format!("cannot be serialized: {e}")))?;
+    content.push('\n');
+    Ok(content)
+}
+
+/// The plan's merged JSON files turned into owned files, appended to its owned files.
+pub(crate) fn into_owned(root: &Root, ledger: &Ledger, plan: &mut crate::plan::Plan) -> Result<()> {
+    for merged in std::mem::take(&mut plan.merged_json) {
+        let owned = resolve(root, ledger, &merged)?;
+        plan.owned_files.push(owned);
+    }
+    Ok(())
+}
+
+/// The plan's merged JSON files as the owned files a first start would write into `root` (no
+/// session holding anything there): for tools that check what a start may leave behind.
+pub fn resolve_for_first_start(
+    workspace: &std::path::Path,
+    plan: &mut crate::plan::Plan,
+) -> Result<()> {
+    let root = Root::open(workspace)?;
+    into_owned(&root, &Ledger::new(root.path()), plan)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn project_entries_refuse_what_cannot_be_merged() {
+        for (bytes, needle) in [
+            (&b"{not json"[..], "not valid JSON"),
+            (b"[1]", "not a JSON object"),
+            (
+                b"{\"mcpServers\": []}",
+                "\"mcpServers\" is not a JSON object",
+            ),
+        ] {
+            let e = project_object(bytes, "mcpServers", "f").unwrap_err();
+            assert!(e.to_string().contains(needle), "{e}");
+            assert!(e.to_string().contains("nothing was written"), "{e}");
+        }
+        let (rest, entries) = project_object(b"{\"other\": 1}", "mcpServers", "f").unwrap();
+        assert!(entries.is_empty());
+        assert_eq!(rest.get("other"), Some(&Value::from(1)));
+    }
+}
