@@ -52,7 +52,7 @@
 //! case by enumerating process crashes and power losses (see `projectfile_conformance::crash`).
 
 use sha2::{Digest, Sha256};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -92,12 +92,7 @@ pub enum Durability {
 
 /// One record line for a ledger's JSON (`body`, which must hold no raw newline: compact JSON).
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    frame_digested(body, &Sha256::digest(body).into())
-}
-
-/// [`frame`], for a body whose SHA-256 is already known.
-fn frame_digested(body: &[u8], digest: &[u8; 32]) -> Vec<u8> {
-    let digest = hex(digest);
+    let digest = hex(&Sha256::digest(body));
     let mut line = Vec::with_capacity(PREFIX.len() + 64 + MIDDLE.len() + body.len() + 2);
     line.extend_from_slice(PREFIX);
     line.extend_from_slice(digest.as_bytes());
@@ -167,7 +162,7 @@ struct Extent {
 }
 
 /// Reads the newest good record of the journal at `path`: its extent and the record's ledger
-/// JSON. `Ok(None)` when there is no file. A file with bytes but no good record is refused: the
+/// JSON, checked once. `Ok(None)` when there is no file. A file with bytes but no good record is refused: the
 /// first record of every journal is written atomically and durably, and later writes only
 /// append after it or cut back to a good record, so that is damage (or not our file), and
 /// treating it as empty could forget stashed user bytes.
@@ -176,16 +171,22 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
         return Ok(None);
     };
     let mut reach = TAIL;
-    while tail.start > 0 && scan(&tail.bytes).last.is_none() {
+    let (good_len, newest) = loop {
+        let found = scan(&tail.bytes);
+        if let Some(body) = found.last {
+            break (found.good_len, Some(body.to_vec()));
+        }
+        if tail.start == 0 {
+            break (0, None);
+        }
         // No good record ends in the tail (a large record, or a torn run): a longer one.
         reach = reach.saturating_mul(4);
         match fsio::read_private_tail(path, reach)? {
             Some(longer) => tail = longer,
             None => return Ok(None),
         }
-    }
-    let found = scan(&tail.bytes);
-    if found.last.is_none() && !tail.bytes.is_empty() {
+    };
+    if newest.is_none() && !tail.bytes.is_empty() {
         return Err(Error::Ledger {
             path: path.to_path_buf(),
             reason: format!(
@@ -196,9 +197,9 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
     }
     let extent = Extent {
         len: tail.len,
-        good_len: tail.start + found.good_len as u64,
+        good_len: tail.start + good_len as u64,
     };
-    Ok(Some((extent, found.last.map(<[u8]>::to_vec))))
+    Ok(Some((extent, newest)))
 }
 
 /// One workspace's journal, open under the workspace lock: what this process knows of the file.
@@ -212,8 +213,9 @@ pub struct Journal {
     len: Cell<u64>,
     /// Where its last good record ends.
     good_len: Cell<u64>,
-    /// SHA-256 of the newest record's ledger JSON, to skip saving an unchanged ledger.
-    last_digest: Cell<Option<[u8; 32]>>,
+    /// The newest record's ledger JSON, to skip saving an unchanged ledger (compared as bytes:
+    /// a ledger that did not change is neither checksummed nor written again).
+    last_body: RefCell<Option<Vec<u8>>>,
     /// Whether everything in it is known to be on disk.
     synced: Cell<bool>,
     /// Whether the ledger came from a legacy `ledger.json` still to be removed.
@@ -254,14 +256,14 @@ impl Journal {
             exists: Cell::new(extent.is_some()),
             len: Cell::new(extent.map_or(0, |e| e.len)),
             good_len: Cell::new(extent.map_or(0, |e| e.good_len)),
-            last_digest: Cell::new(None),
+            last_body: RefCell::new(None),
             synced: Cell::new(false),
             legacy: Cell::new(false),
             always_durable,
         };
-        if let Some((_, Some(body))) = &newest {
-            let ledger = Ledger::parse(body, &journal.display, canonical)?;
-            journal.last_digest.set(Some(Sha256::digest(body).into()));
+        if let Some((_, Some(body))) = newest {
+            let ledger = Ledger::parse(&body, &journal.display, canonical)?;
+            journal.last_body.replace(Some(body));
             return Ok((journal, Some(ledger)));
         }
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
@@ -282,13 +284,13 @@ impl Journal {
     pub fn save(&self, state: &Root, ledger: &Ledger, durability: Durability) -> Result<()> {
         let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
         let body = ledger.to_json(&self.display)?;
-        let digest: [u8; 32] = Sha256::digest(&body).into();
-        let unchanged = self.last_digest.get() == Some(digest) && (self.synced.get() || !durable);
+        let unchanged = self.last_body.borrow().as_deref() == Some(body.as_slice())
+            && (self.synced.get() || !durable);
         // Nothing recorded and no file: nothing to write.
         if unchanged || (ledger.is_empty() && self.len.get() == 0) {
             return self.finish_legacy(state);
         }
-        let record = frame_digested(&body, &digest);
+        let record = frame(&body);
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
             // Created, or compacted: one record, atomically and durably.
@@ -296,7 +298,7 @@ impl Journal {
             self.exists.set(true);
             self.len.set(record.len() as u64);
             self.good_len.set(self.len.get());
-            self.last_digest.set(Some(digest));
+            self.last_body.replace(Some(body));
             self.synced.set(true);
             self.note_durable();
             return self.finish_legacy(state);
@@ -309,7 +311,7 @@ impl Journal {
         state.append(&self.file, &record, durable)?;
         self.len.set(self.len.get() + record.len() as u64);
         self.good_len.set(self.len.get());
-        self.last_digest.set(Some(digest));
+        self.last_body.replace(Some(body));
         // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
         self.synced.set(durable);
         if durable {

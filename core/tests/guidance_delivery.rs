@@ -440,3 +440,326 @@ proptest! {
         }
     }
 }
+
+/// The verdict as it was judged before it read each file once: a whole [`resolve_as`] for the
+/// profile's budget, another for the bytes needed, and the whole route again for the raised
+/// budget. The oracle of `one_reading_judges_as_the_full_resolves`.
+mod full_resolves {
+    use projectfile_core::SessionTextCarrier;
+    use projectfile_core::guidance::{
+        DeliveryQuery, DeliveryVerdict, DiscoveryProfile, GuidanceRequest, GuidanceResolution,
+        GuidanceScope, MemoryFs, OmissionReason, Undelivered, budget_launch_args, resolve_as,
+    };
+
+    fn verdict(via: &str, path: Option<String>, why: Option<Undelivered>) -> DeliveryVerdict {
+        DeliveryVerdict {
+            via: via.to_string(),
+            path,
+            delivered: why.is_none(),
+            note: why.as_ref().map(Undelivered::describe),
+            undelivered: why,
+            remedy_args: Vec::new(),
+            launch_args: Vec::new(),
+        }
+    }
+
+    fn join(root: &str, rel: &str) -> String {
+        format!("{}/{rel}", root.trim_end_matches('/'))
+    }
+
+    pub fn judge(
+        fs: &MemoryFs,
+        profile: &DiscoveryProfile,
+        query: &DeliveryQuery<'_>,
+    ) -> DeliveryVerdict {
+        match query.carrier {
+            SessionTextCarrier::Block { path } => file_verdict(
+                fs,
+                profile,
+                query,
+                "block",
+                &join(query.root, path.as_str()),
+                true,
+            ),
+            SessionTextCarrier::OwnedFile { path } => file_verdict(
+                fs,
+                profile,
+                query,
+                "owned_file",
+                &join(query.root, path.as_str()),
+                false,
+            ),
+            SessionTextCarrier::LaunchArgument { private_file } => {
+                verdict("launch_argument", Some(private_file.clone()), None)
+            }
+            SessionTextCarrier::NotProjected { reason } => verdict(
+                "not_projected",
+                None,
+                Some(Undelivered::NotProjected {
+                    why: reason.clone(),
+                }),
+            ),
+        }
+    }
+
+    pub fn with_remedy(
+        fs: &MemoryFs,
+        profile: &DiscoveryProfile,
+        query: &DeliveryQuery<'_>,
+    ) -> DeliveryVerdict {
+        let first = judge(fs, profile, query);
+        let Some(Undelivered::BudgetTruncated {
+            budget_bytes,
+            needed_bytes,
+        }) = first.undelivered
+        else {
+            return first;
+        };
+        if first.remedy_args.is_empty() {
+            return first;
+        }
+        let mut raised = profile.clone();
+        raised.budget_bytes = Some(needed_bytes);
+        let mut again = judge(fs, &raised, query);
+        if !again.delivered {
+            return first;
+        }
+        again.note = Some(format!(
+            "the CLI reads {budget_bytes} bytes of instruction files by default and the session text ends at byte {needed_bytes}: delivered with the launch arguments `{}`, which raise that budget",
+            first.remedy_args.join(" ")
+        ));
+        again.launch_args = first.remedy_args;
+        again
+    }
+
+    fn request_for(query: &DeliveryQuery<'_>) -> GuidanceRequest {
+        let request = GuidanceRequest::new(query.root)
+            .with_max_bytes(u64::MAX)
+            .with_working_dir(query.working_dir)
+            .with_session_namespace(query.namespace);
+        match query.home_dir {
+            Some(home) => request.with_home_dir(home),
+            None => request.with_user_scope(false),
+        }
+    }
+
+    fn is_target(source_path: &str, file: &str, block: bool) -> bool {
+        if !block {
+            return source_path == file;
+        }
+        source_path
+            .strip_prefix(file)
+            .is_some_and(|rest| rest == "#session" || rest.starts_with("#session-"))
+    }
+
+    fn without_subtree_unless_below(
+        profile: &DiscoveryProfile,
+        working_dir: &str,
+        file: &str,
+    ) -> DiscoveryProfile {
+        let mut profile = profile.clone();
+        let base = working_dir.trim_end_matches('/');
+        let below = file.rsplit_once('/').is_some_and(|(dir, _)| {
+            dir.strip_prefix(base)
+                .is_some_and(|rest| rest.len() > 1 && rest.starts_with('/'))
+        });
+        if !below {
+            profile.include_subtree = false;
+            profile.on_demand_subtree = false;
+        }
+        profile
+    }
+
+    fn file_verdict(
+        fs: &MemoryFs,
+        profile: &DiscoveryProfile,
+        query: &DeliveryQuery<'_>,
+        via: &str,
+        file: &str,
+        block: bool,
+    ) -> DeliveryVerdict {
+        let profile = &without_subtree_unless_below(profile, query.working_dir, file);
+        let request = request_for(query);
+        let resolution = resolve_as(fs, profile, &request);
+        let path = Some(file.to_string());
+        let cut = resolution.omitted.iter().any(|o| {
+            is_target(&o.path, file, block)
+                && matches!(
+                    o.reason,
+                    OmissionReason::BudgetTruncated | OmissionReason::BudgetExhausted
+                )
+        });
+        if cut {
+            let needed = needed_bytes(fs, profile, &request, file, block);
+            let why = Undelivered::BudgetTruncated {
+                budget_bytes: resolution.budget_bytes,
+                needed_bytes: needed,
+            };
+            let mut cut = verdict(via, path, Some(why));
+            cut.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
+            if cut.remedy_args.is_empty() {
+                let note = cut.note.take().unwrap_or_default();
+                cut.note = Some(format!(
+                    "{note}; no launch argument raises this CLI's budget"
+                ));
+            }
+            return cut;
+        }
+        let kept = resolution
+            .sources
+            .iter()
+            .any(|s| is_target(&s.path, file, block));
+        let duplicate = resolution
+            .omitted
+            .iter()
+            .any(|o| is_target(&o.path, file, block) && o.reason == OmissionReason::DuplicateBody);
+        if kept || duplicate {
+            return verdict(via, path, None);
+        }
+        verdict(via, path, Some(why_absent(&resolution, file)))
+    }
+
+    fn why_absent(resolution: &GuidanceResolution, file: &str) -> Undelivered {
+        for omission in resolution.omitted.iter().filter(|o| o.path == file) {
+            match omission.reason {
+                OmissionReason::Shadowed => {
+                    return Undelivered::Shadowed {
+                        by: omission.shadowed_by.clone().unwrap_or_default(),
+                    };
+                }
+                OmissionReason::OnDemand => return Undelivered::OnDemand,
+                OmissionReason::BudgetTruncated
+                | OmissionReason::BudgetExhausted
+                | OmissionReason::DuplicateBody => {}
+                other => return Undelivered::Dropped { omission: other },
+            }
+        }
+        let file_read = resolution.sources.iter().any(|s| s.path == file)
+            || resolution.omitted.iter().any(|o| o.path == file);
+        if file_read {
+            Undelivered::BlockMissing
+        } else {
+            Undelivered::NotRead
+        }
+    }
+
+    fn needed_bytes(
+        fs: &MemoryFs,
+        profile: &DiscoveryProfile,
+        request: &GuidanceRequest,
+        file: &str,
+        block: bool,
+    ) -> u64 {
+        let mut unlimited = profile.clone();
+        unlimited.budget_bytes = Some(u64::MAX);
+        let resolution = resolve_as(fs, &unlimited, request);
+        let mut running = 0u64;
+        let mut needed = 0u64;
+        for source in &resolution.sources {
+            if !(profile.budget_excludes_user && source.scope == GuidanceScope::User) {
+                running = running.saturating_add(source.bytes);
+            }
+            if is_target(&source.path, file, block) {
+                needed = running;
+            }
+        }
+        needed
+    }
+}
+
+/// Claude Code's shape with imports, deduplication and a whole-source budget its launch
+/// arguments raise: the paths the other profiles leave untried.
+fn budgeted_importer(budget: u64) -> DiscoveryProfile {
+    DiscoveryProfile {
+        imports: true,
+        dedupe_bodies: true,
+        budget_bytes: Some(budget),
+        user_files: vec![".claude/CLAUDE.md".into()],
+        budget_launch_args: vec!["--budget={bytes}".into()],
+        ..claude(true)
+    }
+}
+
+/// A text an instruction file may hold: plain, empty, blank, a comment, an import, our block
+/// (well-formed or not), or the session text itself.
+fn some_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1usize..300).prop_map(|n| "u".repeat(n)),
+        Just(String::new()),
+        Just("  \n\t\n".to_string()),
+        Just("<!-- a comment -->\nrules".to_string()),
+        Just("see\n@docs/x.md\n".to_string()),
+        Just("@AGENTS.md\n".to_string()),
+        Just(block(TEXT)),
+        Just(block("")),
+        Just(format!("{BEGIN}\nunterminated\n")),
+        Just(TEXT.to_string()),
+        Just("other".to_string()),
+    ]
+}
+
+/// A workspace under `/ws/proj` (with `.git`), its parent and the home directory, each file
+/// present or not with one of [`some_text`].
+fn workspace() -> impl Strategy<Value = MemoryFs> {
+    const PATHS: [&str; 11] = [
+        "/ws/proj/AGENTS.override.md",
+        "/ws/proj/CLAUDE.md",
+        "/ws/proj/CLAUDE.local.md",
+        "/ws/CLAUDE.md",
+        "/ws/AGENTS.md",
+        "/ws/proj/sub/AGENTS.md",
+        "/ws/proj/docs/x.md",
+        "/ws/proj/.pi/APPEND_SYSTEM.md",
+        "/home/u/.codex/AGENTS.md",
+        "/home/u/.claude/CLAUDE.md",
+        "/home/u/.pi/agent/APPEND_SYSTEM.md",
+    ];
+    (
+        some_text(),
+        proptest::option::of(Just(())),
+        proptest::collection::vec(proptest::option::of(some_text()), PATHS.len()),
+    )
+        .prop_map(|(user, with_block, others)| {
+            let agents = match with_block {
+                Some(()) => format!("{user}\n{}", block(TEXT)),
+                None => user,
+            };
+            let mut fs = MemoryFs::new().with_file("/ws/proj/AGENTS.md", agents);
+            for (path, text) in PATHS.iter().zip(others) {
+                if let Some(text) = text {
+                    fs.add_file(path, text);
+                }
+            }
+            fs.with_dir("/ws/proj/.git")
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Judging every budget over one reading of the files answers exactly as the whole
+    /// resolutions did, for every profile shape, carrier and working directory, with and
+    /// without the remedy.
+    #[test]
+    fn one_reading_judges_as_the_full_resolves(
+        fs in workspace(),
+        budget in 1u64..700,
+        cwd in prop_oneof![Just("/ws/proj"), Just("/ws/proj/sub"), Just("/ws")],
+        carrier in prop_oneof![
+            Just(in_file("AGENTS.md")),
+            Just(in_file(".pi/APPEND_SYSTEM.md")),
+            Just(SessionTextCarrier::OwnedFile { path: RelPath::new("CLAUDE.md").unwrap() }),
+        ],
+    ) {
+        let profiles = [codex(budget), claude(true), claude(false), pi(), budgeted_importer(budget)];
+        for profile in profiles {
+            let case = Case { fs: fs.clone(), profile, carrier: carrier.clone(), working_dir: cwd };
+            let query = case.query();
+            prop_assert_eq!(case.verdict(), full_resolves::judge(&case.fs, &case.profile, &query));
+            prop_assert_eq!(
+                case.remedied(),
+                full_resolves::with_remedy(&case.fs, &case.profile, &query)
+            );
+        }
+    }
+}

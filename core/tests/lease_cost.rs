@@ -3,10 +3,11 @@
 //! command however many leases name it (`holder::proc_reads_on_this_thread`), the journal of a
 //! workspace with many leases is not rewritten durably on every command
 //! (`fsio::syncs_on_this_thread`), and a start reads the file it puts its block in once
-//! (`fsio::bytes_read_on_this_thread`).
+//! (`fsio::bytes_read_on_this_thread`), its delivery verdict included: the verdict takes what the
+//! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use projectfile_core::guidance::DiscoveryProfile;
+use projectfile_core::guidance::{DiscoveryProfile, FileReads, OmissionReason, StdFs, Undelivered};
 use projectfile_core::holder::{self, Holder};
 use projectfile_core::projector::{AcquireRequest, Projector};
 use projectfile_core::testing::{fsio, journal};
@@ -27,6 +28,36 @@ impl Provider for Block {
 
     fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
         patterns::block_plan(ctx, RelPath::new(patterns::AGENTS_MD)?, Vec::new())
+    }
+}
+
+/// The same block, judged by a Codex-shaped discovery profile: AGENTS.md read whole, verbatim,
+/// within a budget of 32 KiB that launch arguments raise.
+struct BudgetedBlock;
+
+/// Codex's shape of discovery, reading AGENTS.md.
+fn codex_shaped() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec!["AGENTS.override.md".into(), "AGENTS.md".into()],
+        first_wins: true,
+        budget_bytes: Some(32 * 1024),
+        truncate_at_budget: true,
+        verbatim: true,
+        budget_launch_args: vec!["-c".into(), "project_doc_max_bytes={bytes}".into()],
+        ..Default::default()
+    }
+}
+
+const BUDGETED_BLOCK: ProviderSpec =
+    ProviderSpec::new("budgeted-block", codex_shaped).session_text_in_file();
+
+impl Provider for BudgetedBlock {
+    fn spec(&self) -> &'static ProviderSpec {
+        &BUDGETED_BLOCK
+    }
+
+    fn session_plan(&self, ctx: &PlanContext<'_>) -> projectfile_provider::Result<Plan> {
+        Block.session_plan(ctx)
     }
 }
 
@@ -158,4 +189,76 @@ fn a_start_reads_its_file_once() {
         "release read {read}"
     );
     assert!(std::fs::read(&agents).unwrap() == user, "not byte-exact");
+}
+
+/// One start in a workspace whose AGENTS.md holds `user`: the bytes fsio read, what the
+/// resolver's file system read, and the receipt.
+fn start_reads(user: &[u8]) -> (u64, FileReads, projectfile_core::projector::AcquireReceipt) {
+    let setup = with_leases(0);
+    std::fs::write(setup.ws.join("AGENTS.md"), user).unwrap();
+    let me = Holder::current_process().unwrap();
+    let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("once"), me);
+    let (fsio_before, std_before) = (
+        fsio::bytes_read_on_this_thread(),
+        StdFs::reads_on_this_thread(),
+    );
+    let receipt = setup.projector.acquire(&BudgetedBlock, &request).unwrap();
+    let std_after = StdFs::reads_on_this_thread();
+    let read = fsio::bytes_read_on_this_thread() - fsio_before;
+    let std_reads = FileReads {
+        files: std_after.files - std_before.files,
+        bytes: std_after.bytes - std_before.bytes,
+    };
+    let written = std::fs::metadata(setup.ws.join("AGENTS.md")).unwrap().len();
+    if !receipt.delivery.launch_args.is_empty() {
+        // Verbatim: the text ends with the file, so the budget raised to deliver it is the
+        // file's size: the verdict judged every byte written.
+        let raised = format!("project_doc_max_bytes={written}");
+        assert_eq!(receipt.delivery.launch_args, ["-c", raised.as_str()]);
+    }
+    assert!(setup.projector.release(&receipt.token).unwrap().released);
+    assert!(
+        std::fs::read(setup.ws.join("AGENTS.md")).unwrap() == user,
+        "not byte-exact"
+    );
+    (read, std_reads, receipt)
+}
+
+#[test]
+fn a_start_and_its_delivery_verdict_read_agents_md_once() {
+    let line = b"- a rule of the project, kept byte for byte by every session\n";
+    let none = FileReads::default();
+    // Small, large but still read by the CLI (the verdict needs every byte), and over the
+    // 4 MiB the CLI reads at all (the verdict needs the size alone).
+    for size in [1 << 10, (4 << 20) - (64 << 10), 5 << 20] {
+        let user: Vec<u8> = line.iter().copied().cycle().take(size).collect();
+        let (read, std_reads, receipt) = start_reads(&user);
+        let size = size as u64;
+        assert!(
+            (size..size + 64 * 1024).contains(&read),
+            "acquire read {read} bytes of a {size}-byte file and its small state"
+        );
+        assert_eq!(
+            std_reads, none,
+            "the verdict read the file again ({size} bytes)"
+        );
+        let verdict = &receipt.delivery;
+        if size > 4 << 20 {
+            assert_eq!(
+                verdict.undelivered,
+                Some(Undelivered::Dropped {
+                    omission: OmissionReason::FileTooLarge
+                }),
+                "{verdict:?}"
+            );
+        } else {
+            assert!(verdict.delivered, "{verdict:?}");
+            // Past the budget, delivered only with the launch arguments that raise it.
+            assert_eq!(
+                verdict.launch_args.is_empty(),
+                size < 32 * 1024,
+                "{verdict:?}"
+            );
+        }
+    }
 }

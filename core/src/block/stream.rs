@@ -443,6 +443,17 @@ pub fn plan_remove(scanned: &Scanned, current: &[u8], ours: Option<&[&str]>) -> 
     })
 }
 
+/// How many bytes `pieces` make.
+pub fn length(pieces: &[Piece]) -> u64 {
+    pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Original(range) => range.len() as u64,
+            Piece::New(bytes) => bytes.len() as u64,
+        })
+        .sum()
+}
+
 /// The bytes `pieces` make of `original` (for tests, and for a caller that holds the file).
 pub fn apply(pieces: &[Piece], original: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -457,10 +468,60 @@ pub fn apply(pieces: &[Piece], original: &[u8]) -> Vec<u8> {
     out
 }
 
+/// [`apply`] on a buffer holding `original`, edited in place when the pieces keep the original
+/// ranges in order (a rewrite: a block put in, refreshed or taken out), so a large file is not
+/// held twice; otherwise built anew.
+pub fn apply_owned(pieces: &[Piece], mut original: Vec<u8>) -> Vec<u8> {
+    // The edits: each original range from `from` up to the next kept range is replaced by the
+    // new bytes between them.
+    let mut edits: Vec<(std::ops::Range<usize>, Vec<u8>)> = Vec::new();
+    let mut from = 0usize;
+    let mut inserted: Vec<u8> = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::New(bytes) => inserted.extend_from_slice(bytes),
+            Piece::Original(range) => {
+                if range.start < from || range.end < range.start || range.end > original.len() {
+                    return apply(pieces, &original);
+                }
+                if range.start > from || !inserted.is_empty() {
+                    edits.push((from..range.start, std::mem::take(&mut inserted)));
+                }
+                from = range.end;
+            }
+        }
+    }
+    edits.push((from..original.len(), inserted));
+    for (range, bytes) in edits.into_iter().rev() {
+        original.splice(range, bytes);
+    }
+    original
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    fn some_piece(len: usize) -> impl Strategy<Value = Piece> {
+        prop_oneof![
+            (0..=len, 0..=len).prop_map(|(a, b)| Piece::Original(a.min(b)..a.max(b))),
+            prop::collection::vec(any::<u8>(), 0..5).prop_map(Piece::New),
+        ]
+    }
+
+    proptest! {
+        /// Editing in place makes the same bytes as building anew, whatever the pieces.
+        #[test]
+        fn apply_in_place_agrees_with_apply(
+            (original, pieces) in prop::collection::vec(any::<u8>(), 0..40).prop_flat_map(|o| {
+                let len = o.len();
+                (Just(o), prop::collection::vec(some_piece(len), 0..6))
+            })
+        ) {
+            prop_assert_eq!(apply_owned(&pieces, original.clone()), apply(&pieces, &original));
+        }
+    }
 
     #[test]
     fn bytes_equal_finds_exactly_the_equal_bytes() {

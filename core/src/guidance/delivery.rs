@@ -1,6 +1,6 @@
 //! The delivery verdict: given where a plan put the session text ([`SessionTextCarrier`]) and the
 //! destination as it stands after projection, does the CLI show that text to the model? Answered
-//! by the provider's own [`DiscoveryProfile`] through [`resolve_as`], the same code as
+//! by the provider's own [`DiscoveryProfile`] through the engine of [`resolve_as`](super::resolve_as), the same code as
 //! `projectfile resolve --as`, so a verdict never disagrees with what `resolve` reports.
 //!
 //! - A file carrier (a block, an owned file) is **delivered** when the resolution keeps the whole
@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::fs::GuidanceFs;
 use super::model::{GuidanceRequest, GuidanceResolution, GuidanceScope, OmissionReason};
 use super::paths::join;
-use super::resolve::resolve_as;
+use super::resolve::{Collected, collect_as};
 use crate::plan::SessionTextCarrier;
 use projectfile_provider::discovery::{DiscoveryProfile, budget_launch_args};
 
@@ -180,34 +180,7 @@ pub fn delivery_verdict(
     profile: &DiscoveryProfile,
     query: &DeliveryQuery<'_>,
 ) -> DeliveryVerdict {
-    match query.carrier {
-        SessionTextCarrier::Block { path } => file_verdict(
-            fs,
-            profile,
-            query,
-            "block",
-            &join(query.root, path.as_str()),
-            true,
-        ),
-        SessionTextCarrier::OwnedFile { path } => file_verdict(
-            fs,
-            profile,
-            query,
-            "owned_file",
-            &join(query.root, path.as_str()),
-            false,
-        ),
-        SessionTextCarrier::LaunchArgument { private_file } => {
-            DeliveryVerdict::delivered("launch_argument", Some(private_file.clone()))
-        }
-        SessionTextCarrier::NotProjected { reason } => DeliveryVerdict::undelivered(
-            "not_projected",
-            None,
-            Undelivered::NotProjected {
-                why: reason.clone(),
-            },
-        ),
-    }
+    route_verdict(fs, profile, query, false)
 }
 
 /// [`delivery_verdict`], with the remedy applied: when the budget cuts the text and the profile
@@ -215,12 +188,54 @@ pub fn delivery_verdict(
 /// budget; if that delivers, the verdict is delivered, its `launch_args` hold the arguments (the
 /// host must pass them) and its `note` says why. Otherwise the first verdict stands, its
 /// `remedy_args` (if any) saying what was tried.
+///
+/// The files are read once, whatever the budgets judged: the profile's sources are collected
+/// before any budget, and each budget (the profile's, none for the bytes needed, the raised one)
+/// is applied to that one reading, by the rule [`resolve_as`](super::resolve_as) applies.
 pub fn delivery_with_remedy(
     fs: &dyn GuidanceFs,
     profile: &DiscoveryProfile,
     query: &DeliveryQuery<'_>,
 ) -> DeliveryVerdict {
-    let verdict = delivery_verdict(fs, profile, query);
+    route_verdict(fs, profile, query, true)
+}
+
+fn route_verdict(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    query: &DeliveryQuery<'_>,
+    remedy: bool,
+) -> DeliveryVerdict {
+    let (via, path, block) = match query.carrier {
+        SessionTextCarrier::Block { path } => ("block", path, true),
+        SessionTextCarrier::OwnedFile { path } => ("owned_file", path, false),
+        SessionTextCarrier::LaunchArgument { private_file } => {
+            return DeliveryVerdict::delivered("launch_argument", Some(private_file.clone()));
+        }
+        SessionTextCarrier::NotProjected { reason } => {
+            return DeliveryVerdict::undelivered(
+                "not_projected",
+                None,
+                Undelivered::NotProjected {
+                    why: reason.clone(),
+                },
+            );
+        }
+    };
+    let file = join(query.root, path.as_str());
+    let profile = without_subtree_unless_below(profile, query.working_dir, &file);
+    let collected = collect_as(fs, &profile, &request_for(query));
+    let route = Route {
+        collected: &collected,
+        profile: &profile,
+        via,
+        file: &file,
+        block,
+    };
+    let verdict = route.judge(collected.budget());
+    if !remedy {
+        return verdict;
+    }
     let Some(Undelivered::BudgetTruncated {
         budget_bytes,
         needed_bytes,
@@ -231,9 +246,7 @@ pub fn delivery_with_remedy(
     if verdict.remedy_args.is_empty() {
         return verdict;
     }
-    let mut raised = profile.clone();
-    raised.budget_bytes = Some(needed_bytes);
-    let mut again = delivery_verdict(fs, &raised, query);
+    let mut again = route.judge(needed_bytes);
     if !again.delivered {
         return verdict;
     }
@@ -288,56 +301,77 @@ fn without_subtree_unless_below(
     profile
 }
 
-fn file_verdict(
-    fs: &dyn GuidanceFs,
-    profile: &DiscoveryProfile,
-    query: &DeliveryQuery<'_>,
-    via: &str,
-    file: &str,
+/// One file route, its profile's sources collected once.
+struct Route<'r> {
+    collected: &'r Collected,
+    profile: &'r DiscoveryProfile,
+    via: &'r str,
+    file: &'r str,
     block: bool,
-) -> DeliveryVerdict {
-    let profile = &without_subtree_unless_below(profile, query.working_dir, file);
-    let request = request_for(query);
-    let resolution = resolve_as(fs, profile, &request);
-    let path = Some(file.to_string());
-    let cut = resolution.omitted.iter().find(|o| {
-        is_target(&o.path, file, block)
-            && matches!(
-                o.reason,
-                OmissionReason::BudgetTruncated | OmissionReason::BudgetExhausted
-            )
-    });
-    if cut.is_some() {
-        let needed = needed_bytes(fs, profile, &request, file, block);
-        let mut verdict = DeliveryVerdict::undelivered(
-            via,
-            path,
-            Undelivered::BudgetTruncated {
-                budget_bytes: resolution.budget_bytes,
-                needed_bytes: needed,
-            },
-        );
-        verdict.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
-        if verdict.remedy_args.is_empty() {
-            let cut = verdict.note.take().unwrap_or_default();
-            verdict.note = Some(format!(
-                "{cut}; no launch argument raises this CLI's budget"
-            ));
+}
+
+impl Route<'_> {
+    /// The verdict with `budget` in force.
+    fn judge(&self, budget: u64) -> DeliveryVerdict {
+        let (file, block, via) = (self.file, self.block, self.via);
+        let resolution = self.collected.outline(budget);
+        let path = Some(file.to_string());
+        let cut = resolution.omitted.iter().find(|o| {
+            is_target(&o.path, file, block)
+                && matches!(
+                    o.reason,
+                    OmissionReason::BudgetTruncated | OmissionReason::BudgetExhausted
+                )
+        });
+        if cut.is_some() {
+            let needed = self.needed_bytes();
+            let mut verdict = DeliveryVerdict::undelivered(
+                via,
+                path,
+                Undelivered::BudgetTruncated {
+                    budget_bytes: resolution.budget_bytes,
+                    needed_bytes: needed,
+                },
+            );
+            verdict.remedy_args = budget_launch_args(self.profile, needed).unwrap_or_default();
+            if verdict.remedy_args.is_empty() {
+                let cut = verdict.note.take().unwrap_or_default();
+                verdict.note = Some(format!(
+                    "{cut}; no launch argument raises this CLI's budget"
+                ));
+            }
+            return verdict;
         }
-        return verdict;
+        let kept = resolution
+            .sources
+            .iter()
+            .any(|s| is_target(&s.path, file, block));
+        let duplicate = resolution
+            .omitted
+            .iter()
+            .any(|o| is_target(&o.path, file, block) && o.reason == OmissionReason::DuplicateBody);
+        if kept || duplicate {
+            return DeliveryVerdict::delivered(via, path);
+        }
+        DeliveryVerdict::undelivered(via, path, why_absent(&resolution, file))
     }
-    let kept = resolution
-        .sources
-        .iter()
-        .any(|s| is_target(&s.path, file, block));
-    let duplicate = resolution
-        .omitted
-        .iter()
-        .any(|o| is_target(&o.path, file, block) && o.reason == OmissionReason::DuplicateBody);
-    if kept || duplicate {
-        return DeliveryVerdict::delivered(via, path);
+
+    /// The smallest budget under which the whole target is read: the profile's budgeted bytes,
+    /// in reading order, up to and including the target, with no budget in force.
+    fn needed_bytes(&self) -> u64 {
+        let resolution = self.collected.outline(u64::MAX);
+        let mut running = 0u64;
+        let mut needed = 0u64;
+        for source in &resolution.sources {
+            if !(self.profile.budget_excludes_user && source.scope == GuidanceScope::User) {
+                running = running.saturating_add(source.bytes);
+            }
+            if is_target(&source.path, self.file, self.block) {
+                needed = running;
+            }
+        }
+        needed
     }
-    DeliveryVerdict::undelivered(via, path, why_absent(&resolution, file))
 }
 
 /// Why a file's text is not among the sources, from what the resolution says about the file.
@@ -363,29 +397,4 @@ fn why_absent(resolution: &GuidanceResolution, file: &str) -> Undelivered {
     } else {
         Undelivered::NotRead
     }
-}
-
-/// The smallest budget under which the whole target is read: the profile's budgeted bytes, in
-/// reading order, up to and including the target, with no budget in force.
-fn needed_bytes(
-    fs: &dyn GuidanceFs,
-    profile: &DiscoveryProfile,
-    request: &GuidanceRequest,
-    file: &str,
-    block: bool,
-) -> u64 {
-    let mut unlimited = profile.clone();
-    unlimited.budget_bytes = Some(u64::MAX);
-    let resolution = resolve_as(fs, &unlimited, request);
-    let mut running = 0u64;
-    let mut needed = 0u64;
-    for source in &resolution.sources {
-        if !(profile.budget_excludes_user && source.scope == GuidanceScope::User) {
-            running = running.saturating_add(source.bytes);
-        }
-        if is_target(&source.path, file, block) {
-            needed = running;
-        }
-    }
-    needed
 }

@@ -43,6 +43,18 @@ pub enum CappedRead {
     },
 }
 
+impl CappedRead {
+    /// The whole file; an error when it was too large to be read whole.
+    pub fn whole(self) -> io::Result<Vec<u8>> {
+        match self {
+            CappedRead::Complete(bytes) => Ok(bytes),
+            CappedRead::TooLarge { len } => Err(io::Error::other(format!(
+                "file of {len} bytes cannot be read whole"
+            ))),
+        }
+    }
+}
+
 /// The read-only questions the resolver asks. Implementations must not panic.
 ///
 /// Error conventions the resolver relies on: a path that does not exist is
@@ -91,6 +103,40 @@ fn kind_of(file_type: std::fs::FileType) -> EntryKind {
     }
 }
 
+thread_local! {
+    /// Files [`StdFs`] opened to read, and the bytes it read from them, on this thread.
+    static STD_READS: std::cell::Cell<FileReads> = const {
+        std::cell::Cell::new(FileReads { files: 0, bytes: 0 })
+    };
+}
+
+/// What [`StdFs`] has read on one thread: tests count them to check that a command reads a
+/// file once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileReads {
+    /// Files opened to read (their bytes, or their size when over the cap).
+    pub files: u64,
+    /// Bytes read from them.
+    pub bytes: u64,
+}
+
+impl StdFs {
+    /// What [`StdFs`] has read on the calling thread so far.
+    pub fn reads_on_this_thread() -> FileReads {
+        STD_READS.with(std::cell::Cell::get)
+    }
+
+    fn note_read(files: u64, bytes: u64) {
+        STD_READS.with(|reads| {
+            let now = reads.get();
+            reads.set(FileReads {
+                files: now.files + files,
+                bytes: now.bytes + bytes,
+            });
+        });
+    }
+}
+
 /// The real file system, read-only.
 ///
 /// - `read`/`read_capped` open with `O_NONBLOCK` (on Unix) and check the opened file's own
@@ -124,12 +170,7 @@ impl StdFs {
 
 impl GuidanceFs for StdFs {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        match self.read_capped(path, u64::MAX)? {
-            CappedRead::Complete(bytes) => Ok(bytes),
-            CappedRead::TooLarge { len } => Err(io::Error::other(format!(
-                "file of {len} bytes cannot be read whole"
-            ))),
-        }
+        self.read_capped(path, u64::MAX)?.whole()
     }
 
     fn read_capped(&self, path: &Path, cap: u64) -> io::Result<CappedRead> {
@@ -141,6 +182,7 @@ impl GuidanceFs for StdFs {
         if !meta.is_file() {
             return Err(io::Error::other("not a regular file"));
         }
+        Self::note_read(1, 0);
         if meta.len() > cap {
             return Ok(CappedRead::TooLarge { len: meta.len() });
         }
@@ -148,6 +190,7 @@ impl GuidanceFs for StdFs {
         let mut bytes = Vec::with_capacity(capacity);
         file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
         let len = bytes.len() as u64;
+        Self::note_read(0, len);
         if len > cap {
             return Ok(CappedRead::TooLarge { len });
         }

@@ -39,7 +39,7 @@ mod text;
 pub use delivery::{
     DeliveryQuery, DeliveryVerdict, Undelivered, delivery_verdict, delivery_with_remedy,
 };
-pub use fs::{CappedRead, EntryKind, FsEntry, FsStat, GuidanceFs, MemoryFs, StdFs};
+pub use fs::{CappedRead, EntryKind, FileReads, FsEntry, FsStat, GuidanceFs, MemoryFs, StdFs};
 pub use model::{
     DEFAULT_EDITOR_PACKS, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, DEFAULT_MAX_DIRS,
     DEFAULT_MAX_IMPORT_HOPS, DEFAULT_SESSION_NAMESPACE, DEFAULT_SKIP_DIRS,

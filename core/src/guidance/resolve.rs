@@ -83,7 +83,9 @@ use projectfile_provider::discovery::{DiscoveryProfile, Walk};
 /// Never fails: what could not be read is named in `omitted`.
 pub fn resolve(fs: &dyn GuidanceFs, request: &GuidanceRequest) -> GuidanceResolution {
     let confine = Confinement::new(fs, request.allow_outside_tree);
-    Engine::new(fs, &confine, Plan::from_request(request)).run()
+    Engine::new(fs, &confine, Plan::from_request(request))
+        .collect()
+        .finish()
 }
 
 /// Answers "what would this CLI load": the same engine, driven by `profile` instead of the seed's
@@ -100,8 +102,198 @@ pub fn resolve_as(
     profile: &DiscoveryProfile,
     request: &GuidanceRequest,
 ) -> GuidanceResolution {
+    collect_as(fs, profile, request).finish()
+}
+
+/// [`resolve_as`] up to its budget: every source the profile reads, in order, before the budget
+/// keeps or cuts any, so one reading of the files can be budgeted more than once
+/// ([`Collected::outline`]). `resolve_as` is `collect_as(..).finish()`.
+pub(crate) fn collect_as(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    request: &GuidanceRequest,
+) -> Collected {
     let confine = Confinement::new(fs, request.allow_outside_tree);
-    Engine::new(fs, &confine, Plan::from_profile(fs, profile, request)).run()
+    Engine::new(fs, &confine, Plan::from_profile(fs, profile, request)).collect()
+}
+
+/// What the budget does to one source (see [`budget_fates`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Kept whole, charged to the budget.
+    Whole,
+    /// Kept whole, not charged (a user source when the profile's budget excludes them).
+    Unbudgeted,
+    /// Kept up to this byte (`budget_truncated`).
+    Cut(usize),
+    /// Dropped (`budget_exhausted`).
+    Exhausted,
+}
+
+/// The fate of each of `sources` under `budget`: whole sources are kept in order while they fit,
+/// the first one always (or, with `truncate`, the one crossing the budget is cut at a character
+/// boundary and every later one dropped). The one rule [`Collected::finish`] and
+/// [`Collected::outline`] both apply.
+fn budget_fates(
+    sources: &[GuidanceSource],
+    budget: u64,
+    truncate: bool,
+    excludes_user: bool,
+) -> Vec<Fate> {
+    let mut fates = Vec::with_capacity(sources.len());
+    let mut used = 0u64;
+    let mut any_kept = false;
+    for source in sources {
+        if excludes_user && source.scope == GuidanceScope::User {
+            fates.push(Fate::Unbudgeted);
+            any_kept = true;
+            continue;
+        }
+        let remaining = budget.saturating_sub(used);
+        let fate = if source.bytes > remaining && (truncate || any_kept) {
+            match truncate.then(|| floor_boundary(&source.body, remaining)) {
+                Some(cut) if cut > 0 => Fate::Cut(cut),
+                _ => Fate::Exhausted,
+            }
+        } else {
+            Fate::Whole
+        };
+        match fate {
+            Fate::Whole => used = used.saturating_add(source.bytes),
+            Fate::Cut(cut) => used = used.saturating_add(cut as u64),
+            Fate::Unbudgeted | Fate::Exhausted => {}
+        }
+        any_kept |= fate != Fate::Exhausted;
+        fates.push(fate);
+    }
+    fates
+}
+
+/// Every source a resolution read, before its budget (see [`collect_as`]).
+pub(crate) struct Collected {
+    sources: Vec<GuidanceSource>,
+    omitted: Vec<GuidanceOmission>,
+    dirs_scanned: u64,
+    budget: u64,
+    truncate: bool,
+    excludes_user: bool,
+}
+
+impl Collected {
+    /// The budget the plan puts in force (the profile's, or the request's `max_bytes`).
+    pub(crate) fn budget(&self) -> u64 {
+        self.budget
+    }
+
+    /// The resolution under the plan's own budget.
+    fn finish(self) -> GuidanceResolution {
+        let fates = budget_fates(
+            &self.sources,
+            self.budget,
+            self.truncate,
+            self.excludes_user,
+        );
+        let mut omitted = self.omitted;
+        let mut kept = Vec::with_capacity(self.sources.len());
+        let mut tally = Tally::default();
+        for (mut source, fate) in self.sources.into_iter().zip(fates) {
+            if let Some(omission) = tally.charge(&source, fate) {
+                omitted.push(omission);
+            }
+            match fate {
+                Fate::Exhausted => continue,
+                Fate::Cut(cut) => {
+                    source.body.truncate(cut);
+                    source.bytes = cut as u64;
+                }
+                Fate::Whole | Fate::Unbudgeted => {}
+            }
+            kept.push(source);
+        }
+        tally.resolution(kept, omitted, self.budget, self.dirs_scanned)
+    }
+
+    /// The resolution under `budget`, without the bodies (each source's `body` is empty, its
+    /// `bytes` what the budget keeps): paths, bytes and reasons, as [`resolve_as`] with that
+    /// budget would report them.
+    pub(crate) fn outline(&self, budget: u64) -> GuidanceResolution {
+        let fates = budget_fates(&self.sources, budget, self.truncate, self.excludes_user);
+        let mut omitted = self.omitted.clone();
+        let mut kept = Vec::with_capacity(self.sources.len());
+        let mut tally = Tally::default();
+        for (source, fate) in self.sources.iter().zip(fates) {
+            if let Some(omission) = tally.charge(source, fate) {
+                omitted.push(omission);
+            }
+            let bytes = match fate {
+                Fate::Exhausted => continue,
+                Fate::Cut(cut) => cut as u64,
+                Fate::Whole | Fate::Unbudgeted => source.bytes,
+            };
+            kept.push(GuidanceSource {
+                path: source.path.clone(),
+                scope: source.scope,
+                depth: source.depth,
+                body: String::new(),
+                bytes,
+                imported_from: source.imported_from.clone(),
+            });
+        }
+        tally.resolution(kept, omitted, budget, self.dirs_scanned)
+    }
+}
+
+/// The byte counts of a resolution being budgeted.
+#[derive(Default)]
+struct Tally {
+    used: u64,
+    unbudgeted: u64,
+    cut: u64,
+}
+
+impl Tally {
+    /// Counts `source` under `fate`; the omission it reports, if any.
+    fn charge(&mut self, source: &GuidanceSource, fate: Fate) -> Option<GuidanceOmission> {
+        let (reason, cut_bytes) = match fate {
+            Fate::Whole => {
+                self.used = self.used.saturating_add(source.bytes);
+                return None;
+            }
+            Fate::Unbudgeted => {
+                self.unbudgeted = self.unbudgeted.saturating_add(source.bytes);
+                return None;
+            }
+            Fate::Cut(cut) => {
+                self.used = self.used.saturating_add(cut as u64);
+                (OmissionReason::BudgetTruncated, source.bytes - cut as u64)
+            }
+            Fate::Exhausted => (OmissionReason::BudgetExhausted, source.bytes),
+        };
+        self.cut = self.cut.saturating_add(cut_bytes);
+        Some(GuidanceOmission::new(
+            source.path.clone(),
+            reason,
+            cut_bytes,
+        ))
+    }
+
+    fn resolution(
+        self,
+        sources: Vec<GuidanceSource>,
+        omitted: Vec<GuidanceOmission>,
+        budget: u64,
+        dirs_scanned: u64,
+    ) -> GuidanceResolution {
+        GuidanceResolution {
+            sources,
+            omitted,
+            total_bytes: self.used.saturating_add(self.unbudgeted),
+            budget_bytes: budget,
+            cut_bytes: self.cut,
+            unbudgeted_bytes: self.unbudgeted,
+            dirs_scanned,
+        }
+    }
 }
 
 /// Which names are read in one candidate directory, and how they exclude each other.
@@ -559,7 +751,7 @@ impl<'a> Engine<'a> {
         }
     }
 
-    fn run(mut self) -> GuidanceResolution {
+    fn collect(mut self) -> Collected {
         let groups = std::mem::take(&mut self.plan.groups);
         let dir_rule = self.plan.dir_rule.clone();
         for group in &groups {
@@ -598,7 +790,14 @@ impl<'a> Engine<'a> {
             self.accept(&full, loaded, site, Kind::Pack);
         }
         self.user_fallbacks();
-        self.finish(dirs_scanned)
+        Collected {
+            sources: self.sources,
+            omitted: self.omitted,
+            dirs_scanned,
+            budget: self.plan.budget,
+            truncate: self.plan.truncate,
+            excludes_user: self.plan.rules.budget_excludes_user,
+        }
     }
 
     /// Each `(extra, user)` fallback: the user file is read when the extra file is absent, and is
@@ -806,26 +1005,15 @@ impl<'a> Engine<'a> {
             .is_some_and(|indices| indices.iter().any(|i| self.sources[*i].body == body))
     }
 
-    /// Cuts our session blocks out of `text` (found in `path`), queueing them in `pieces`.
-    fn cut_sessions<'t>(
-        &mut self,
-        path: &str,
-        text: &'t str,
-        pieces: &mut Vec<SessionPiece>,
-    ) -> Cow<'t, str> {
+    /// Cuts our session blocks out of `text` (found in `path`), in place, queueing them in
+    /// `pieces`.
+    fn cut_sessions(&mut self, path: &str, text: &mut String, pieces: &mut Vec<SessionPiece>) {
         let scan = scan_session_blocks(text, &self.plan.namespace);
         if scan.malformed.is_some() {
             self.note(path, OmissionReason::MalformedSessionBlock, 0);
-            return Cow::Borrowed(text);
+            return;
         }
-        if scan.blocks.is_empty() {
-            return Cow::Borrowed(text);
-        }
-        let mut user = String::with_capacity(text.len());
-        let mut at = 0usize;
         for (index, block) in scan.blocks.iter().enumerate() {
-            user.push_str(text.get(at..block.range.start).unwrap_or(""));
-            at = block.range.end;
             let body = text.get(block.body.clone()).unwrap_or("").trim();
             if body.is_empty() {
                 continue;
@@ -845,8 +1033,13 @@ impl<'a> Engine<'a> {
                 body: body.to_string(),
             });
         }
-        user.push_str(text.get(at..).unwrap_or(""));
-        Cow::Owned(user)
+        // Last first, so the earlier ranges still hold; the user's text moves down in place
+        // (a large file is never held twice).
+        for block in scan.blocks.iter().rev() {
+            if text.get(block.range.clone()).is_some() {
+                text.replace_range(block.range.clone(), "");
+            }
+        }
     }
 
     /// Turns one read into a source, a notice, or nothing.
@@ -868,32 +1061,37 @@ impl<'a> Engine<'a> {
         if text.trim().is_empty() {
             return;
         }
+        // One copy of the text at a time: each step works in place, or replaces it.
+        let mut body = text;
         let mut pieces = Vec::new();
-        let user = self.cut_sessions(full, &text, &mut pieces);
-        let stripped = if self.plan.strip_comments {
-            strip_comments(&user)
-        } else {
-            Cow::Borrowed(&*user)
-        };
-        let expanded = if kind == Kind::Directory && self.plan.hops > 0 {
+        self.cut_sessions(full, &mut body, &mut pieces);
+        if self.plan.strip_comments
+            && let Some(stripped) = owned(strip_comments(&body))
+        {
+            body = stripped;
+        }
+        if kind == Kind::Directory && self.plan.hops > 0 {
             let base = parent(full).unwrap_or(base_dir).to_string();
             let mut chain = Chain {
                 tree,
                 folded: vec![paths::fold(full)],
                 files: vec![full.to_string()],
             };
-            self.expand(&stripped, &base, self.plan.hops, &mut chain, &mut pieces)
-        } else {
-            stripped
-        };
-        let body = if self.plan.rules.verbatim && !expanded.trim().is_empty() {
-            &*expanded
-        } else {
-            expanded.trim()
-        };
+            let expanded = self.expand(&body, &base, self.plan.hops, &mut chain, &mut pieces);
+            if let Some(expanded) = owned(expanded) {
+                body = expanded;
+            }
+        }
+        // A verbatim body is sent as written, unless there is nothing but blanks.
+        if !self.plan.rules.verbatim || body.trim().is_empty() {
+            trim_in_place(&mut body);
+        }
         if !body.is_empty() {
-            let hash = body_hash(body);
-            if self.plan.dedupe && self.has_body(&self.bodies, hash, body) {
+            // Bodies are indexed only for deduplication (hashing a large one costs).
+            let hash = self.plan.dedupe.then(|| body_hash(&body));
+            if let Some(hash) = hash
+                && self.has_body(&self.bodies, hash, &body)
+            {
                 if kind == Kind::Directory || self.plan.report_pack_duplicates {
                     self.omitted.push(GuidanceOmission::new(
                         full,
@@ -902,16 +1100,18 @@ impl<'a> Engine<'a> {
                     ));
                 }
             } else {
-                self.bodies
-                    .entry(hash)
-                    .or_default()
-                    .push(self.sources.len());
+                if let Some(hash) = hash {
+                    self.bodies
+                        .entry(hash)
+                        .or_default()
+                        .push(self.sources.len());
+                }
                 self.sources.push(GuidanceSource {
                     path: full.to_string(),
                     scope,
                     depth,
-                    body: body.to_string(),
                     bytes: body.len() as u64,
+                    body,
                     imported_from: None,
                 });
             }
@@ -969,11 +1169,12 @@ impl<'a> Engine<'a> {
                 self.note(path, OmissionReason::Unreadable, 0);
                 None
             }
-            Loaded::Text(text) => {
+            Loaded::Text(mut text) => {
                 if text.trim().is_empty() {
                     return None;
                 }
-                Some(self.cut_sessions(path, &text, pieces).into_owned())
+                self.cut_sessions(path, &mut text, pieces);
+                Some(text)
             }
         }
     }
@@ -1063,59 +1264,22 @@ impl<'a> Engine<'a> {
         }
         out
     }
+}
 
-    /// Applies the budget and assembles the resolution.
-    fn finish(self, dirs_scanned: u64) -> GuidanceResolution {
-        let budget = self.plan.budget;
-        let mut omitted = self.omitted;
-        let mut kept: Vec<GuidanceSource> = Vec::with_capacity(self.sources.len());
-        let mut used = 0u64;
-        let mut unbudgeted = 0u64;
-        let mut cut_total = 0u64;
-        for mut source in self.sources {
-            if self.plan.rules.budget_excludes_user && source.scope == GuidanceScope::User {
-                unbudgeted = unbudgeted.saturating_add(source.bytes);
-                kept.push(source);
-                continue;
-            }
-            let remaining = budget.saturating_sub(used);
-            let over = source.bytes > remaining;
-            if over && (self.plan.truncate || !kept.is_empty()) {
-                let cut = if self.plan.truncate {
-                    floor_boundary(&source.body, remaining)
-                } else {
-                    0
-                };
-                let (reason, cut_bytes) = if cut == 0 {
-                    (OmissionReason::BudgetExhausted, source.bytes)
-                } else {
-                    (OmissionReason::BudgetTruncated, source.bytes - cut as u64)
-                };
-                cut_total = cut_total.saturating_add(cut_bytes);
-                omitted.push(GuidanceOmission::new(
-                    source.path.clone(),
-                    reason,
-                    cut_bytes,
-                ));
-                if cut == 0 {
-                    continue;
-                }
-                source.body.truncate(cut);
-                source.bytes = cut as u64;
-            }
-            used = used.saturating_add(source.bytes);
-            kept.push(source);
-        }
-        GuidanceResolution {
-            sources: kept,
-            omitted,
-            total_bytes: used.saturating_add(unbudgeted),
-            budget_bytes: budget,
-            cut_bytes: cut_total,
-            unbudgeted_bytes: unbudgeted,
-            dirs_scanned,
-        }
+/// The text a step made, when it made a new one (`None`: the step left its input as it was).
+fn owned(step: Cow<'_, str>) -> Option<String> {
+    match step {
+        Cow::Owned(text) => Some(text),
+        Cow::Borrowed(_) => None,
     }
+}
+
+/// `text.trim()`, in place.
+fn trim_in_place(text: &mut String) {
+    let end = text.trim_end().len();
+    text.truncate(end);
+    let start = text.len() - text.trim_start().len();
+    text.drain(..start);
 }
 
 /// Whether `text` opens with front matter (a `---` line, then lines up to the next `---`) holding

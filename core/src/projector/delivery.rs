@@ -6,12 +6,101 @@
 //! The CLI is taken to start in the destination root (as `run` and a host's `Lease::command`
 //! start it) and to see the home directory `$HOME` names (user-scope files, and the user memory
 //! file Claude Code does not count as the project's), the defaults of `resolve --as`.
+//!
+//! A file the projection just wrote is not read again: the projection keeps what it wrote
+//! ([`Written`]: the bytes of a file the resolver would read, at most
+//! [`MAX_SINGLE_FILE_BYTES`], which it read anyway to find its block; only the size of a larger
+//! one, which the resolver drops unread), and the verdict reads it from there ([`WrittenFs`]).
+//! Under the workspace lock those are the bytes the file holds, so the verdict is the one a read
+//! of the file would give.
 
-use std::path::Path;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
 
-use crate::guidance::{DeliveryQuery, DeliveryVerdict, GuidanceFs, delivery_with_remedy};
-use crate::plan::SessionTextCarrier;
+use crate::guidance::{
+    CappedRead, DeliveryQuery, DeliveryVerdict, FsEntry, FsStat, GuidanceFs, MAX_SINGLE_FILE_BYTES,
+    StdFs, delivery_with_remedy,
+};
+use crate::plan::{RelPath, SessionTextCarrier};
 use crate::provider::{Probes, Provider};
+
+/// What this command wrote to a file, for the verdict.
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// The whole file, as written.
+    Bytes(Vec<u8>),
+    /// Its size only: it holds more than [`MAX_SINGLE_FILE_BYTES`].
+    Size(u64),
+}
+
+impl Written {
+    /// `bytes` when the resolver would read them, else their size.
+    pub(crate) fn of(bytes: Vec<u8>) -> Self {
+        if bytes.len() as u64 > MAX_SINGLE_FILE_BYTES {
+            Written::Size(bytes.len() as u64)
+        } else {
+            Written::Bytes(bytes)
+        }
+    }
+}
+
+/// The real file system, with the files this command wrote answered from what it wrote.
+///
+/// A file's bytes are handed over at its first read (the resolver reads a path once); a later
+/// read of it goes to the file.
+pub(super) struct WrittenFs {
+    files: RefCell<HashMap<PathBuf, Written>>,
+}
+
+impl WrittenFs {
+    /// The destination `root` as it stands after this command wrote `written` in it.
+    pub(super) fn new(root: &Path, written: HashMap<RelPath, Written>) -> Self {
+        WrittenFs {
+            files: RefCell::new(
+                written
+                    .into_iter()
+                    .map(|(path, written)| (root.join(path.as_str()), written))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl GuidanceFs for WrittenFs {
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.read_capped(path, u64::MAX)?.whole()
+    }
+
+    fn read_capped(&self, path: &Path, cap: u64) -> io::Result<CappedRead> {
+        let mut files = self.files.borrow_mut();
+        let len = match files.get(path) {
+            None => return StdFs.read_capped(path, cap),
+            Some(Written::Bytes(bytes)) => bytes.len() as u64,
+            Some(Written::Size(len)) => *len,
+        };
+        if len > cap {
+            return Ok(CappedRead::TooLarge { len });
+        }
+        match files.remove(path) {
+            Some(Written::Bytes(bytes)) => Ok(CappedRead::Complete(bytes)),
+            _ => StdFs.read_capped(path, cap),
+        }
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<FsEntry>> {
+        StdFs.list_dir(path)
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<FsStat> {
+        StdFs.stat(path)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        StdFs.canonicalize(path)
+    }
+}
 
 /// The carrier a plan without one stands for: nothing says the text went anywhere.
 fn unsaid() -> SessionTextCarrier {

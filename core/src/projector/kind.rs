@@ -65,6 +65,21 @@ pub(crate) struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// Keeps what `path` holds now that this command wrote it (asked only when kept), for the
+    /// delivery verdict (see `delivery`).
+    pub fn wrote(&mut self, path: &RelPath, written: impl FnOnce() -> super::delivery::Written) {
+        if let Some(kept) = self.l.written.as_mut() {
+            kept.insert(path.clone(), written());
+        }
+    }
+
+    /// Forgets what was kept of `path`: this command changed it again.
+    pub fn rewrote(&mut self, path: &RelPath) {
+        if let Some(written) = self.l.written.as_mut() {
+            written.remove(path);
+        }
+    }
+
     /// Reports what happened to `path`.
     pub fn report(&mut self, path: impl ToString, kind: FileKind, action: FileAction) {
         self.out.files.push(FileReceipt {

@@ -52,6 +52,9 @@ pub(crate) struct Locked {
     /// Files this command scanned for a namespace's block and left as they were, by path and
     /// namespace: a start that puts its block in takes the scan again instead of reading anew.
     pub scans: std::collections::HashMap<(RelPath, String), super::shared_block::ScannedFile>,
+    /// What this command wrote to each file, kept for a start's delivery verdict so it reads
+    /// no file again (`None`: no verdict is judged, nothing is kept).
+    pub written: Option<std::collections::HashMap<RelPath, super::delivery::Written>>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
     _lock: Option<LockGuard>,
 }
@@ -214,6 +217,7 @@ impl Locked {
             fs_warnings,
             liveness: LivenessCheck::new(),
             scans: Default::default(),
+            written: None,
             _lock: lock,
         }))
     }

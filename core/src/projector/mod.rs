@@ -307,6 +307,8 @@ impl Projector {
         locked.liveness.assume_alive(&request.holder);
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
+        // What the projection writes is kept for the delivery verdict (see `delivery`).
+        locked.written = Some(Default::default());
         self.strip_stale_locked(&mut self.cx(&mut locked, &mut outcome));
 
         let plan = self.plan_for_start(
@@ -357,7 +359,9 @@ impl Projector {
             carrier: plan.session_text.as_ref(),
             private_dir: &private_dir,
         };
-        let delivery = delivery::judge(&crate::guidance::StdFs, provider, &probes, session);
+        // What the start just wrote is judged from what it wrote, not read again.
+        let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
+        let delivery = delivery::judge(&written, provider, &probes, session);
         if !delivery.delivered && request.require_delivery {
             return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
         }

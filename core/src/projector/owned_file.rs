@@ -19,6 +19,7 @@ use crate::ledger::{EntryRecord, OwnedPrior, PriorRef};
 use crate::plan::{OwnedFileProjection, RelPath};
 use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
 
+use super::delivery::Written;
 use super::kind::{Arrival, Cx, Entry, Projection};
 use super::priors::{self, PriorKind};
 use super::shared_block::two_kinds;
@@ -154,6 +155,7 @@ impl Projection for OwnedFile {
             cx.l.root
                 .write_atomic(path, content.as_bytes(), owned.mode.or(prior_mode))?;
         }
+        cx.wrote(path, || Written::of(content.as_bytes().to_vec()));
         if let Some(EntryRecord::Owned {
             written,
             written_mode,

@@ -23,11 +23,13 @@ use std::collections::BTreeSet;
 use crate::block::stream::{self, Scanned, StreamScan};
 use crate::error::{Error, Result};
 use crate::fsio::OpenFile;
+use crate::guidance::MAX_SINGLE_FILE_BYTES;
 use crate::journal::Durability;
 use crate::ledger::EntryRecord;
 use crate::plan::{BlockProjection, Namespace, RelPath};
 use crate::receipts::{FileAction, FileKind, TakenOver};
 
+use super::delivery::Written;
 use super::kind::{Arrival, Cx, Entry, Projection};
 
 /// The kind: a marked block in a shared file.
@@ -66,6 +68,7 @@ impl SharedBlock {
             cx.l.scans.insert(key, file);
             return Ok(false);
         };
+        cx.rewrote(path);
         if removed.now_empty {
             cx.l.root.remove_file(path)?;
             cx.report(path, FileKind::Block, FileAction::Removed);
@@ -90,6 +93,28 @@ const CHUNK: usize = 256 * 1024;
 pub(crate) struct ScannedFile {
     file: OpenFile,
     scanned: Scanned,
+    /// The bytes scanned, when the command keeps what it writes for its delivery verdict and
+    /// the file is one the verdict would read (see `delivery`): the file is still read once.
+    bytes: Option<Vec<u8>>,
+}
+
+impl ScannedFile {
+    /// What the file holds once `pieces` (of this scan) are written, as the verdict keeps it;
+    /// `None` when the scanned bytes were not kept and the file is small enough to be read.
+    fn after(&mut self, pieces: Option<&[stream::Piece]>) -> Option<Written> {
+        let bytes = self
+            .bytes
+            .take()
+            .filter(|bytes| bytes.len() == self.scanned.len);
+        match (pieces, bytes) {
+            (None, Some(bytes)) => Some(Written::Bytes(bytes)),
+            (Some(pieces), Some(bytes)) => Some(Written::of(stream::apply_owned(pieces, bytes))),
+            (pieces, None) => {
+                let len = pieces.map_or(self.scanned.len as u64, stream::length);
+                (len > MAX_SINGLE_FILE_BYTES).then_some(Written::Size(len))
+            }
+        }
+    }
 }
 
 /// Scans `path` for the block of `cx`'s namespace, a chunk at a time (`None`: no file). A scan
@@ -106,6 +131,9 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
     };
     let mut scan = StreamScan::new(cx.markers);
     let mut buf = vec![0u8; CHUNK.min(file.len() + 1)];
+    let cap = usize::try_from(MAX_SINGLE_FILE_BYTES).unwrap_or(usize::MAX);
+    let mut kept =
+        (cx.l.written.is_some() && file.len() <= cap).then(|| Vec::with_capacity(file.len()));
     let mut at = 0;
     loop {
         let n = file
@@ -115,10 +143,19 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
             break;
         }
         scan.feed(&buf[..n]).map_err(|e| cx.malformed(path, e))?;
+        // A file that grew past what the verdict reads while it was read is not kept.
+        kept = kept.filter(|kept| kept.len() + n <= cap);
+        if let Some(kept) = kept.as_mut() {
+            kept.extend_from_slice(&buf[..n]);
+        }
         at += n;
     }
     let scanned = scan.finish().map_err(|e| cx.malformed(path, e))?;
-    Ok(Some(ScannedFile { file, scanned }))
+    Ok(Some(ScannedFile {
+        file,
+        scanned,
+        bytes: kept,
+    }))
 }
 
 impl SharedBlock {
@@ -268,7 +305,7 @@ impl Projection for SharedBlock {
 
     fn apply(cx: &mut Cx<'_>, _token: &str, block: &BlockProjection) -> Result<()> {
         let path = &block.path;
-        let current = scan(cx, path)?;
+        let mut current = scan(cx, path)?;
         let ours = match cx.out.arrivals.get(path) {
             Some(Arrival::UnrecordedBlock) => None,
             _ => Self::ours(cx, path),
@@ -280,15 +317,25 @@ impl Projection for SharedBlock {
         let body = scanned.map_or(&[][..], |s| s.body.as_slice());
         let upserted = stream::plan_upsert(cx.markers, scanned, body, &block.body, ours.as_deref())
             .map_err(|e| cx.malformed(path, e))?;
-        match (&upserted.pieces, &current) {
-            (None, _) => {}
-            (Some(pieces), Some(current)) => {
-                cx.l.root.splice_atomic(path, &current.file, pieces, None)?;
+        let created = current.is_none();
+        let written = match (&upserted.pieces, &mut current) {
+            (None, None) => None,
+            (pieces, Some(current)) => {
+                if let Some(pieces) = pieces {
+                    cx.l.root.splice_atomic(path, &current.file, pieces, None)?;
+                }
+                current.after(pieces.as_deref())
             }
             (Some(pieces), None) => {
-                cx.l.root
-                    .write_atomic(path, &stream::apply(pieces, b""), None)?;
+                let bytes = stream::apply(pieces, b"");
+                cx.l.root.write_atomic(path, &bytes, None)?;
+                Some(Written::of(bytes))
             }
+        };
+        drop(current);
+        match written {
+            Some(written) => cx.wrote(path, || written),
+            None => cx.rewrote(path),
         }
         // The block holds this text alone now.
         if let Some(bodies) =
@@ -301,7 +348,7 @@ impl Projection for SharedBlock {
         }
         cx.out.unapplied.remove(path);
         let action = match upserted.action {
-            crate::block::UpsertAction::Inserted if current.is_none() => FileAction::Created,
+            crate::block::UpsertAction::Inserted if created => FileAction::Created,
             crate::block::UpsertAction::Inserted => FileAction::Inserted,
             crate::block::UpsertAction::Refreshed => FileAction::Refreshed,
             crate::block::UpsertAction::Unchanged => FileAction::Unchanged,
