@@ -222,7 +222,7 @@ pub fn settings_file_route(
 /// Subagents or commands (`role` says which) as owned files `<dir>/<name>.md`, one per input, in
 /// request order: written whole, a same-named file of the project's taken over and put back byte
 /// for byte by the last session, refreshed by each start, counted across sessions, and proven
-/// ours by the marker comment after their frontmatter (see [`crate::generated`]).
+/// ours by the marker comment after their frontmatter (core's `generated` module).
 ///
 /// | CLI | subagents | commands |
 /// |---|---|---|

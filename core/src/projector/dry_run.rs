@@ -15,7 +15,7 @@
 //!
 //! A start first cleans the leftovers of dead holders; a dry run only counts them, in a note.
 //!
-//! The delivery verdict is judged as for an acquire, over [`Projected`]: the workspace as the
+//! The delivery verdict is judged as for an acquire, over `Projected`: the workspace as the
 //! start would leave it (the planned blocks and owned files over the real, read-only file
 //! system), so the verdict and the launch arguments it adds are the ones the start would report.
 

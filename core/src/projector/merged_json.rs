@@ -2,7 +2,7 @@
 //! into whose object under one key the session's entries are merged for the session.
 //!
 //! This kind decides only the *content*; the file itself is then projected as an owned file
-//! ([`super::owned_file`]), so it shares the undo rule and everything an owned file promises: the
+//! (`owned_file`), so it shares the undo rule and everything an owned file promises: the
 //! project's exact prior bytes are taken over into the priors folder and come back at the last
 //! release, an edit made during the session is set aside and reported, and a crash or a lost
 //! state directory is recovered the same way.

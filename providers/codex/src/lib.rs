@@ -2,7 +2,7 @@
 //! `AGENTS.override.md` when the root has one, because Codex reads the override instead; the
 //! session's skills are projected into `.agents/skills/<name>/`; its MCP servers go on the
 //! command line as `-c mcp_servers.<name>=<TOML inline table>` overrides written by `toml_edit`
-//! (see [`projectfile_core::mcp::toml_overrides`]), added to the user's own servers.
+//! (see [`projectfile_provider::mcp::toml_overrides`]), added to the user's own servers.
 //!
 //! # Facts relied on
 //!
