@@ -11,9 +11,14 @@ use std::ffi::OsString;
 
 use crate::cli::{AcquireArgs, Cli, GlobalArgs, ReleaseArgs, RunArgs, WorkspaceArgs};
 
+mod direct;
+
 /// The command line of this process, parsed (see the module docs), or clap's error for it.
 pub fn try_parse() -> Result<Cli, clap::Error> {
     let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some(cli) = direct::parse(&args, &|name| std::env::var_os(name)) {
+        return Ok(cli);
+    }
     match lean(&args) {
         Some(cli) => Ok(cli),
         None => Cli::try_parse_from(args),
@@ -184,6 +189,154 @@ mod tests {
                 Err(_) => prop_assert!(lean.is_none(), "{tokens:?}: lean accepted, full refused"),
             }
         }
+    }
+
+    /// Pieces of `acquire` and `release` command lines, with values clap refuses or that the
+    /// direct parser leaves to clap.
+    const SESSION_CHUNKS: &[&[&str]] = &[
+        &["acquire"],
+        &["release"],
+        &["status"],
+        &["--provider", "codex"],
+        &["--provider=claude"],
+        &["--provider", "nope"],
+        &["--workspace", "/w"],
+        &["--workspace="],
+        &["--prompt", "p"],
+        &["--prompt=-x"],
+        &["--prompt", ""],
+        &["--prompt-file", "f"],
+        &["--prompt-file", "-"],
+        &["--mcp-config", "m.json"],
+        &["--mcp-mode", "replace"],
+        &["--mcp-mode=bogus"],
+        &["--agent", "a=b"],
+        &["--command", "c=d"],
+        &["--skill", "s=/d"],
+        &["--provider-option", "claude.prompt=replace"],
+        &["--hooks-config", "h"],
+        &["--hook-script", "s"],
+        &["--cli-config", "c"],
+        &["--cli-version", "1.0"],
+        &["--cli-binary", "/b"],
+        &["--require-delivery"],
+        &["--require-delivery=1"],
+        &["--holder-pid", "42"],
+        &["--holder-pid", "+4"],
+        &["--holder-pid", "99999999999"],
+        &["--holder-lock", "/l"],
+        &["--dry-run"],
+        &["--token", "pf1-x"],
+        &["--token=t"],
+        &["--json"],
+        &["-v"],
+        &["--verbose"],
+        &["-vv"],
+        &["--state-dir", "/s"],
+        &["--state-dir=/t"],
+        &["--namespace", "n"],
+        &["--wait", "5"],
+        &["--wait=x"],
+        &["--help"],
+        &["-V"],
+        &["--"],
+        &["stray"],
+    ];
+
+    fn real_env(name: &str) -> Option<OsString> {
+        std::env::var_os(name)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Whatever the direct parser accepts, the full parser accepts with the same meaning.
+        #[test]
+        fn the_direct_parse_agrees_with_the_full_one(
+            picks in proptest::collection::vec(0..SESSION_CHUNKS.len(), 0..14)
+        ) {
+            let tokens: Vec<&str> =
+                picks.iter().flat_map(|i| SESSION_CHUNKS[*i].iter().copied()).collect();
+            let args = argv(&tokens);
+            if let Some(direct) = direct::parse(&args, &real_env) {
+                let full = Cli::try_parse_from(&args);
+                prop_assert!(full.is_ok(), "{tokens:?}: direct accepted, full refused");
+                prop_assert_eq!(format!("{direct:?}"), format!("{:?}", full.unwrap()));
+            }
+        }
+
+        /// `acquire` and `release` lines shaped like real ones, options in any order and globals
+        /// on either side of the subcommand: whenever the full parser accepts one, so does the
+        /// direct parser, with the same meaning.
+        #[test]
+        fn real_session_lines_take_the_direct_path(
+            release in any::<bool>(),
+            order in Just((0..9usize).collect::<Vec<_>>()).prop_shuffle(),
+            at in 0usize..10,
+            extras in proptest::collection::vec(any::<bool>(), 9),
+        ) {
+            let required: &[&[&str]] = if release {
+                &[&["--token", "pf1-x"]]
+            } else {
+                &[&["--provider", "codex"], &["--workspace", "/w"], &["--prompt", "p"]]
+            };
+            let optional: [&[&str]; 9] = [
+                &["--json"], &["-v"], &["--state-dir", "/s"], &["--wait=3"], &["--namespace", "n"],
+                &["--holder-pid", "7"], &["--skill", "a=/b"], &["--dry-run"], &["--cli-version", "2"],
+            ];
+            let mut chunks: Vec<&[&str]> = required.to_vec();
+            chunks.extend(order.iter().filter(|i| extras[**i]).map(|i| optional[*i]));
+            let mut tokens: Vec<&str> = Vec::new();
+            for (i, chunk) in chunks.iter().enumerate() {
+                if i == at {
+                    tokens.push(if release { "release" } else { "acquire" });
+                }
+                tokens.extend_from_slice(chunk);
+            }
+            if at >= chunks.len() {
+                tokens.push(if release { "release" } else { "acquire" });
+            }
+            let args = argv(&tokens);
+            let direct = direct::parse(&args, &real_env);
+            match Cli::try_parse_from(&args) {
+                Ok(full) => {
+                    prop_assert!(direct.is_some(), "{tokens:?}: the full parser accepts it");
+                    prop_assert_eq!(format!("{:?}", direct.unwrap()), format!("{full:?}"));
+                }
+                Err(_) => prop_assert!(direct.is_none(), "{tokens:?}: direct accepted, full refused"),
+            }
+        }
+    }
+
+    /// The environment stands in for a global option not given, as clap's `env` does; the option
+    /// given wins; an empty value is left to clap.
+    #[test]
+    fn the_direct_parse_reads_the_environment_like_clap() {
+        let args = argv(&["release", "--token", "t"]);
+        let env = |name: &str| match name {
+            "PROJECTFILE_STATE_DIR" => Some(OsString::from("/from-env")),
+            "PROJECTFILE_NAMESPACE" => Some(OsString::from("envns")),
+            _ => None,
+        };
+        let cli = direct::parse(&args, &env).unwrap();
+        assert_eq!(cli.global.state_dir, Some("/from-env".into()));
+        assert_eq!(cli.global.namespace, "envns");
+        assert_eq!(cli.global.wait, 30);
+        let given = argv(&[
+            "--state-dir",
+            "/given",
+            "release",
+            "--namespace=n",
+            "--token",
+            "t",
+        ]);
+        let cli = direct::parse(&given, &env).unwrap();
+        assert_eq!(cli.global.state_dir, Some("/given".into()));
+        assert_eq!(cli.global.namespace, "n");
+        let none = direct::parse(&args, &|_: &str| None).unwrap();
+        assert_eq!(none.global.state_dir, None);
+        assert_eq!(none.global.namespace, "agentworks");
+        let empty = |_: &str| Some(OsString::new());
+        assert!(direct::parse(&args, &empty).is_none());
     }
 
     #[test]
