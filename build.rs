@@ -28,11 +28,9 @@ fn main() {
         && !["linker", "fuse-ld", "link-self-contained"]
             .iter()
             .any(|flag| var("CARGO_ENCODED_RUSTFLAGS").contains(flag));
-    if var("CARGO_CFG_TARGET_ARCH") == "x86_64"
-        && var("CARGO_CFG_TARGET_ENV") == "gnu"
-        && default_linker
-    {
-        let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link/hot-functions.txt");
+    let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link/hot-functions.txt");
+    let lld = var("CARGO_CFG_TARGET_ARCH") == "x86_64" && var("CARGO_CFG_TARGET_ENV") == "gnu";
+    if lld && default_linker && order.is_file() {
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
             order.display()
