@@ -685,18 +685,21 @@ impl Root {
             return Ok(0);
         };
         let prefix = format!(".{}{TEMP_INFIX}", rel.file_name());
+        // Compared as bytes: a workspace root may list many entries, and only ours are copied.
         let mut doomed = Vec::new();
         if let Ok(mut dir) = rustix::fs::Dir::read_from(&parent) {
             while let Some(Ok(entry)) = dir.next() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with(&prefix) && entry.file_type() == FileType::RegularFile {
-                    doomed.push(name);
+                let name = entry.file_name();
+                if name.to_bytes().starts_with(prefix.as_bytes())
+                    && entry.file_type() == FileType::RegularFile
+                {
+                    doomed.push(name.to_owned());
                 }
             }
         }
         let mut removed = 0;
         for name in doomed {
-            if rustix::fs::unlinkat(&parent, name.as_str(), AtFlags::empty()).is_ok() {
+            if rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty()).is_ok() {
                 removed += 1;
             }
         }
@@ -1372,5 +1375,37 @@ mod tests {
             )
             .collect::<Vec<_>>()
         );
+    }
+
+    /// A crash's leftovers beside a file are removed, whatever bytes their random part holds;
+    /// another file's, a directory with our prefix and the file itself stay.
+    #[test]
+    fn temp_files_left_beside_a_file_are_removed_and_nothing_else() {
+        use std::os::unix::ffi::OsStrExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let ours = |tail: &[u8]| {
+            let mut name = format!(".AGENTS.md{TEMP_INFIX}").into_bytes();
+            name.extend_from_slice(tail);
+            base.join(std::ffi::OsStr::from_bytes(&name))
+        };
+        std::fs::write(base.join("AGENTS.md"), b"kept").unwrap();
+        std::fs::write(ours(b"0a1b"), b"left by a crash").unwrap();
+        std::fs::write(ours(b"\xff\xfe"), b"left by a crash, not UTF-8").unwrap();
+        std::fs::create_dir(ours(b"dir")).unwrap();
+        std::fs::write(
+            base.join(format!(".CLAUDE.md{TEMP_INFIX}0a1b")),
+            b"another's",
+        )
+        .unwrap();
+        let root = Root::open(base).unwrap();
+        let removed = root
+            .remove_temp_files(&RelPath::new("AGENTS.md").unwrap())
+            .unwrap();
+        assert_eq!(removed, 2);
+        assert!(!ours(b"0a1b").exists() && !ours(b"\xff\xfe").exists());
+        assert!(ours(b"dir").is_dir());
+        assert!(base.join(format!(".CLAUDE.md{TEMP_INFIX}0a1b")).exists());
+        assert_eq!(std::fs::read(base.join("AGENTS.md")).unwrap(), b"kept");
     }
 }
