@@ -1,5 +1,5 @@
 //! Link options of the `projectfile` binary, for release builds (`release`, and `profiling`,
-//! which inherits it) on Linux. Debug builds get none.
+//! which inherits it) on Linux with glibc. Debug builds, and other targets, get none.
 //!
 //! - `-no-pie`: a position-dependent executable. A position-independent one carries about 2,800
 //!   relative relocations that the dynamic loader applies at every start, each write making a
@@ -20,7 +20,12 @@ fn main() {
     println!("cargo:rerun-if-changed=link/hot-functions.txt");
     println!("cargo:rerun-if-env-changed=PROJECTFILE_LINK_MAP");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    if var("PROFILE") != "release" || var("CARGO_CFG_TARGET_OS") != "linux" {
+    let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
+    // A static build links as static-pie, which -no-pie contradicts.
+    let crt_static = var("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static");
+    if var("PROFILE") != "release" || !linux_gnu || crt_static {
         return;
     }
     println!("cargo:rustc-link-arg-bins=-no-pie");
@@ -29,8 +34,8 @@ fn main() {
             .iter()
             .any(|flag| var("CARGO_ENCODED_RUSTFLAGS").contains(flag));
     let order = std::path::Path::new(&var("CARGO_MANIFEST_DIR")).join("link/hot-functions.txt");
-    let lld = var("CARGO_CFG_TARGET_ARCH") == "x86_64" && var("CARGO_CFG_TARGET_ENV") == "gnu";
-    if lld && default_linker && order.is_file() {
+    let x86_64 = var("CARGO_CFG_TARGET_ARCH") == "x86_64";
+    if x86_64 && default_linker && order.is_file() {
         println!(
             "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
             order.display()
