@@ -767,7 +767,7 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
 pub struct LockWait {
     /// Give up after this long: an [`Error::Busy`], and nothing changed.
     pub limit: Duration,
-    /// Call `notice` once the wait has lasted this long.
+    /// Call `notice` once the wait has lasted this long (never, when that is past `limit`).
     pub notice_after: Duration,
     /// Told once, after `notice_after`, which lock is awaited and (where `/proc/locks` says)
     /// which process holds it.
@@ -826,6 +826,11 @@ impl Root {
     /// most `wait.limit` (then [`Error::Busy`]). With `create`, the file is made (mode 0600) if
     /// absent; without, `Ok(None)` when it is absent. Never follows a symlink on the way or at
     /// `rel`, and refuses anything but a regular file (a FIFO is never opened for blocking).
+    ///
+    /// The wait is queued in the kernel, so the lock is taken the moment its holder lets go; a
+    /// signal does not end it; a wait given up leaves no lock behind (it polls every 20 ms only
+    /// where no waiter thread can be started). Safe to call from many threads at once: each call
+    /// waits on its own descriptor.
     pub fn lock_file(
         &self,
         rel: &RelPath,
