@@ -164,6 +164,29 @@ fn a_waiter_sleeps_in_the_kernels_queue_and_proceeds_when_the_holder_lets_go() {
     });
 }
 
+#[test]
+fn a_limit_past_what_the_clock_counts_waits_for_as_long_as_it_takes() {
+    let place = Place::new();
+    let holder = Holder::hold(&place.lock);
+    let dir = place.dir.path().to_path_buf();
+    // Not scoped: a wait that never ends fails this test instead of hanging it.
+    let waiter = std::thread::spawn(move || {
+        let wait = LockWait {
+            limit: Duration::MAX,
+            notice_after: Duration::MAX,
+            notice: Some(Arc::new(|n: &LockNotice| panic!("told {n:?}"))),
+        };
+        lock_file_in(&dir, "lock", &wait).map(|guard| guard.is_some())
+    });
+    eventually("the waiter queues for the lock", || {
+        entries(&place.lock).contains(&Entry::Waiting(me()))
+    });
+    holder.release();
+    eventually("the waiter takes the lock", || waiter.is_finished());
+    assert!(waiter.join().unwrap().unwrap());
+    assert!(place.free_for_another_process());
+}
+
 fn recording(limit: Duration) -> (LockWait, Arc<Mutex<Vec<LockNotice>>>) {
     let notices = Arc::new(Mutex::new(Vec::new()));
     let seen = notices.clone();
