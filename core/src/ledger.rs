@@ -415,8 +415,16 @@ impl Ledger {
     }
 
     /// The ledger as compact JSON (one line: no raw newline), as a journal record holds it.
+    #[cfg(test)]
     pub fn to_json(&self, file: &Path) -> Result<Vec<u8>> {
-        serde_json::to_vec(self).map_err(|e| Error::Ledger {
+        let mut out = Vec::new();
+        self.write_json(&mut out, file)?;
+        Ok(out)
+    }
+
+    /// Appends [`Ledger::to_json`]'s bytes to `out` (a buffer reused from save to save).
+    pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
+        serde_json::to_writer(out, self).map_err(|e| Error::Ledger {
             path: file.to_path_buf(),
             reason: format!("it cannot record this ledger: {e}"),
         })

@@ -262,3 +262,36 @@ fn a_start_and_its_delivery_verdict_read_agents_md_once() {
         }
     }
 }
+
+/// The newest line of the journal of the workspace `setup` holds, and the file's length.
+fn newest_journal_line(setup: &Setup) -> (u64, u64) {
+    let workspaces = setup._dir.path().join("state").join("workspaces");
+    let key = std::fs::read_dir(&workspaces)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let bytes = std::fs::read(key.path().join(journal::JOURNAL_FILE)).unwrap();
+    let line = bytes[..bytes.len() - 1]
+        .rsplit(|b| *b == b'\n')
+        .next()
+        .unwrap();
+    (line.len() as u64 + 1, bytes.len() as u64)
+}
+
+#[test]
+fn a_command_reads_the_newest_record_once_however_large() {
+    let setup = with_leases(256);
+    let (record, file) = newest_journal_line(&setup);
+    assert!(record > 16 * journal::TAIL, "a record of {record} bytes");
+    assert!(file > 4 * record, "a journal of {file} bytes");
+    let before = fsio::bytes_read_on_this_thread();
+    let status = setup.projector.status(&setup.ws).unwrap();
+    assert_eq!(status.leases.len(), 256);
+    let read = fsio::bytes_read_on_this_thread() - before;
+    // The end of the file, then the rest of the newest record: nothing read twice.
+    assert!(
+        read <= record + journal::TAIL,
+        "status read {read} bytes for a newest record of {record}"
+    );
+}
