@@ -129,6 +129,73 @@ impl LeaseRecord {
     }
 }
 
+thread_local! {
+    /// Leases serialised to JSON on this thread.
+    static LEASES_SERIALISED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many leases have been serialised to JSON on the calling thread: tests check that a
+/// command serialises each lease once however many times it saves.
+pub fn leases_serialised_on_this_thread() -> u64 {
+    LEASES_SERIALISED.with(std::cell::Cell::get)
+}
+
+/// A lease as the ledger holds it: read-only once recorded (nothing changes a lease; a new
+/// session is a new lease), so its JSON, once written, is kept and copied into every later
+/// record of the same command instead of being serialised again.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(transparent)]
+pub struct Recorded {
+    record: LeaseRecord,
+    #[serde(skip)]
+    json: std::cell::OnceCell<Box<[u8]>>,
+}
+
+impl Recorded {
+    /// Records `record`.
+    pub fn new(record: LeaseRecord) -> Recorded {
+        Recorded {
+            record,
+            json: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Its compact JSON, serialised on first use.
+    fn json(&self) -> serde_json::Result<&[u8]> {
+        if let Some(json) = self.json.get() {
+            return Ok(json);
+        }
+        LEASES_SERIALISED.with(|c| c.set(c.get() + 1));
+        let json = serde_json::to_vec(&self.record)?.into_boxed_slice();
+        Ok(self.json.get_or_init(|| json))
+    }
+}
+
+impl std::ops::Deref for Recorded {
+    type Target = LeaseRecord;
+
+    fn deref(&self) -> &LeaseRecord {
+        &self.record
+    }
+}
+
+impl PartialEq for Recorded {
+    fn eq(&self, other: &Recorded) -> bool {
+        self.record == other.record
+    }
+}
+
+impl Eq for Recorded {}
+
+impl Serialize for Recorded {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        self.record.serialize(serializer)
+    }
+}
+
 /// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
 /// (see [`crate::projector::priors`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -334,7 +401,7 @@ pub struct Ledger {
     pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
     #[serde(default)]
-    pub leases: BTreeMap<String, LeaseRecord>,
+    pub leases: BTreeMap<String, Recorded>,
     /// Projected paths.
     #[serde(default)]
     pub entries: BTreeMap<RelPath, EntryRecord>,
@@ -422,12 +489,55 @@ impl Ledger {
         Ok(out)
     }
 
-    /// Appends [`Ledger::to_json`]'s bytes to `out` (a buffer reused from save to save).
+    /// Appends [`Ledger::to_json`]'s bytes to `out` (a buffer reused from save to save): what
+    /// the derived serialisation writes, field by field, with each lease's JSON copied from
+    /// [`Recorded`] when an earlier save of this command wrote it.
     pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
-        serde_json::to_writer(out, self).map_err(|e| Error::Ledger {
+        self.write_fields(out).map_err(|e| Error::Ledger {
             path: file.to_path_buf(),
             reason: format!("it cannot record this ledger: {e}"),
         })
+    }
+
+    /// [`Ledger::write_json`]: the fields in their declared order, skipped as the derived
+    /// serialisation skips them (`ledger_json_is_the_derived_serialisation` holds the two equal).
+    fn write_fields(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            serde_json::to_writer(out, value)
+        }
+        out.extend_from_slice(b"{\"version\":");
+        serde_json::to_writer(&mut *out, &self.version)?;
+        field(out, "workspace", &self.workspace)?;
+        if let Some(identity) = &self.identity {
+            field(out, "identity", identity)?;
+        }
+        out.extend_from_slice(b",\"leases\":{");
+        for (n, (token, lease)) in self.leases.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, token)?;
+            out.push(b':');
+            out.extend_from_slice(lease.json()?);
+        }
+        out.push(b'}');
+        field(out, "entries", &self.entries)?;
+        field(out, "created_dirs", &self.created_dirs)?;
+        if !self.block_files.is_empty() {
+            field(out, "block_files", &self.block_files)?;
+        }
+        if !self.block_bodies.is_empty() {
+            field(out, "block_bodies", &self.block_bodies)?;
+        }
+        field(out, "kept", &self.kept)?;
+        if !self.pending.is_empty() {
+            field(out, "pending", &self.pending)?;
+        }
+        out.push(b'}');
+        Ok(())
     }
 
     /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
@@ -449,6 +559,72 @@ mod tests {
     fn fnv_is_stable() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// A ledger with every field that may be skipped filled, and leases in two shapes.
+    fn full_ledger() -> Ledger {
+        let mut l = Ledger::new(Path::new("/w \"quoted\""));
+        l.identity = Some(FolderIdentity { dev: 1, ino: 2 });
+        let path = RelPath::new("AGENTS.md").unwrap();
+        for (n, token) in ["b\u{e9}", "a\n"].iter().enumerate() {
+            let lease = LeaseRecord {
+                provider: "codex".into(),
+                holder: Holder::Lock {
+                    path: PathBuf::from(format!("/h/{n}")),
+                },
+                acquired_at: 7,
+                paths: vec![path.clone()],
+                private_dir: Some(PathBuf::from("/never/written")),
+                namespace: (n == 0).then(|| "ns".to_string()),
+                block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
+                seq: n as u64,
+            };
+            l.leases.insert(token.to_string(), Recorded::new(lease));
+        }
+        l.entries.insert(
+            path.clone(),
+            EntryRecord::Marker {
+                holders: ["a\n".to_string()].into(),
+                marker: MarkerKind::File,
+            },
+        );
+        l.created_dirs.insert(RelPath::new("d").unwrap());
+        l.block_files.insert(path.clone());
+        l.block_bodies.insert(
+            path.clone(),
+            [("ns".to_string(), vec!["b".to_string()])].into(),
+        );
+        l.kept.push(KeptRecord {
+            path: path.clone(),
+            kept_at: PathBuf::from("/k"),
+            reason: "why".into(),
+        });
+        l.pending.insert(path, "failed".into());
+        l
+    }
+
+    #[test]
+    fn ledger_json_is_the_derived_serialisation() {
+        for ledger in [Ledger::new(Path::new("/w")), full_ledger()] {
+            let derived = serde_json::to_vec(&ledger).unwrap();
+            // Twice: the second time with each lease's JSON kept from the first.
+            for _ in 0..2 {
+                let mut written = b"before".to_vec();
+                ledger.write_json(&mut written, Path::new("f")).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&written[6..]),
+                    String::from_utf8_lossy(&derived)
+                );
+            }
+            let back = Ledger::parse(&derived, Path::new("f"), None).unwrap();
+            let mut without_private_dir = ledger.clone();
+            for lease in without_private_dir.leases.values_mut() {
+                let mut record = LeaseRecord::clone(lease);
+                record.private_dir = None;
+                *lease = Recorded::new(record);
+            }
+            assert_eq!(back, without_private_dir);
+        }
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub mod journal {
 
 /// The state directory's layout.
 pub mod ledger {
-    pub use crate::ledger::workspace_key;
+    pub use crate::ledger::{leases_serialised_on_this_thread, workspace_key};
 }
 
 /// Where taken-over content waits inside the workspace.

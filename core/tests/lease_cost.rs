@@ -4,13 +4,16 @@
 //! workspace with many leases is not rewritten durably on every command
 //! (`fsio::syncs_on_this_thread`), and a start reads the file it puts its block in once
 //! (`fsio::bytes_read_on_this_thread`), its delivery verdict included: the verdict takes what the
-//! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`).
+//! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`). The journal's
+//! newest record is read once, in one sized read past the tail, however large it is
+//! (`fsio::bytes_read_on_this_thread`), and each lease is serialised once per command however
+//! often the command saves (`ledger::leases_serialised_on_this_thread`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_core::guidance::{DiscoveryProfile, FileReads, OmissionReason, StdFs, Undelivered};
 use projectfile_core::holder::{self, Holder};
 use projectfile_core::projector::{AcquireRequest, Projector};
-use projectfile_core::testing::{fsio, journal};
+use projectfile_core::testing::{fsio, journal, ledger};
 use projectfile_core::{
     Namespace, Plan, PlanContext, Provider, ProviderSpec, RelPath, SessionRequest, patterns,
 };
@@ -102,21 +105,29 @@ fn with_leases(leases: usize) -> Setup {
     }
 }
 
+/// Each distinct holder is read once per command, and each lease serialised once per command
+/// however often it saves (a start saves its intent, then what it wrote).
 #[test]
 fn a_holder_shared_by_many_leases_is_read_once_per_command() {
     let setup = with_leases(64);
     let me = Holder::current_process().unwrap();
     let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("one more"), me);
     let before = holder::proc_reads_on_this_thread();
+    let serialised = ledger::leases_serialised_on_this_thread();
     let receipt = setup.projector.acquire(&Block, &request).unwrap();
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "acquire");
+    let serialised = ledger::leases_serialised_on_this_thread() - serialised;
+    assert_eq!(serialised, 65, "leases serialised by acquire");
     let before = holder::proc_reads_on_this_thread();
     let status = setup.projector.status(&setup.ws).unwrap();
     assert_eq!(status.leases.len(), 65);
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "status");
     let before = holder::proc_reads_on_this_thread();
+    let serialised = ledger::leases_serialised_on_this_thread();
     assert!(setup.projector.release(&receipt.token).unwrap().released);
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "release");
+    let serialised = ledger::leases_serialised_on_this_thread() - serialised;
+    assert_eq!(serialised, 64, "leases serialised by release");
 }
 
 /// Syncs (`fsync` + `fdatasync`) of `sessions` acquire + release pairs of the block, after a
