@@ -160,14 +160,17 @@ impl Recorded {
         }
     }
 
-    /// Its compact JSON, serialised on first use.
-    fn json(&self) -> serde_json::Result<&[u8]> {
+    /// Appends its compact JSON to `out`: serialised there the first time, and kept.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         if let Some(json) = self.json.get() {
-            return Ok(json);
+            out.extend_from_slice(json);
+            return Ok(());
         }
         LEASES_SERIALISED.with(|c| c.set(c.get() + 1));
-        let json = serde_json::to_vec(&self.record)?.into_boxed_slice();
-        Ok(self.json.get_or_init(|| json))
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &self.record)?;
+        let _ = self.json.set(out[start..].into());
+        Ok(())
     }
 }
 
@@ -194,6 +197,35 @@ impl Serialize for Recorded {
     ) -> std::result::Result<S::Ok, S::Error> {
         self.record.serialize(serializer)
     }
+}
+
+/// Reads the leases object into a map built at once from its entries, which a ledger lists in
+/// order (inserting them one by one compares each token with a path of others, about 800
+/// instructions a lease). Entries out of order, or a token twice, read as insertion would: the
+/// map sorts them, and the last of equal tokens wins.
+fn leases_in_order<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<BTreeMap<String, Recorded>, D::Error> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Vec<(String, Recorded)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of leases by token")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry()? {
+                entries.push(entry);
+            }
+            Ok(entries)
+        }
+    }
+    Ok(deserializer.deserialize_map(Entries)?.into_iter().collect())
 }
 
 /// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
@@ -400,7 +432,7 @@ pub struct Ledger {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "leases_in_order")]
     pub leases: BTreeMap<String, Recorded>,
     /// Projected paths.
     #[serde(default)]
@@ -521,7 +553,7 @@ impl Ledger {
             }
             serde_json::to_writer(&mut *out, token)?;
             out.push(b':');
-            out.extend_from_slice(lease.json()?);
+            lease.write_json(out)?;
         }
         out.push(b'}');
         field(out, "entries", &self.entries)?;
@@ -625,6 +657,28 @@ mod tests {
             }
             assert_eq!(back, without_private_dir);
         }
+    }
+
+    #[test]
+    fn leases_out_of_order_or_twice_read_as_inserted() {
+        let lease = |seq: u64| {
+            format!(
+                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\"}},\"acquired_at\":1,\"paths\":[],\"seq\":{seq}}}"
+            )
+        };
+        let json = format!(
+            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"c\":{},\"a\":{},\"c\":{}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}",
+            lease(1),
+            lease(2),
+            lease(3)
+        );
+        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
+        let seqs: Vec<(&str, u64)> = ledger
+            .leases
+            .iter()
+            .map(|(token, lease)| (token.as_str(), lease.seq))
+            .collect();
+        assert_eq!(seqs, [("a", 2), ("c", 3)]);
     }
 
     #[test]
