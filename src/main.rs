@@ -211,7 +211,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         receipt.token
                     ));
                 }
-                file_lines(&mut text, &receipt.files);
+                file_lines(&mut text, &receipt.files, false);
                 print_warnings(&receipt.warnings);
                 text.print("the receipt")?;
             }
@@ -250,7 +250,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                         s.token, s.provider, s.reason
                     ));
                 }
-                file_lines(&mut text, &report.files);
+                file_lines(&mut text, &report.files, false);
                 print_warnings(&report.warnings);
                 if report.stale_cleaned.is_empty() && report.files.is_empty() {
                     text.line("nothing stale");
@@ -733,9 +733,13 @@ fn status_text(report: &projectfile::core::projector::StatusReport) -> output::T
     text
 }
 
-fn file_lines(text: &mut output::Text, files: &[FileReceipt]) {
+/// One line per file: `  written   private /path`; a dry run's say what would be done
+/// (`  would be written private /path`), since nothing was.
+fn file_lines(text: &mut output::Text, files: &[FileReceipt], dry_run: bool) {
+    let would = if dry_run { "would be " } else { "" };
     for f in files {
-        text.line(format_args!("  {:<9} {:<7} {}", f.action, f.kind, f.path));
+        let action = format!("{would}{}", f.action);
+        text.line(format_args!("  {action:<9} {:<7} {}", f.kind, f.path));
     }
 }
 
@@ -780,7 +784,7 @@ fn acquire_text(receipt: &AcquireReceipt) -> output::Text {
         receipt.provider,
         receipt.workspace.display()
     ));
-    file_lines(&mut text, &receipt.files);
+    file_lines(&mut text, &receipt.files, receipt.dry_run);
     if !receipt.launch_args.is_empty() {
         text.line(format_args!(
             "launch args: {}",

@@ -555,3 +555,42 @@ fn a_dry_run_carries_the_verdict_a_start_would_report() {
     );
     assert_eq!((stamped(&sb.ws), stamped(&sb.state)), before);
 }
+
+#[test]
+fn a_dry_runs_human_output_says_what_would_be_done_not_what_was() {
+    let sb = Sandbox::new();
+    let out = sb
+        .cmd()
+        .args([
+            "run",
+            "--provider",
+            "claude",
+            "--cli-version",
+            "2.1.233",
+            "--workspace",
+            sb.ws.to_str().unwrap(),
+            "--prompt",
+            "p",
+            "--dry-run",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let files: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert!(!files.is_empty(), "no file lines in:\n{text}");
+    for line in files {
+        assert!(
+            line.trim_start().starts_with("would be "),
+            "a dry run's file line tells of something done: {line}"
+        );
+    }
+    assert!(text.contains("dry run: nothing was written"), "{text}");
+    assert!(!sb.state.exists());
+}
