@@ -11,9 +11,20 @@
 /// The writing module's internals: fault injection, sync counting, locks, file-system families.
 pub mod fsio {
     pub use crate::fsio::{
-        FsFamily, FsRole, LockGuard, TEMP_INFIX, bytes_read_on_this_thread, check_file_system,
-        faults, file_system_family, hold_lock, syncs_on_this_thread,
+        FsFamily, FsRole, LockGuard, LockNotice, LockWait, TEMP_INFIX, bytes_read_on_this_thread,
+        check_file_system, faults, file_system_family, hold_lock, syncs_on_this_thread,
+        with_polled_lock_wait,
     };
+
+    /// Takes the lock on the file `name` in the folder `dir` as the workspace lock is taken
+    /// (`Root::lock_file`, no file created): `Ok(None)` when it is absent.
+    pub fn lock_file_in(
+        dir: &std::path::Path,
+        name: &str,
+        wait: &LockWait,
+    ) -> crate::Result<Option<LockGuard>> {
+        crate::fsio::Root::open(dir)?.lock_file(&crate::RelPath::new(name)?, false, wait)
+    }
 
     /// Runtime links' low-level steps and file names.
     pub mod links {

@@ -767,7 +767,7 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
 pub struct LockWait {
     /// Give up after this long: an [`Error::Busy`], and nothing changed.
     pub limit: Duration,
-    /// Call `notice` once the wait has lasted this long.
+    /// Call `notice` once the wait has lasted this long (never, when that is past `limit`).
     pub notice_after: Duration,
     /// Told once, after `notice_after`, which lock is awaited and (where `/proc/locks` says)
     /// which process holds it.
@@ -826,6 +826,11 @@ impl Root {
     /// most `wait.limit` (then [`Error::Busy`]). With `create`, the file is made (mode 0600) if
     /// absent; without, `Ok(None)` when it is absent. Never follows a symlink on the way or at
     /// `rel`, and refuses anything but a regular file (a FIFO is never opened for blocking).
+    ///
+    /// The wait is queued in the kernel, so the lock is taken the moment its holder lets go; a
+    /// signal does not end it; a wait given up leaves no lock behind (it polls every 20 ms only
+    /// where no waiter thread can be started). Safe to call from many threads at once: each call
+    /// waits on its own descriptor.
     pub fn lock_file(
         &self,
         rel: &RelPath,
@@ -869,45 +874,169 @@ impl Root {
     }
 }
 
-/// Takes the exclusive lock on `file`, polling, at most `wait.limit`.
+thread_local! {
+    /// Test hook: lock waits on this thread poll, as they do where no waiter thread can start.
+    static POLLED_LOCK_WAIT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with lock waits on the calling thread polling instead of queueing in the kernel (the
+/// fallback when no waiter thread can be started), so both ways are tested.
+pub fn with_polled_lock_wait<T>(f: impl FnOnce() -> T) -> T {
+    POLLED_LOCK_WAIT.with(|c| c.set(true));
+    let out = f();
+    POLLED_LOCK_WAIT.with(|c| c.set(false));
+    out
+}
+
+/// Takes the exclusive lock on `file`, waiting at most `wait.limit` for another holder.
+///
+/// The wait is the kernel's: a waiter thread blocks in `flock(LOCK_EX)` and the kernel wakes it
+/// the moment the holder lets go, while this thread waits on a channel with a deadline (first
+/// until the notice is due, then until the limit). The lock is taken on the same open file
+/// description as `file` (see [`LockWaiter`]), so it is this caller's once the thread has it.
+/// Where no waiter thread can be started, it polls with `try_lock` every 20 ms instead.
 fn wait_for_lock(
     file: &File,
     display: &Path,
     stat: &rustix::fs::Stat,
     wait: &LockWait,
 ) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => return Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => {}
+        Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(display, "lock", e)),
+    }
+    if wait.limit.is_zero() {
+        return Err(busy(display, stat, wait));
+    }
     let start = Instant::now();
-    let mut noticed = false;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) => {}
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(display, "lock", e)),
-        }
-        let waited = start.elapsed();
-        if !noticed
-            && waited >= wait.notice_after
-            && let Some(notice) = &wait.notice
+    let mut waiter = if POLLED_LOCK_WAIT.with(std::cell::Cell::get) {
+        LockWaiter::Poll
+    } else {
+        LockWaiter::start(file)
+    };
+    let lock_error = |e| Error::io(display, "lock", e);
+    if let Some(notice) = &wait.notice
+        && wait.notice_after <= wait.limit
+    {
+        if waiter
+            .until(file, start.checked_add(wait.notice_after))
+            .map_err(lock_error)?
         {
-            noticed = true;
-            notice(&LockNotice {
-                path: display.to_path_buf(),
-                holder: lock_holder(stat),
-                limit: wait.limit,
-            });
+            return Ok(());
         }
-        if waited >= wait.limit {
-            let by = lock_holder(stat).map_or_else(String::new, |pid| format!(" (process {pid})"));
-            return Err(Error::Busy {
-                path: display.to_path_buf(),
-                reason: format!(
-                    "another process{by} has held this workspace's lock for {} s; nothing was changed (wait longer with --wait SECS)",
-                    wait.limit.as_secs()
-                ),
+        notice(&LockNotice {
+            path: display.to_path_buf(),
+            holder: lock_holder(stat),
+            limit: wait.limit,
+        });
+    }
+    if waiter
+        .until(file, start.checked_add(wait.limit))
+        .map_err(lock_error)?
+    {
+        return Ok(());
+    }
+    Err(busy(display, stat, wait))
+}
+
+/// The refusal of a wait that reached its limit, naming the holder where `/proc/locks` does.
+fn busy(display: &Path, stat: &rustix::fs::Stat, wait: &LockWait) -> Error {
+    let by = lock_holder(stat).map_or_else(String::new, |pid| format!(" (process {pid})"));
+    Error::Busy {
+        path: display.to_path_buf(),
+        reason: format!(
+            "another process{by} has held this workspace's lock for {} s; nothing was changed (wait longer with --wait SECS)",
+            wait.limit.as_secs()
+        ),
+    }
+}
+
+/// How a wait for a lock learns that the lock is taken.
+///
+/// **A wait given up leaks no lock.** A `flock` lock belongs to the open file description, which
+/// the caller's descriptor and the waiter thread's duplicate (`try_clone`, a `dup`) share, and the
+/// kernel releases it when the last descriptor on that description is closed. The thread closes
+/// its duplicate as soon as its `flock` returns, whether it took the lock or failed, before it
+/// reports, and whether or not anyone still listens. So when the caller gives up (`Busy`) and
+/// drops its descriptor, the thread's `flock` still completes once the holder lets go, the
+/// duplicate is then the description's last descriptor, and closing it frees the lock.
+/// `core/tests/lock_wait.rs` watches this in `/proc/locks`. The cost of a wait given up on a
+/// holder that never lets go is one parked thread and one descriptor, until the holder goes or
+/// the process ends. Each wait has its own thread and channel: nothing is shared between waits.
+enum LockWaiter {
+    /// A thread blocked in `flock(LOCK_EX)` on a duplicate of the caller's descriptor, which
+    /// sends the outcome once (a channel with room for it, so the send never blocks).
+    Kernel(std::sync::mpsc::Receiver<std::io::Result<()>>),
+    /// `try_lock` every 20 ms.
+    Poll,
+}
+
+impl LockWaiter {
+    /// Starts the waiter thread; polls when the descriptor cannot be duplicated or no thread
+    /// can be started (a process at its limits).
+    fn start(file: &File) -> LockWaiter {
+        let Ok(duplicate) = file.try_clone() else {
+            return LockWaiter::Poll;
+        };
+        let (report, outcome) = std::sync::mpsc::sync_channel(1);
+        let thread = std::thread::Builder::new()
+            .name("pf-lock-wait".to_string())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                let taken = lock_blocking(&duplicate);
+                drop(duplicate);
+                let _ = report.send(taken);
             });
+        match thread {
+            Ok(_) => LockWaiter::Kernel(outcome),
+            Err(_) => LockWaiter::Poll,
         }
-        let left = wait.limit.saturating_sub(waited);
-        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+
+    /// Waits until the lock is taken (`true`) or `deadline` passes (`false`); no deadline (a
+    /// limit past what the clock can count) waits for as long as it takes.
+    fn until(&mut self, file: &File, deadline: Option<Instant>) -> std::io::Result<bool> {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self {
+            LockWaiter::Kernel(outcome) => {
+                let received = match deadline {
+                    Some(at) => outcome.recv_timeout(at.saturating_duration_since(Instant::now())),
+                    None => outcome.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                };
+                match received {
+                    Ok(taken) => taken.map(|()| true),
+                    Err(RecvTimeoutError::Timeout) => Ok(false),
+                    Err(RecvTimeoutError::Disconnected) => Err(std::io::Error::other(
+                        "the thread waiting for the lock ended without an answer",
+                    )),
+                }
+            }
+            LockWaiter::Poll => loop {
+                match file.try_lock() {
+                    Ok(()) => return Ok(true),
+                    Err(std::fs::TryLockError::WouldBlock) => {}
+                    Err(std::fs::TryLockError::Error(e)) => return Err(e),
+                }
+                let left = deadline.map(|at| at.saturating_duration_since(Instant::now()));
+                if left.is_some_and(|left| left.is_zero()) {
+                    return Ok(false);
+                }
+                let step = Duration::from_millis(20);
+                std::thread::sleep(left.map_or(step, |left| left.min(step)));
+            },
+        }
+    }
+}
+
+/// `flock(LOCK_EX)`, blocking until the kernel grants it; a signal that interrupts the wait
+/// (`EINTR`) does not end it.
+fn lock_blocking(file: &File) -> std::io::Result<()> {
+    loop {
+        match rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive) {
+            Err(rustix::io::Errno::INTR) => continue,
+            taken => return taken.map_err(errno),
+        }
     }
 }
 
