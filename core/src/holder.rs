@@ -369,6 +369,9 @@ impl Holder {
 #[derive(Debug, Default)]
 pub struct LivenessCheck {
     answers: std::collections::HashMap<Holder, Liveness>,
+    /// The holder asked last and its answer: the leases of one holder come in a row, and
+    /// comparing is cheaper than hashing.
+    last: Option<(Holder, Liveness)>,
 }
 
 impl LivenessCheck {
@@ -381,15 +384,25 @@ impl LivenessCheck {
     /// ([`Holder::validate`]) by the command this check belongs to.
     pub fn assume_alive(&mut self, holder: &Holder) {
         self.answers.insert(holder.clone(), Liveness::Alive);
+        self.last = None;
     }
 
     /// Whether `holder` lives: [`Holder::liveness`], asked once per distinct holder.
     pub fn liveness(&mut self, holder: &Holder) -> Liveness {
-        if let Some(known) = self.answers.get(holder) {
-            return known.clone();
+        if let Some((last, answer)) = &self.last
+            && last == holder
+        {
+            return answer.clone();
         }
-        let answer = holder.liveness();
-        self.answers.insert(holder.clone(), answer.clone());
+        let answer = match self.answers.get(holder) {
+            Some(known) => known.clone(),
+            None => {
+                let answer = holder.liveness();
+                self.answers.insert(holder.clone(), answer.clone());
+                answer
+            }
+        };
+        self.last = Some((holder.clone(), answer.clone()));
         answer
     }
 }

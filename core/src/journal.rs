@@ -2,14 +2,21 @@
 //! durable.
 //!
 //! `<state>/workspaces/<key>/ledger.jsonl` is append-only. Each line is one whole snapshot of the
-//! ledger with the SHA-256 of its JSON:
+//! ledger with a check of its JSON and, last, the length of the whole line in bytes (its newline
+//! included):
 //!
 //! ```text
-//! {"sha256":"<64 hex digits>","ledger":<the ledger as compact JSON>}
+//! {"check":"<16 hex digits>","ledger":<the ledger as compact JSON>,"line":<length>}
 //! ```
 //!
+//! The check is [`check64`], a 64-bit hash of the ledger JSON taken eight bytes at a time: it
+//! tells a whole record from a torn, cut or overwritten one (not an adversary's: the state
+//! directory is private to its user). Earlier builds wrote `{"sha256":"<64 hex
+//! digits>","ledger":<JSON>}` (the SHA-256 of the JSON, no length); such lines are still read,
+//! and a journal may hold both until its next compaction.
+//!
 //! **Reading** takes the last good record: the last line that is complete (ends in a newline),
-//! well formed, and whose checksum holds. Whatever follows it is discarded; no good record (or
+//! well formed, and whose check holds. Whatever follows it is discarded; no good record (or
 //! an empty file) means nothing is recorded. Only the newest records can be bad, and none of
 //! them synced: a record whose write a crash interrupted, or unsynced ones a power loss lost or
 //! tore. A synced record cannot be torn, and syncing one syncs every record before it, so a good
@@ -23,9 +30,12 @@
 //! of the newest one's size when that is more (a ledger of hundreds of leases), is rewritten as
 //! its newest record alone, atomically (temporary file, fsync, rename, fsync): the syncs of a
 //! compaction are paid once per that many saves, never on every save. The file is created that
-//! way too, once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes, where
-//! the newest record is, then a tail four times longer while no good record ends in it, up to
-//! the whole file.
+//! way too, once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes; when
+//! the file ends in a good record of this build, its stated length says where it starts, and the
+//! rest of it is read in one more `pread` of just that size (the length is trusted only when the
+//! line it delimits starts a line and its check holds). Otherwise (a torn end, or an earlier
+//! build's record) a tail four times longer is read while no good record ends in it, up to the
+//! whole file.
 
 //! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
@@ -53,11 +63,12 @@
 
 use sha2::{Digest, Sha256};
 use std::cell::{Cell, RefCell};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fsio::tree::hex;
-use crate::fsio::{self, Root, faults};
+use crate::fsio::{self, OpenTail, Root, Tail, faults};
 use crate::ledger::Ledger;
 use crate::plan::RelPath;
 
@@ -77,9 +88,17 @@ pub const COMPACT_RECORDS: u64 = 32;
 /// How much of the journal's end a read takes first.
 pub const TAIL: u64 = 4 * 1024;
 
-const PREFIX: &[u8] = b"{\"sha256\":\"";
+/// A record of this build: `{"check":"<16 hex>","ledger":<body>,"line":<length>}\n`.
+const PREFIX: &[u8] = b"{\"check\":\"";
 const MIDDLE: &[u8] = b"\",\"ledger\":";
-const SUFFIX: &[u8] = b"}\n";
+const TRAILER: &[u8] = b",\"line\":";
+const END: &[u8] = b"}\n";
+/// The hex digits of a record's check.
+const CHECK_HEX: usize = 16;
+
+/// A record of earlier builds: `{"sha256":"<64 hex>","ledger":<body>}\n`.
+const SHA_PREFIX: &[u8] = b"{\"sha256\":\"";
+const SHA_SUFFIX: &[u8] = b"}";
 
 /// Whether a save must reach the disk before the caller goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,15 +109,76 @@ pub enum Durability {
     Deferred,
 }
 
+/// The check of a record's body: a 64-bit hash taking the body eight bytes at a time. Each
+/// step is a bijection of the running state for a given word and an injection of the word for a
+/// given state, so two bodies of one length that differ in a single word always differ in their
+/// check; a torn write (a cut, zeroed or stale blocks) also changes the length the record states.
+/// It guards against accidents, not adversaries: the state directory is private to its user.
+pub fn check64(body: &[u8]) -> u64 {
+    const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+    let step = |state: u64, word: u64| (state ^ word).rotate_left(29).wrapping_mul(MUL);
+    let mut state = (body.len() as u64).wrapping_mul(MUL) ^ 0x243f_6a88_85a3_08d3;
+    let mut words = body.chunks_exact(8);
+    for word in &mut words {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(word);
+        state = step(state, u64::from_le_bytes(bytes));
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    state = step(state, u64::from_le_bytes(last));
+    state ^= state >> 32;
+    state = state.wrapping_mul(MUL);
+    state ^ (state >> 29)
+}
+
+/// Starts a record line in `line` (emptied first): what precedes the body, with room for its
+/// check. The body is appended next, then [`end_frame`] is given where it started.
+fn begin_frame(line: &mut Vec<u8>) -> usize {
+    line.clear();
+    line.extend_from_slice(PREFIX);
+    line.extend_from_slice(&[b'0'; CHECK_HEX]);
+    line.extend_from_slice(MIDDLE);
+    line.len()
+}
+
+/// Finishes the record line whose body starts at `body_start` and runs to the end of `line`:
+/// its check, and the trailer stating the whole line's length (so a reader at the end of the
+/// file knows where it starts). Returns the body's range.
+fn end_frame(line: &mut Vec<u8>, body_start: usize) -> Range<usize> {
+    let body = body_start..line.len();
+    let check = format!("{:016x}", check64(&line[body.clone()]));
+    line[PREFIX.len()..PREFIX.len() + CHECK_HEX].copy_from_slice(check.as_bytes());
+    line.extend_from_slice(TRAILER);
+    // The length counts its own digits.
+    let rest = line.len() + END.len();
+    let mut length = rest + 1;
+    while rest + length.to_string().len() != length {
+        length += 1;
+    }
+    line.extend_from_slice(length.to_string().as_bytes());
+    line.extend_from_slice(END);
+    body
+}
+
 /// One record line for a ledger's JSON (`body`, which must hold no raw newline: compact JSON).
 pub fn frame(body: &[u8]) -> Vec<u8> {
-    let digest = hex(&Sha256::digest(body));
-    let mut line = Vec::with_capacity(PREFIX.len() + 64 + MIDDLE.len() + body.len() + 2);
-    line.extend_from_slice(PREFIX);
-    line.extend_from_slice(digest.as_bytes());
+    let mut line = Vec::with_capacity(body.len() + 64);
+    let start = begin_frame(&mut line);
+    line.extend_from_slice(body);
+    end_frame(&mut line, start);
+    line
+}
+
+/// A record line as earlier builds framed it (SHA-256 of the body, no trailer): still read.
+pub fn frame_sha256(body: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(body.len() + 96);
+    line.extend_from_slice(SHA_PREFIX);
+    line.extend_from_slice(hex(&Sha256::digest(body)).as_bytes());
     line.extend_from_slice(MIDDLE);
     line.extend_from_slice(body);
-    line.extend_from_slice(SUFFIX);
+    line.extend_from_slice(SHA_SUFFIX);
+    line.push(b'\n');
     line
 }
 
@@ -111,40 +191,74 @@ pub struct Scan<'a> {
     pub good_len: usize,
 }
 
-/// The ledger JSON a record line (without its newline) carries, if the line is well formed and
-/// its checksum holds.
-fn record_body(line: &[u8]) -> Option<&[u8]> {
-    let rest = line.strip_prefix(PREFIX)?;
+/// The length a line of this build (without its newline) states in its trailer.
+fn stated_length(line: &[u8]) -> Option<usize> {
+    let rest = line.strip_suffix(b"}")?;
+    let digits = rest.len() - rest.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (rest, number) = rest.split_at(digits);
+    if !rest.ends_with(TRAILER) || number.is_empty() || number.len() > 19 {
+        return None;
+    }
+    std::str::from_utf8(number).ok()?.parse().ok()
+}
+
+/// The range of the ledger JSON a record line (without its newline) carries, if the line is
+/// well formed and its check holds: a line of this build, or of earlier builds.
+fn record_body(line: &[u8]) -> Option<Range<usize>> {
+    if let Some(rest) = line.strip_prefix(PREFIX) {
+        let (check, rest) = rest.split_at_checked(CHECK_HEX)?;
+        rest.strip_prefix(MIDDLE)?;
+        let length = stated_length(line)?;
+        let start = PREFIX.len() + CHECK_HEX + MIDDLE.len();
+        let end = line.len() - line.iter().rev().position(|b| *b == b',')? - 1;
+        let body = line.get(start..end)?;
+        let holds = length == line.len() + 1
+            && format!("{:016x}", check64(body)).as_bytes() == check
+            && !has_newline(body);
+        return holds.then_some(start..end);
+    }
+    let rest = line.strip_prefix(SHA_PREFIX)?;
     let (digest, rest) = rest.split_at_checked(64)?;
-    let body = rest.strip_prefix(MIDDLE)?.strip_suffix(b"}")?;
-    (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(body)
+    let body = rest.strip_prefix(MIDDLE)?.strip_suffix(SHA_SUFFIX)?;
+    let start = SHA_PREFIX.len() + 64 + MIDDLE.len();
+    (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(start..start + body.len())
+}
+
+/// Whether `bytes` hold a newline, checked without stopping early so it runs a word at a time.
+fn has_newline(bytes: &[u8]) -> bool {
+    bytes.iter().fold(false, |seen, b| seen | (*b == b'\n'))
 }
 
 /// Reads a journal (or its end: a line cut by the start of `bytes` is never a good record): its
 /// last good record, found from the end, so only the newest record is read and checked.
 pub fn scan(bytes: &[u8]) -> Scan<'_> {
+    match scan_range(bytes) {
+        Some((body, good_len)) => Scan {
+            last: bytes.get(body),
+            good_len,
+        },
+        None => Scan {
+            last: None,
+            good_len: 0,
+        },
+    }
+}
+
+/// [`scan`]'s finding as the body's range in `bytes` and where the record ends.
+fn scan_range(bytes: &[u8]) -> Option<(Range<usize>, usize)> {
     // `end`: one past the newline closing the line under test.
-    let mut end = match bytes.iter().rposition(|b| *b == b'\n') {
-        Some(newline) => newline + 1,
-        None => 0,
-    };
+    let mut end = bytes.iter().rposition(|b| *b == b'\n')? + 1;
     while end > 0 {
         let start = bytes[..end - 1]
             .iter()
             .rposition(|b| *b == b'\n')
             .map_or(0, |newline| newline + 1);
         if let Some(body) = record_body(&bytes[start..end - 1]) {
-            return Scan {
-                last: Some(body),
-                good_len: end,
-            };
+            return Some((start + body.start..start + body.end, end));
         }
         end = start;
     }
-    Scan {
-        last: None,
-        good_len: 0,
-    }
+    None
 }
 
 /// Whether journal `bytes` record nothing: no good record, or an empty ledger as the last one.
@@ -161,30 +275,96 @@ struct Extent {
     good_len: u64,
 }
 
-/// Reads the newest good record of the journal at `path`: its extent and the record's ledger
-/// JSON, checked once. `Ok(None)` when there is no file. A file with bytes but no good record is refused: the
+/// The newest record as read: the bytes read and where its ledger JSON is in them.
+#[derive(Debug)]
+struct Newest {
+    bytes: Vec<u8>,
+    body: Range<usize>,
+}
+
+impl Newest {
+    fn body(&self) -> &[u8] {
+        self.bytes.get(self.body.clone()).unwrap_or_default()
+    }
+}
+
+/// The newest record when the file ends in a good record of this build: its trailer says
+/// where it starts, so it is read whole with at most one more `pread` of its size. The tail
+/// comes back (the caller scans it) when it ends otherwise: a torn or damaged end, or an earlier
+/// build's record.
+fn newest_by_trailer(
+    open: &OpenTail<'_>,
+    mut tail: Tail,
+) -> Result<std::result::Result<(Extent, Newest), Tail>> {
+    let Some(newline) = tail.bytes.iter().rposition(|b| *b == b'\n') else {
+        return Ok(Err(tail));
+    };
+    let end = tail.start + newline as u64 + 1;
+    let start =
+        stated_length(&tail.bytes[..newline]).and_then(|length| end.checked_sub(length as u64));
+    let Some(start) = start else {
+        return Ok(Err(tail));
+    };
+    // From one byte before the line, to see it begins one (after a newline, or at the start).
+    let from = start.saturating_sub(1);
+    if from < tail.start {
+        // A line that starts before the tail is rarely torn: a good record fills the rest.
+        tail = open.extend_back(tail, from)?;
+    }
+    let read = &tail;
+    let at = |offset: u64| usize::try_from(offset.checked_sub(read.start)?).ok();
+    let found = match (at(start), at(end)) {
+        (Some(line_at), Some(line_end)) if line_end > line_at => {
+            let begins_line = start == 0 || read.bytes.get(line_at.wrapping_sub(1)) == Some(&b'\n');
+            let line = read
+                .bytes
+                .get(line_at..line_end - 1)
+                .filter(|_| begins_line);
+            line.and_then(record_body)
+                .map(|body| line_at + body.start..line_at + body.end)
+        }
+        _ => None,
+    };
+    let Some(body) = found else {
+        return Ok(Err(tail));
+    };
+    let extent = Extent {
+        len: tail.len,
+        good_len: end,
+    };
+    Ok(Ok((
+        extent,
+        Newest {
+            bytes: tail.bytes,
+            body,
+        },
+    )))
+}
+
+/// Reads the newest good record of the journal at `path`: its extent and the record, checked
+/// once. `Ok(None)` when there is no file. A file with bytes but no good record is refused: the
 /// first record of every journal is written atomically and durably, and later writes only
 /// append after it or cut back to a good record, so that is damage (or not our file), and
 /// treating it as empty could forget stashed user bytes.
-fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
-    let Some(mut tail) = fsio::read_private_tail(path, TAIL)? else {
+fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
+    let Some(open) = OpenTail::open(path)? else {
         return Ok(None);
+    };
+    let mut tail = match newest_by_trailer(&open, open.last(TAIL)?)? {
+        Ok((extent, newest)) => return Ok(Some((extent, Some(newest)))),
+        Err(tail) => tail,
     };
     let mut reach = TAIL;
     let (good_len, newest) = loop {
-        let found = scan(&tail.bytes);
-        if let Some(body) = found.last {
-            break (found.good_len, Some(body.to_vec()));
+        if let Some((body, good_len)) = scan_range(&tail.bytes) {
+            break (good_len, Some(body));
         }
         if tail.start == 0 {
             break (0, None);
         }
         // No good record ends in the tail (a large record, or a torn run): a longer one.
         reach = reach.saturating_mul(4);
-        match fsio::read_private_tail(path, reach)? {
-            Some(longer) => tail = longer,
-            None => return Ok(None),
-        }
+        tail = open.last(reach)?;
     };
     if newest.is_none() && !tail.bytes.is_empty() {
         return Err(Error::Ledger {
@@ -199,6 +379,10 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Vec<u8>>)>> {
         len: tail.len,
         good_len: tail.start + good_len as u64,
     };
+    let newest = newest.map(|body| Newest {
+        bytes: tail.bytes,
+        body,
+    });
     Ok(Some((extent, newest)))
 }
 
@@ -213,9 +397,11 @@ pub struct Journal {
     len: Cell<u64>,
     /// Where its last good record ends.
     good_len: Cell<u64>,
-    /// The newest record's ledger JSON, to skip saving an unchanged ledger (compared as bytes:
-    /// a ledger that did not change is neither checksummed nor written again).
-    last_body: RefCell<Option<Vec<u8>>>,
+    /// The newest record (as read, or as written), to skip saving an unchanged ledger (compared
+    /// as bytes: a ledger that did not change is neither checked nor written again).
+    last: RefCell<Option<Newest>>,
+    /// A buffer for the next record, reused from save to save (the one before last).
+    spare: RefCell<Vec<u8>>,
     /// Whether everything in it is known to be on disk.
     synced: Cell<bool>,
     /// Whether the ledger came from a legacy `ledger.json` still to be removed.
@@ -256,14 +442,15 @@ impl Journal {
             exists: Cell::new(extent.is_some()),
             len: Cell::new(extent.map_or(0, |e| e.len)),
             good_len: Cell::new(extent.map_or(0, |e| e.good_len)),
-            last_body: RefCell::new(None),
+            last: RefCell::new(None),
+            spare: RefCell::new(Vec::new()),
             synced: Cell::new(false),
             legacy: Cell::new(false),
             always_durable,
         };
-        if let Some((_, Some(body))) = newest {
-            let ledger = Ledger::parse(&body, &journal.display, canonical)?;
-            journal.last_body.replace(Some(body));
+        if let Some((_, Some(newest))) = newest {
+            let ledger = Ledger::parse(newest.body(), &journal.display, canonical)?;
+            journal.last.replace(Some(newest));
             return Ok((journal, Some(ledger)));
         }
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
@@ -283,41 +470,63 @@ impl Journal {
     /// Records `ledger`, synced when `durability` (or this journal) requires it.
     pub fn save(&self, state: &Root, ledger: &Ledger, durability: Durability) -> Result<()> {
         let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
-        let body = ledger.to_json(&self.display)?;
-        let unchanged = self.last_body.borrow().as_deref() == Some(body.as_slice())
-            && (self.synced.get() || !durable);
         // Nothing recorded and no file: nothing to write.
-        if unchanged || (ledger.is_empty() && self.len.get() == 0) {
+        if ledger.is_empty() && self.len.get() == 0 {
             return self.finish_legacy(state);
         }
-        let record = frame(&body);
+        let mut line = self.spare.take();
+        // Room for the whole record at once: about the size of the last one.
+        let last_len = self.last.borrow().as_ref().map_or(0, |l| l.bytes.len());
+        line.reserve(last_len + last_len / 8 + 256);
+        let body_start = begin_frame(&mut line);
+        ledger.write_json(&mut line, &self.display)?;
+        let unchanged = self
+            .last
+            .borrow()
+            .as_ref()
+            .is_some_and(|last| last.body() == &line[body_start..])
+            && (self.synced.get() || !durable);
+        if unchanged {
+            self.spare.replace(line);
+            return self.finish_legacy(state);
+        }
+        let body = end_frame(&mut line, body_start);
+        let record = Newest { bytes: line, body };
+        self.write(state, &record.bytes, durable)?;
+        if let Some(before) = self.last.replace(Some(record)) {
+            self.spare.replace(before.bytes);
+        }
+        self.finish_legacy(state)
+    }
+
+    /// Appends `record` (a whole line), or rewrites the journal as it alone when the file is new
+    /// or has grown past its limit.
+    fn write(&self, state: &Root, record: &[u8], durable: bool) -> Result<()> {
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
             // Created, or compacted: one record, atomically and durably.
-            state.write_atomic(&self.file, &record, Some(0o600))?;
+            state.write_atomic(&self.file, record, Some(0o600))?;
             self.exists.set(true);
             self.len.set(record.len() as u64);
             self.good_len.set(self.len.get());
-            self.last_body.replace(Some(body));
             self.synced.set(true);
             self.note_durable();
-            return self.finish_legacy(state);
+            return Ok(());
         }
         if self.good_len.get() < self.len.get() {
             // A torn record from a crash mid-append: cut it off, or the next line joins it.
             state.truncate(&self.file, self.good_len.get())?;
             self.len.set(self.good_len.get());
         }
-        state.append(&self.file, &record, durable)?;
+        state.append(&self.file, record, durable)?;
         self.len.set(self.len.get() + record.len() as u64);
         self.good_len.set(self.len.get());
-        self.last_body.replace(Some(body));
         // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
         self.synced.set(durable);
         if durable {
             self.note_durable();
         }
-        self.finish_legacy(state)
+        Ok(())
     }
 
     /// Removes a migrated legacy ledger once the journal holds its content durably.
@@ -398,7 +607,7 @@ mod tests {
         }
         std::fs::write(&path, &bytes).unwrap();
         let (extent, last) = read_newest(&path).unwrap().unwrap();
-        assert_eq!(last.as_deref(), Some(&body(1999)[..]));
+        assert_eq!(last.as_ref().map(Newest::body), Some(&body(1999)[..]));
         assert_eq!(
             (extent.len, extent.good_len),
             (bytes.len() as u64, bytes.len() as u64)
@@ -410,7 +619,7 @@ mod tests {
         bytes.extend_from_slice(&frame(&body(7))[..30]);
         std::fs::write(&path, &bytes).unwrap();
         let (extent, last) = read_newest(&path).unwrap().unwrap();
-        assert_eq!(last.as_deref(), Some(&big[..]));
+        assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
         assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
         // Bytes with no intact record at all: damage, refused with the path.
@@ -447,6 +656,46 @@ mod tests {
         assert_eq!(syncs_of_a_deferred_save(true), 1);
     }
 
+    /// A body of about `size` bytes.
+    fn sized_body(n: usize, size: usize) -> Vec<u8> {
+        format!("{{\"n\":{n},\"text\":\"{}\"}}", "y".repeat(size)).into_bytes()
+    }
+
+    #[test]
+    fn records_of_earlier_builds_are_read_and_followed_by_ours() {
+        let mut bytes = frame_sha256(&body(1));
+        assert_eq!(scan(&bytes).last, Some(&body(1)[..]));
+        bytes.extend(frame(&body(2)));
+        let found = scan(&bytes);
+        assert_eq!(found.last, Some(&body(2)[..]));
+        assert_eq!(found.good_len, bytes.len());
+        // A line of ours is valid JSON too, with its length in its trailer.
+        let line = frame(&body(3));
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["line"], line.len());
+        assert_eq!(value["check"], format!("{:016x}", check64(&body(3))));
+    }
+
+    #[test]
+    fn a_trailer_that_lies_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(JOURNAL_FILE);
+        let good = frame(&sized_body(1, TAIL as usize * 3));
+        // A line whose stated length points into the middle of the record before it.
+        let liar = b"{\"check\":\"0000000000000000\",\"ledger\":{},\"line\":100}\n";
+        for tail in [&liar[..], b"garbage,\"line\":99999999}\n", b"x\n"] {
+            let mut bytes = good.clone();
+            bytes.extend_from_slice(tail);
+            std::fs::write(&path, &bytes).unwrap();
+            let (extent, last) = read_newest(&path).unwrap().unwrap();
+            assert_eq!(
+                last.as_ref().map(Newest::body),
+                Some(&sized_body(1, TAIL as usize * 3)[..])
+            );
+            assert_eq!(extent.good_len, good.len() as u64);
+        }
+    }
+
     proptest! {
         /// For any sequence of records and any cut or garbage after them, the scan returns the
         /// last record written whole, and where the good records end.
@@ -475,6 +724,40 @@ mod tests {
             prop_assert_eq!(found.good_len, ends[whole]);
             let expected = whole.checked_sub(1).map(body);
             prop_assert_eq!(found.last.map(<[u8]>::to_vec), expected);
+        }
+
+        /// Reading a journal file from its end finds what scanning all of it finds, for records
+        /// of both framings, of any size against the tail read first, then any cut or garbage.
+        #[test]
+        fn reading_from_the_end_finds_what_a_whole_scan_finds(
+            records in prop::collection::vec((0usize..3 * TAIL as usize, any::<bool>()), 0..5),
+            cut in any::<prop::sample::Index>(),
+            garbage in prop::collection::vec(
+                prop::sample::select(vec![b'\n', b'}', b',', b'"', b':', b'1', b'0', b'x']),
+                0..40,
+            ),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(JOURNAL_FILE);
+            let mut bytes = Vec::new();
+            for (n, (size, ours)) in records.iter().enumerate() {
+                let body = sized_body(n, *size);
+                bytes.extend(if *ours { frame(&body) } else { frame_sha256(&body) });
+            }
+            let cut = cut.index(bytes.len() + 1);
+            bytes.truncate(cut);
+            bytes.extend_from_slice(&garbage);
+            std::fs::write(&path, &bytes).unwrap();
+            let whole = scan(&bytes);
+            match read_newest(&path) {
+                Ok(Some((extent, newest))) => {
+                    prop_assert_eq!(newest.as_ref().map(Newest::body), whole.last);
+                    prop_assert_eq!(extent.good_len, whole.good_len as u64);
+                    prop_assert_eq!(extent.len, bytes.len() as u64);
+                }
+                Ok(None) => prop_assert!(false, "the file exists"),
+                Err(_) => prop_assert!(whole.last.is_none() && !bytes.is_empty()),
+            }
         }
     }
 }

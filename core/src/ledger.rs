@@ -129,6 +129,105 @@ impl LeaseRecord {
     }
 }
 
+thread_local! {
+    /// Leases serialised to JSON on this thread.
+    static LEASES_SERIALISED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many leases have been serialised to JSON on the calling thread: tests check that a
+/// command serialises each lease once however many times it saves.
+pub fn leases_serialised_on_this_thread() -> u64 {
+    LEASES_SERIALISED.with(std::cell::Cell::get)
+}
+
+/// A lease as the ledger holds it: read-only once recorded (nothing changes a lease; a new
+/// session is a new lease), so its JSON, once written, is kept and copied into every later
+/// record of the same command instead of being serialised again.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(transparent)]
+pub struct Recorded {
+    record: LeaseRecord,
+    #[serde(skip)]
+    json: std::cell::OnceCell<Box<[u8]>>,
+}
+
+impl Recorded {
+    /// Records `record`.
+    pub fn new(record: LeaseRecord) -> Recorded {
+        Recorded {
+            record,
+            json: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// Appends its compact JSON to `out`: serialised there the first time, and kept.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        if let Some(json) = self.json.get() {
+            out.extend_from_slice(json);
+            return Ok(());
+        }
+        LEASES_SERIALISED.with(|c| c.set(c.get() + 1));
+        let start = out.len();
+        serde_json::to_writer(&mut *out, &self.record)?;
+        let _ = self.json.set(out[start..].into());
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for Recorded {
+    type Target = LeaseRecord;
+
+    fn deref(&self) -> &LeaseRecord {
+        &self.record
+    }
+}
+
+impl PartialEq for Recorded {
+    fn eq(&self, other: &Recorded) -> bool {
+        self.record == other.record
+    }
+}
+
+impl Eq for Recorded {}
+
+impl Serialize for Recorded {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        self.record.serialize(serializer)
+    }
+}
+
+/// Reads the leases object into a map built at once from its entries, which a ledger lists in
+/// order (inserting them one by one compares each token with a path of others, about 800
+/// instructions a lease). Entries out of order, or a token twice, read as insertion would: the
+/// map sorts them, and the last of equal tokens wins.
+fn leases_in_order<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<BTreeMap<String, Recorded>, D::Error> {
+    struct Entries;
+    impl<'de> serde::de::Visitor<'de> for Entries {
+        type Value = Vec<(String, Recorded)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a map of leases by token")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(entry) = map.next_entry()? {
+                entries.push(entry);
+            }
+            Ok(entries)
+        }
+    }
+    Ok(deserializer.deserialize_map(Entries)?.into_iter().collect())
+}
+
 /// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
 /// (see [`crate::projector::priors`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -333,8 +432,8 @@ pub struct Ledger {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
-    #[serde(default)]
-    pub leases: BTreeMap<String, LeaseRecord>,
+    #[serde(default, deserialize_with = "leases_in_order")]
+    pub leases: BTreeMap<String, Recorded>,
     /// Projected paths.
     #[serde(default)]
     pub entries: BTreeMap<RelPath, EntryRecord>,
@@ -415,11 +514,62 @@ impl Ledger {
     }
 
     /// The ledger as compact JSON (one line: no raw newline), as a journal record holds it.
+    #[cfg(test)]
     pub fn to_json(&self, file: &Path) -> Result<Vec<u8>> {
-        serde_json::to_vec(self).map_err(|e| Error::Ledger {
+        let mut out = Vec::new();
+        self.write_json(&mut out, file)?;
+        Ok(out)
+    }
+
+    /// Appends [`Ledger::to_json`]'s bytes to `out` (a buffer reused from save to save): what
+    /// the derived serialisation writes, field by field, with each lease's JSON copied from
+    /// [`Recorded`] when an earlier save of this command wrote it.
+    pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
+        self.write_fields(out).map_err(|e| Error::Ledger {
             path: file.to_path_buf(),
             reason: format!("it cannot record this ledger: {e}"),
         })
+    }
+
+    /// [`Ledger::write_json`]: the fields in their declared order, skipped as the derived
+    /// serialisation skips them (`ledger_json_is_the_derived_serialisation` holds the two equal).
+    fn write_fields(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
+            out.extend_from_slice(b",\"");
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+            serde_json::to_writer(out, value)
+        }
+        out.extend_from_slice(b"{\"version\":");
+        serde_json::to_writer(&mut *out, &self.version)?;
+        field(out, "workspace", &self.workspace)?;
+        if let Some(identity) = &self.identity {
+            field(out, "identity", identity)?;
+        }
+        out.extend_from_slice(b",\"leases\":{");
+        for (n, (token, lease)) in self.leases.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, token)?;
+            out.push(b':');
+            lease.write_json(out)?;
+        }
+        out.push(b'}');
+        field(out, "entries", &self.entries)?;
+        field(out, "created_dirs", &self.created_dirs)?;
+        if !self.block_files.is_empty() {
+            field(out, "block_files", &self.block_files)?;
+        }
+        if !self.block_bodies.is_empty() {
+            field(out, "block_bodies", &self.block_bodies)?;
+        }
+        field(out, "kept", &self.kept)?;
+        if !self.pending.is_empty() {
+            field(out, "pending", &self.pending)?;
+        }
+        out.push(b'}');
+        Ok(())
     }
 
     /// Whether nothing is recorded (no leases, entries, created directories or kept bytes; the
@@ -441,6 +591,94 @@ mod tests {
     fn fnv_is_stable() {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// A ledger with every field that may be skipped filled, and leases in two shapes.
+    fn full_ledger() -> Ledger {
+        let mut l = Ledger::new(Path::new("/w \"quoted\""));
+        l.identity = Some(FolderIdentity { dev: 1, ino: 2 });
+        let path = RelPath::new("AGENTS.md").unwrap();
+        for (n, token) in ["b\u{e9}", "a\n"].iter().enumerate() {
+            let lease = LeaseRecord {
+                provider: "codex".into(),
+                holder: Holder::Lock {
+                    path: PathBuf::from(format!("/h/{n}")),
+                },
+                acquired_at: 7,
+                paths: vec![path.clone()],
+                private_dir: Some(PathBuf::from("/never/written")),
+                namespace: (n == 0).then(|| "ns".to_string()),
+                block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
+                seq: n as u64,
+            };
+            l.leases.insert(token.to_string(), Recorded::new(lease));
+        }
+        l.entries.insert(
+            path.clone(),
+            EntryRecord::Marker {
+                holders: ["a\n".to_string()].into(),
+                marker: MarkerKind::File,
+            },
+        );
+        l.created_dirs.insert(RelPath::new("d").unwrap());
+        l.block_files.insert(path.clone());
+        l.block_bodies.insert(
+            path.clone(),
+            [("ns".to_string(), vec!["b".to_string()])].into(),
+        );
+        l.kept.push(KeptRecord {
+            path: path.clone(),
+            kept_at: PathBuf::from("/k"),
+            reason: "why".into(),
+        });
+        l.pending.insert(path, "failed".into());
+        l
+    }
+
+    #[test]
+    fn ledger_json_is_the_derived_serialisation() {
+        for ledger in [Ledger::new(Path::new("/w")), full_ledger()] {
+            let derived = serde_json::to_vec(&ledger).unwrap();
+            // Twice: the second time with each lease's JSON kept from the first.
+            for _ in 0..2 {
+                let mut written = b"before".to_vec();
+                ledger.write_json(&mut written, Path::new("f")).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&written[6..]),
+                    String::from_utf8_lossy(&derived)
+                );
+            }
+            let back = Ledger::parse(&derived, Path::new("f"), None).unwrap();
+            let mut without_private_dir = ledger.clone();
+            for lease in without_private_dir.leases.values_mut() {
+                let mut record = LeaseRecord::clone(lease);
+                record.private_dir = None;
+                *lease = Recorded::new(record);
+            }
+            assert_eq!(back, without_private_dir);
+        }
+    }
+
+    #[test]
+    fn leases_out_of_order_or_twice_read_as_inserted() {
+        let lease = |seq: u64| {
+            format!(
+                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\"}},\"acquired_at\":1,\"paths\":[],\"seq\":{seq}}}"
+            )
+        };
+        let json = format!(
+            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"c\":{},\"a\":{},\"c\":{}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}",
+            lease(1),
+            lease(2),
+            lease(3)
+        );
+        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
+        let seqs: Vec<(&str, u64)> = ledger
+            .leases
+            .iter()
+            .map(|(token, lease)| (token.as_str(), lease.seq))
+            .collect();
+        assert_eq!(seqs, [("a", 2), ("c", 3)]);
     }
 
     #[test]

@@ -37,13 +37,14 @@ pub mod fsio {
 /// The journal's record framing and file names.
 pub mod journal {
     pub use crate::journal::{
-        COMPACT_RECORDS, JOURNAL_FILE, LEGACY_LEDGER_FILE, Scan, frame, records_nothing, scan,
+        COMPACT_RECORDS, JOURNAL_FILE, LEGACY_LEDGER_FILE, Scan, TAIL, check64, frame,
+        frame_sha256, records_nothing, scan,
     };
 }
 
 /// The state directory's layout.
 pub mod ledger {
-    pub use crate::ledger::workspace_key;
+    pub use crate::ledger::{leases_serialised_on_this_thread, workspace_key};
 }
 
 /// Where taken-over content waits inside the workspace.

@@ -4,13 +4,16 @@
 //! workspace with many leases is not rewritten durably on every command
 //! (`fsio::syncs_on_this_thread`), and a start reads the file it puts its block in once
 //! (`fsio::bytes_read_on_this_thread`), its delivery verdict included: the verdict takes what the
-//! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`).
+//! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`). The journal's
+//! newest record is read once, in one sized read past the tail, however large it is
+//! (`fsio::bytes_read_on_this_thread`), and each lease is serialised once per command however
+//! often the command saves (`ledger::leases_serialised_on_this_thread`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_core::guidance::{DiscoveryProfile, FileReads, OmissionReason, StdFs, Undelivered};
 use projectfile_core::holder::{self, Holder};
 use projectfile_core::projector::{AcquireRequest, Projector};
-use projectfile_core::testing::{fsio, journal};
+use projectfile_core::testing::{fsio, journal, ledger};
 use projectfile_core::{
     Namespace, Plan, PlanContext, Provider, ProviderSpec, RelPath, SessionRequest, patterns,
 };
@@ -102,21 +105,29 @@ fn with_leases(leases: usize) -> Setup {
     }
 }
 
+/// Each distinct holder is read once per command, and each lease serialised once per command
+/// however often it saves (a start saves its intent, then what it wrote).
 #[test]
 fn a_holder_shared_by_many_leases_is_read_once_per_command() {
     let setup = with_leases(64);
     let me = Holder::current_process().unwrap();
     let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("one more"), me);
     let before = holder::proc_reads_on_this_thread();
+    let serialised = ledger::leases_serialised_on_this_thread();
     let receipt = setup.projector.acquire(&Block, &request).unwrap();
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "acquire");
+    let serialised = ledger::leases_serialised_on_this_thread() - serialised;
+    assert_eq!(serialised, 65, "leases serialised by acquire");
     let before = holder::proc_reads_on_this_thread();
     let status = setup.projector.status(&setup.ws).unwrap();
     assert_eq!(status.leases.len(), 65);
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "status");
     let before = holder::proc_reads_on_this_thread();
+    let serialised = ledger::leases_serialised_on_this_thread();
     assert!(setup.projector.release(&receipt.token).unwrap().released);
     assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "release");
+    let serialised = ledger::leases_serialised_on_this_thread() - serialised;
+    assert_eq!(serialised, 64, "leases serialised by release");
 }
 
 /// Syncs (`fsync` + `fdatasync`) of `sessions` acquire + release pairs of the block, after a
@@ -261,4 +272,37 @@ fn a_start_and_its_delivery_verdict_read_agents_md_once() {
             );
         }
     }
+}
+
+/// The newest line of the journal of the workspace `setup` holds, and the file's length.
+fn newest_journal_line(setup: &Setup) -> (u64, u64) {
+    let workspaces = setup._dir.path().join("state").join("workspaces");
+    let key = std::fs::read_dir(&workspaces)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let bytes = std::fs::read(key.path().join(journal::JOURNAL_FILE)).unwrap();
+    let line = bytes[..bytes.len() - 1]
+        .rsplit(|b| *b == b'\n')
+        .next()
+        .unwrap();
+    (line.len() as u64 + 1, bytes.len() as u64)
+}
+
+#[test]
+fn a_command_reads_the_newest_record_once_however_large() {
+    let setup = with_leases(256);
+    let (record, file) = newest_journal_line(&setup);
+    assert!(record > 16 * journal::TAIL, "a record of {record} bytes");
+    assert!(file > 4 * record, "a journal of {file} bytes");
+    let before = fsio::bytes_read_on_this_thread();
+    let status = setup.projector.status(&setup.ws).unwrap();
+    assert_eq!(status.leases.len(), 256);
+    let read = fsio::bytes_read_on_this_thread() - before;
+    // The end of the file, then the rest of the newest record: nothing read twice.
+    assert!(
+        read <= record + journal::TAIL,
+        "status read {read} bytes for a newest record of {record}"
+    );
 }

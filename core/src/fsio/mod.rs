@@ -1176,19 +1176,82 @@ pub struct Tail {
 /// Reads at most the last `max` bytes of a file by absolute path (state-directory files).
 /// `Ok(None)` when absent.
 pub fn read_private_tail(path: &Path, max: u64) -> Result<Option<Tail>> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(path, "open", e)),
-    };
-    let len = rustix::fs::fstat(&file)
-        .map_err(|e| Error::io(path, "stat", errno(e)))?
-        .st_size;
-    let len = u64::try_from(len).unwrap_or(0);
-    let start = len.saturating_sub(max);
-    let size = i64::try_from(len - start).unwrap_or(i64::MAX);
-    let bytes = read_sized(&file, start, size).map_err(|e| Error::io(path, "read", e))?;
-    Ok(Some(Tail { len, start, bytes }))
+    match OpenTail::open(path)? {
+        Some(open) => open.last(max).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A state-directory file opened to read its end, perhaps in more than one step, through one
+/// descriptor: its length as `fstat` gave it when opened.
+#[derive(Debug)]
+pub struct OpenTail<'a> {
+    file: File,
+    path: &'a Path,
+    len: u64,
+}
+
+impl<'a> OpenTail<'a> {
+    /// Opens `path` (an absolute path); `Ok(None)` when absent.
+    pub fn open(path: &'a Path) -> Result<Option<OpenTail<'a>>> {
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, "open", e)),
+        };
+        let len = rustix::fs::fstat(&file)
+            .map_err(|e| Error::io(path, "stat", errno(e)))?
+            .st_size;
+        let len = u64::try_from(len).unwrap_or(0);
+        Ok(Some(OpenTail { file, path, len }))
+    }
+
+    /// Its last `max` bytes (fewer when it is shorter), read with one `pread` of that size and
+    /// one that finds the end.
+    pub fn last(&self, max: u64) -> Result<Tail> {
+        let start = self.len.saturating_sub(max);
+        let size = i64::try_from(self.len - start).unwrap_or(i64::MAX);
+        let bytes =
+            read_sized(&self.file, start, size).map_err(|e| Error::io(self.path, "read", e))?;
+        Ok(Tail {
+            len: self.len,
+            start,
+            bytes,
+        })
+    }
+
+    /// `tail` (read from this file) extended back to start at `from`: only the bytes it lacks
+    /// are read.
+    pub fn extend_back(&self, tail: Tail, from: u64) -> Result<Tail> {
+        let Some(missing) = tail.start.checked_sub(from).filter(|n| *n > 0) else {
+            return Ok(tail);
+        };
+        let missing = usize::try_from(missing)
+            .map_err(|_| Error::io(self.path, "read", std::io::ErrorKind::FileTooLarge.into()))?;
+        let mut bytes = vec![0u8; missing + tail.bytes.len()];
+        let mut filled = 0;
+        while filled < missing {
+            let at = from.saturating_add(filled as u64);
+            match rustix::io::pread(&self.file, &mut bytes[filled..missing], at) {
+                Ok(0) => {
+                    let short = std::io::ErrorKind::UnexpectedEof.into();
+                    return Err(Error::io(self.path, "read", short));
+                }
+                Ok(n) => {
+                    note_read(n);
+                    filled += n;
+                }
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(Error::io(self.path, "read", errno(e))),
+            }
+        }
+        bytes[missing..].copy_from_slice(&tail.bytes);
+        Ok(Tail {
+            len: tail.len,
+            start: from,
+            bytes,
+        })
+    }
 }
 
 /// Writes all of `bytes` to `fd` (no handle duplicated for a `File`).

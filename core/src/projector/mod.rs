@@ -51,7 +51,7 @@ use crate::fsio;
 pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, LeaseRecord, Ledger, workspace_key};
+use crate::ledger::{EntryRecord, LeaseRecord, Ledger, Recorded, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{
     Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
@@ -338,7 +338,10 @@ impl Projector {
                 .collect(),
             seq: next_seq(&locked.ledger),
         };
-        locked.ledger.leases.insert(token.clone(), lease);
+        locked
+            .ledger
+            .leases
+            .insert(token.clone(), Recorded::new(lease));
         let mut cx = self.cx(&mut locked, &mut outcome);
         if let Err(error) = apply_plan(&mut cx, &token, &plan) {
             // Nothing is left half done: forget entries this token recorded but never applied,
