@@ -279,15 +279,22 @@ extern "C" fn count_interruption(_: libc::c_int) {
     INTERRUPTIONS.fetch_add(1, Ordering::SeqCst);
 }
 
-/// The threads of this process that are in the `flock` system call now.
-fn threads_in_flock() -> Vec<libc::pid_t> {
+/// The threads of this process that are in the `flock` system call now, on a descriptor of the
+/// file `lock` (tests run as threads of one process under `cargo test`, and other tests' waits
+/// are in `flock` too, on their own files).
+fn threads_in_flock(lock: &Path) -> Vec<libc::pid_t> {
+    let lock = std::fs::canonicalize(lock).unwrap();
     std::fs::read_dir("/proc/self/task")
         .unwrap()
         .filter_map(|task| {
             let task = task.ok()?;
             let syscall = std::fs::read_to_string(task.path().join("syscall")).ok()?;
-            let number: libc::c_long = syscall.split_whitespace().next()?.parse().ok()?;
-            (number == libc::SYS_flock).then(|| task.file_name().to_str()?.parse().ok())?
+            let mut fields = syscall.split_whitespace();
+            let number: libc::c_long = fields.next()?.parse().ok()?;
+            let fd = i64::from_str_radix(fields.next()?.trim_start_matches("0x"), 16).ok()?;
+            let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+            (number == libc::SYS_flock && target == lock)
+                .then(|| task.file_name().to_str()?.parse().ok())?
         })
         .collect()
 }
@@ -311,7 +318,7 @@ fn a_signal_during_the_wait_does_not_end_it() {
         let waiter = scope.spawn(|| place.take(&LockWait::at_most(Duration::from_secs(600))));
         let mut blocked = Vec::new();
         eventually("a thread of this process blocks in flock", || {
-            blocked = threads_in_flock();
+            blocked = threads_in_flock(&place.lock);
             !blocked.is_empty()
         });
         for round in 1..=3 {
@@ -330,7 +337,7 @@ fn a_signal_during_the_wait_does_not_end_it() {
                 INTERRUPTIONS.load(Ordering::SeqCst) >= round * blocked.len()
             });
             eventually("the wait goes on, queued in the kernel again", || {
-                !threads_in_flock().is_empty()
+                !threads_in_flock(&place.lock).is_empty()
                     && entries(&place.lock).contains(&Entry::Waiting(me()))
             });
             assert!(!waiter.is_finished());
