@@ -51,6 +51,8 @@ fn deferred(pending: &[projectfile::core::receipts::PendingUndo], json: bool) ->
 /// The command line's work, from parsing to the exit code.
 #[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
 fn cli_main() -> ExitCode {
+    // One command per process: what a command loaded goes with the process's exit.
+    projectfile::core::one_command_per_process();
     let cli = match parse::try_parse() {
         Ok(cli) => cli,
         Err(error) => return failure::report_clap(&error, failure::json_requested()),

@@ -141,13 +141,12 @@ pub fn leases_serialised_on_this_thread() -> u64 {
 }
 
 /// A lease as the ledger holds it: read-only once recorded (nothing changes a lease; a new
-/// session is a new lease), so its JSON, once written, is kept and copied into every later
-/// record of the same command instead of being serialised again.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(transparent)]
+/// session is a new lease), so its JSON is written once and copied into every later record
+/// instead of being serialised again: a lease read from the journal keeps the bytes it was
+/// read from, a new one is serialised at the first save of its command.
+#[derive(Clone, Debug)]
 pub struct Recorded {
     record: LeaseRecord,
-    #[serde(skip)]
     json: std::cell::OnceCell<Box<[u8]>>,
 }
 
@@ -158,6 +157,18 @@ impl Recorded {
             record,
             json: std::cell::OnceCell::new(),
         }
+    }
+
+    /// A lease read from `raw`, one value of a ledger's `leases` object, keeping `raw` as its
+    /// JSON. A lease of an earlier build that names its private directory is serialised anew at
+    /// the next save instead, which leaves that field out.
+    fn read(raw: &serde_json::value::RawValue) -> serde_json::Result<Recorded> {
+        let record: LeaseRecord = serde_json::from_str(raw.get())?;
+        let json = std::cell::OnceCell::new();
+        if record.private_dir.is_none() {
+            let _ = json.set(raw.get().as_bytes().into());
+        }
+        Ok(Recorded { record, json })
     }
 
     /// Appends its compact JSON to `out`: serialised there the first time, and kept.
@@ -199,10 +210,20 @@ impl Serialize for Recorded {
     }
 }
 
+impl<'de> Deserialize<'de> for Recorded {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Recorded, D::Error> {
+        let raw = <Box<serde_json::value::RawValue>>::deserialize(deserializer)?;
+        Recorded::read(&raw).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Reads the leases object into a map built at once from its entries, which a ledger lists in
 /// order (inserting them one by one compares each token with a path of others, about 800
-/// instructions a lease). Entries out of order, or a token twice, read as insertion would: the
-/// map sorts them, and the last of equal tokens wins.
+/// instructions a lease), each lease keeping the bytes it was read from (borrowed from the
+/// journal's buffer while it is read). Entries out of order, or a token twice, read as insertion
+/// would: the map sorts them, and the last of equal tokens wins.
 fn leases_in_order<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> std::result::Result<BTreeMap<String, Recorded>, D::Error> {
@@ -218,9 +239,12 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
             self,
             mut map: A,
         ) -> std::result::Result<Self::Value, A::Error> {
+            use serde::de::Error as _;
             let mut entries = Vec::with_capacity(map.size_hint().unwrap_or(0));
-            while let Some(entry) = map.next_entry()? {
-                entries.push(entry);
+            while let Some((token, raw)) =
+                map.next_entry::<String, &'de serde_json::value::RawValue>()?
+            {
+                entries.push((token, Recorded::read(raw).map_err(A::Error::custom)?));
             }
             Ok(entries)
         }
@@ -657,6 +681,29 @@ mod tests {
             }
             assert_eq!(back, without_private_dir);
         }
+    }
+
+    #[test]
+    fn a_lease_read_keeps_its_bytes_unless_it_names_a_private_dir() {
+        let kept = r#"{"provider":"p","holder":{"kind":"lock","path":"/l"},"acquired_at":1,"paths":[],"seq":1,"later":{"a":[1]}}"#;
+        let dropped = r#"{"provider":"p","holder":{"kind":"lock","path":"/l"},"acquired_at":1,"paths":[],"private_dir":"/x","seq":2}"#;
+        let json = format!(
+            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"a\":{kept},\"b\":{dropped}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}"
+        );
+        let before = leases_serialised_on_this_thread();
+        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
+        let mut out = Vec::new();
+        ledger.write_json(&mut out, Path::new("f")).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        // The first lease's bytes, a field of a later build included, are copied as read.
+        assert!(out.contains(&format!("\"a\":{kept}")), "{out}");
+        // The second is written anew, without the field this build never writes.
+        assert!(!out.contains("private_dir"), "{out}");
+        assert_eq!(leases_serialised_on_this_thread() - before, 1);
+        let back = Ledger::parse(out.as_bytes(), Path::new("f"), None).unwrap();
+        assert_eq!(back.leases["a"], ledger.leases["a"]);
+        assert_eq!(back.leases["b"].private_dir, None);
+        assert_eq!(back.leases["b"].seq, 2);
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub use crate::receipts::{
 
 use created_dir::CreatedDirs;
 use kind::{Cx, Entry, Outcome, Projection, stricter};
+pub(crate) use locked::leave_ledgers_to_exit;
 use locked::{Access, Locked, require_utf8};
 use marker::Marker;
 use owned_file::OwnedFile;
@@ -870,8 +871,9 @@ fn release_token(cx: &mut Cx<'_>, token: &str) {
 /// entry needs and that are empty. An entry that cannot be undone safely stays recorded and is
 /// reported; it is retried at the next start.
 fn undo_orphans(cx: &mut Cx<'_>) {
-    let leases = &cx.l.ledger.leases;
-    for entry in cx.l.ledger.entries.values_mut() {
+    let ledger = &mut *cx.l.ledger;
+    let leases = &ledger.leases;
+    for entry in ledger.entries.values_mut() {
         entry.holders_mut().retain(|t| leases.contains_key(t));
     }
     // Blocks: one per namespace, each out once no holder of its own namespace is left.

@@ -161,11 +161,11 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
 impl SharedBlock {
     /// The texts the live sessions of this namespace holding the block in `path` put there,
     /// oldest first (by the order their leases were taken).
-    fn live_texts(cx: &Cx<'_>, path: &RelPath) -> Vec<(String, String)> {
+    fn live_texts<'c>(cx: &'c Cx<'_>, path: &RelPath) -> Vec<(&'c str, &'c str)> {
         let Some(entry) = cx.l.ledger.entries.get(path) else {
             return Vec::new();
         };
-        let mut live: Vec<(u64, u64, &String, &String)> = entry
+        let mut live: Vec<(u64, u64, &str, &str)> = entry
             .holders()
             .iter()
             .filter_map(|token| Some((token, cx.l.ledger.leases.get(token)?)))
@@ -174,14 +174,14 @@ impl SharedBlock {
                 Some((
                     lease.seq,
                     lease.acquired_at,
-                    token,
-                    lease.block_texts.get(path)?,
+                    token.as_str(),
+                    lease.block_texts.get(path)?.as_str(),
                 ))
             })
             .collect();
-        live.sort();
+        live.sort_unstable();
         live.into_iter()
-            .map(|(_, _, token, text)| (token.clone(), text.clone()))
+            .map(|(_, _, token, text)| (token, text))
             .collect()
     }
 
@@ -190,14 +190,17 @@ impl SharedBlock {
     /// it out), or no live session's text is known. The text is listed durably before it is
     /// written, and lines the user wrote inside the block stay, as at every refresh.
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
-        let live = Self::live_texts(cx, path);
-        let Some((token, text)) = live.last().cloned() else {
-            return Ok(());
+        let (token, text) = {
+            let live = Self::live_texts(cx, path);
+            let Some((token, text)) = live.last() else {
+                return Ok(());
+            };
+            let listed = Self::ours(cx, path).unwrap_or_default();
+            if listed.len() == 1 && live.iter().any(|(_, t)| *t == listed[0]) {
+                return Ok(());
+            }
+            (token.to_string(), text.to_string())
         };
-        let listed = Self::ours(cx, path).unwrap_or_default();
-        if listed.len() == 1 && live.iter().any(|(_, t)| *t == listed[0]) {
-            return Ok(());
-        }
         let Some(file) = scan(cx, path)? else {
             return Ok(());
         };
@@ -232,8 +235,8 @@ impl SharedBlock {
         for block in blocks {
             let others: Vec<String> = Self::live_texts(cx, &block.path)
                 .into_iter()
-                .filter(|(other, text)| other != token && *text != block.body)
-                .map(|(other, _)| other)
+                .filter(|(other, text)| *other != token && *text != block.body)
+                .map(|(other, _)| other.to_string())
                 .collect();
             if others.is_empty() {
                 continue;
@@ -392,15 +395,20 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
     let Some(EntryRecord::Block {
         holders,
         namespaces,
-    }) = cx.l.ledger.entries.get(path).cloned()
+    }) = cx.l.ledger.entries.get(path)
     else {
         return;
     };
-    let live: BTreeSet<String> = holders
+    // The namespaces of the live holders: each distinct one copied once, however many share it.
+    let leases = &cx.l.ledger.leases;
+    let live: BTreeSet<&str> = holders
         .iter()
-        .filter_map(|token| cx.l.ledger.leases.get(token))
-        .map(|lease| lease.namespace().to_string())
+        .filter_map(|token| leases.get(token))
+        .map(|lease| lease.namespace())
         .collect();
+    let live: BTreeSet<String> = live.into_iter().map(str::to_string).collect();
+    let no_holder = holders.is_empty();
+    let namespaces = namespaces.clone();
     let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
     let mut failed = None;
     for ns in recorded_namespaces(&namespaces) {
@@ -426,7 +434,7 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
             );
         }
     }
-    if holders.is_empty() && left.is_empty() {
+    if no_holder && left.is_empty() {
         cx.l.ledger.entries.remove(path);
         let _ = cx.l.root.remove_temp_files(path);
     } else if let Some(EntryRecord::Block { namespaces, .. }) = cx.l.ledger.entries.get_mut(path) {
