@@ -143,11 +143,11 @@ fn begin_frame(line: &mut Vec<u8>) -> usize {
 }
 
 /// Finishes the record line whose body starts at `body_start` and runs to the end of `line`:
-/// its check, and the trailer stating the whole line's length (so a reader at the end of the
+/// its check (`check`, that of the body), and the trailer stating the whole line's length (so a reader at the end of the
 /// file knows where it starts). Returns the body's range.
-fn end_frame(line: &mut Vec<u8>, body_start: usize) -> Range<usize> {
+fn end_frame(line: &mut Vec<u8>, body_start: usize, check: u64) -> Range<usize> {
     let body = body_start..line.len();
-    let check = format!("{:016x}", check64(&line[body.clone()]));
+    let check = format!("{check:016x}");
     line[PREFIX.len()..PREFIX.len() + CHECK_HEX].copy_from_slice(check.as_bytes());
     line.extend_from_slice(TRAILER);
     // The length counts its own digits.
@@ -166,7 +166,7 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut line = Vec::with_capacity(body.len() + 64);
     let start = begin_frame(&mut line);
     line.extend_from_slice(body);
-    end_frame(&mut line, start);
+    end_frame(&mut line, start, check64(body));
     line
 }
 
@@ -275,17 +275,40 @@ struct Extent {
     good_len: u64,
 }
 
-/// The newest record as read: the bytes read and where its ledger JSON is in them.
+/// The newest record as read: the bytes read, where they start in the file, and where its
+/// ledger JSON is in them.
 #[derive(Debug)]
 struct Newest {
     bytes: Vec<u8>,
+    start: u64,
     body: Range<usize>,
+}
+
+/// What a journal keeps of its newest record after reading or writing it, without its bytes
+/// (their buffer serves the next save): enough to tell a ledger that did not change.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    /// The check of its ledger JSON.
+    check: u64,
+    /// Where that JSON is in the file.
+    body_at: u64,
+    /// Its length.
+    body_len: usize,
+    /// The length of the whole record line.
+    record_len: usize,
 }
 
 impl Newest {
     fn body(&self) -> &[u8] {
         self.bytes.get(self.body.clone()).unwrap_or_default()
     }
+}
+
+/// The room a save reserves for its record when the last one had `last_len` bytes: an eighth
+/// more, and a little. A buffer with a sixteenth more already is used as it is (the read
+/// record's buffer, made with this room, serves a record a lease longer without moving).
+fn next_record_room(last_len: usize) -> usize {
+    last_len.saturating_add(last_len / 8).saturating_add(256)
 }
 
 /// The newest record when the file ends in a good record of this build: its trailer says
@@ -308,8 +331,11 @@ fn newest_by_trailer(
     // From one byte before the line, to see it begins one (after a newline, or at the start).
     let from = start.saturating_sub(1);
     if from < tail.start {
-        // A line that starts before the tail is rarely torn: a good record fills the rest.
-        tail = open.extend_back(tail, from)?;
+        // A line that starts before the tail is rarely torn: a good record fills the rest. The
+        // buffer becomes the next save's (see `Journal::save`): room for a record a little
+        // larger.
+        let whole = usize::try_from(end - from).unwrap_or(usize::MAX);
+        tail = open.extend_back(tail, from, next_record_room(whole).saturating_sub(whole))?;
     }
     let read = &tail;
     let at = |offset: u64| usize::try_from(offset.checked_sub(read.start)?).ok();
@@ -336,6 +362,7 @@ fn newest_by_trailer(
         extent,
         Newest {
             bytes: tail.bytes,
+            start: tail.start,
             body,
         },
     )))
@@ -381,6 +408,7 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
     };
     let newest = newest.map(|body| Newest {
         bytes: tail.bytes,
+        start: tail.start,
         body,
     });
     Ok(Some((extent, newest)))
@@ -397,10 +425,12 @@ pub struct Journal {
     len: Cell<u64>,
     /// Where its last good record ends.
     good_len: Cell<u64>,
-    /// The newest record (as read, or as written), to skip saving an unchanged ledger (compared
-    /// as bytes: a ledger that did not change is neither checked nor written again).
-    last: RefCell<Option<Newest>>,
-    /// A buffer for the next record, reused from save to save (the one before last).
+    /// The newest record (as read, or as written), to skip saving an unchanged ledger: one of
+    /// the same length and check is read back and compared as bytes, so a ledger that did not
+    /// change is not written again.
+    last: Cell<Option<Last>>,
+    /// A buffer for the next record, reused from save to save: the read record's, then each
+    /// written one's, so a command's saves touch no fresh memory for their records.
     spare: RefCell<Vec<u8>>,
     /// Whether everything in it is known to be on disk.
     synced: Cell<bool>,
@@ -442,15 +472,22 @@ impl Journal {
             exists: Cell::new(extent.is_some()),
             len: Cell::new(extent.map_or(0, |e| e.len)),
             good_len: Cell::new(extent.map_or(0, |e| e.good_len)),
-            last: RefCell::new(None),
+            last: Cell::new(None),
             spare: RefCell::new(Vec::new()),
             synced: Cell::new(false),
             legacy: Cell::new(false),
             always_durable,
         };
         if let Some((_, Some(newest))) = newest {
-            let ledger = Ledger::parse(newest.body(), &journal.display, canonical)?;
-            journal.last.replace(Some(newest));
+            let body = newest.body();
+            let ledger = Ledger::parse(body, &journal.display, canonical)?;
+            journal.last.set(Some(Last {
+                check: check64(body),
+                body_at: newest.start + newest.body.start as u64,
+                body_len: body.len(),
+                record_len: newest.bytes.len(),
+            }));
+            journal.spare.replace(newest.bytes);
             return Ok((journal, Some(ledger)));
         }
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
@@ -475,33 +512,51 @@ impl Journal {
             return self.finish_legacy(state);
         }
         let mut line = self.spare.take();
-        // Room for the whole record at once: about the size of the last one.
-        let last_len = self.last.borrow().as_ref().map_or(0, |l| l.bytes.len());
-        line.reserve(last_len + last_len / 8 + 256);
+        // Room for the whole record at once: about the size of the last one, exactly (growing by
+        // doubling would touch, and fault in, pages the record never fills).
+        let last = self.last.get();
+        let last_len = last.map_or(0, |l| l.record_len);
+        if line.capacity() < last_len.saturating_add(last_len / 16).saturating_add(256) {
+            line.reserve_exact(next_record_room(last_len));
+        }
         let body_start = begin_frame(&mut line);
         ledger.write_json(&mut line, &self.display)?;
-        let unchanged = self
-            .last
-            .borrow()
-            .as_ref()
-            .is_some_and(|last| last.body() == &line[body_start..])
-            && (self.synced.get() || !durable);
+        let check = check64(&line[body_start..]);
+        let unchanged = (self.synced.get() || !durable)
+            && last.is_some_and(|last| self.holds(last, check, &line[body_start..]));
         if unchanged {
             self.spare.replace(line);
             return self.finish_legacy(state);
         }
-        let body = end_frame(&mut line, body_start);
-        let record = Newest { bytes: line, body };
-        self.write(state, &record.bytes, durable)?;
-        if let Some(before) = self.last.replace(Some(record)) {
-            self.spare.replace(before.bytes);
-        }
+        let body = end_frame(&mut line, body_start, check);
+        let at = self.write(state, &line, durable)?;
+        self.last.set(Some(Last {
+            check,
+            body_at: at + body.start as u64,
+            body_len: body.len(),
+            record_len: line.len(),
+        }));
+        self.spare.replace(line);
         self.finish_legacy(state)
+    }
+
+    /// Whether the newest record `last` holds `body` (whose check is `check`): the same length
+    /// and check, and the same bytes read back from the file. A record that cannot be read back
+    /// counts as different (and is written again).
+    fn holds(&self, last: Last, check: u64, body: &[u8]) -> bool {
+        if last.body_len != body.len() || last.check != check {
+            return false;
+        }
+        let Ok(Some(open)) = OpenTail::open(&self.display) else {
+            return false;
+        };
+        open.holds_at(last.body_at, body).unwrap_or(false)
     }
 
     /// Appends `record` (a whole line), or rewrites the journal as it alone when the file is new
     /// or has grown past its limit.
-    fn write(&self, state: &Root, record: &[u8], durable: bool) -> Result<()> {
+    /// Returns where in the file the record starts.
+    fn write(&self, state: &Root, record: &[u8], durable: bool) -> Result<u64> {
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
             // Created, or compacted: one record, atomically and durably.
@@ -511,7 +566,7 @@ impl Journal {
             self.good_len.set(self.len.get());
             self.synced.set(true);
             self.note_durable();
-            return Ok(());
+            return Ok(0);
         }
         if self.good_len.get() < self.len.get() {
             // A torn record from a crash mid-append: cut it off, or the next line joins it.
@@ -519,14 +574,15 @@ impl Journal {
             self.len.set(self.good_len.get());
         }
         state.append(&self.file, record, durable)?;
-        self.len.set(self.len.get() + record.len() as u64);
+        let at = self.len.get();
+        self.len.set(at + record.len() as u64);
         self.good_len.set(self.len.get());
         // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
         self.synced.set(durable);
         if durable {
             self.note_durable();
         }
-        Ok(())
+        Ok(at)
     }
 
     /// Removes a migrated legacy ledger once the journal holds its content durably.

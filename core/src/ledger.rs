@@ -110,12 +110,21 @@ pub struct LeaseRecord {
     /// The session text this lease put in each shared block, by file: when the session whose
     /// text a block holds ends, the block is given back the text of the newest live session
     /// that shares it. Private, like the whole ledger; empty in ledgers of earlier builds.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub block_texts: BTreeMap<RelPath, String>,
+    /// Shared, not copied, between leases read from the same bytes (the sessions of a workspace
+    /// mostly share their texts): a map of one entry is a whole tree node.
+    #[serde(default, skip_serializing_if = "no_texts")]
+    pub block_texts: BlockTexts,
     /// The order in which leases were taken in this workspace (1 + the highest of the leases
     /// recorded then), telling the newest live session apart; 0 in ledgers of earlier builds.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq: u64,
+}
+
+/// The session text a lease put in each shared block, by file.
+pub type BlockTexts = std::sync::Arc<BTreeMap<RelPath, String>>;
+
+fn no_texts(texts: &BlockTexts) -> bool {
+    texts.is_empty()
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -148,7 +157,9 @@ pub fn leases_serialised_on_this_thread() -> u64 {
 /// read from, a new one is serialised at the first save of its command.
 #[derive(Clone, Debug)]
 pub struct Recorded {
-    record: LeaseRecord,
+    /// Boxed: a map of hundreds of leases is built (and sorted) from a list of them, which moves
+    /// a pointer, not the whole record.
+    record: Box<LeaseRecord>,
     json: std::cell::OnceCell<Box<[u8]>>,
 }
 
@@ -156,7 +167,7 @@ impl Recorded {
     /// Records `record`.
     pub fn new(record: LeaseRecord) -> Recorded {
         Recorded {
-            record,
+            record: Box::new(record),
             json: std::cell::OnceCell::new(),
         }
     }
@@ -175,7 +186,10 @@ impl Recorded {
         if record.private_dir.is_none() {
             let _ = json.set(raw.into());
         }
-        Recorded { record, json }
+        Recorded {
+            record: Box::new(record),
+            json,
+        }
     }
 
     /// Appends its compact JSON to `out`: serialised there the first time, and kept.
@@ -669,7 +683,9 @@ mod tests {
                 paths: vec![path.clone()],
                 private_dir: Some(PathBuf::from("/never/written")),
                 namespace: (n == 0).then(|| "ns".to_string()),
-                block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
+                block_texts: std::sync::Arc::new(
+                    [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
+                ),
                 seq: n as u64,
             };
             l.leases.insert(token.to_string(), Recorded::new(lease));
@@ -734,7 +750,7 @@ mod tests {
                 paths: Vec::new(),
                 private_dir: None,
                 namespace: None,
-                block_texts: BTreeMap::new(),
+                block_texts: Default::default(),
                 seq,
             });
             let leases: BTreeMap<String, Recorded> =

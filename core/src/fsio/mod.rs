@@ -1220,15 +1220,42 @@ impl<'a> OpenTail<'a> {
         })
     }
 
+    /// Whether this file holds `expected` from `start`: read and compared a piece at a time,
+    /// so no buffer of its size is made (a file that ends early does not hold it).
+    pub fn holds_at(&self, start: u64, expected: &[u8]) -> Result<bool> {
+        let mut piece = [0u8; 16 * 1024];
+        let mut done = 0;
+        while done < expected.len() {
+            let want = piece.len().min(expected.len() - done);
+            let at = start.saturating_add(done as u64);
+            match rustix::io::pread(&self.file, &mut piece[..want], at) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    note_read(n);
+                    if piece[..n] != expected[done..done + n] {
+                        return Ok(false);
+                    }
+                    done += n;
+                }
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(Error::io(self.path, "read", errno(e))),
+            }
+        }
+        Ok(true)
+    }
+
     /// `tail` (read from this file) extended back to start at `from`: only the bytes it lacks
-    /// are read.
-    pub fn extend_back(&self, tail: Tail, from: u64) -> Result<Tail> {
+    /// are read. Its buffer has room for `spare` more bytes, reserved and not touched, so a
+    /// caller that writes about as much into it next does not move it to fresh memory.
+    pub fn extend_back(&self, tail: Tail, from: u64, spare: usize) -> Result<Tail> {
         let Some(missing) = tail.start.checked_sub(from).filter(|n| *n > 0) else {
             return Ok(tail);
         };
         let missing = usize::try_from(missing)
             .map_err(|_| Error::io(self.path, "read", std::io::ErrorKind::FileTooLarge.into()))?;
-        let mut bytes = vec![0u8; missing + tail.bytes.len()];
+        let len = missing + tail.bytes.len();
+        let mut bytes = Vec::with_capacity(len.saturating_add(spare));
+        bytes.resize(len, 0);
         let mut filled = 0;
         while filled < missing {
             let at = from.saturating_add(filled as u64);

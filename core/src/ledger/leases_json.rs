@@ -19,7 +19,7 @@ use std::ops::Range;
 use crate::holder::Holder;
 use crate::plan::RelPath;
 
-use super::{LeaseRecord, Recorded};
+use super::{BlockTexts, LeaseRecord, Recorded};
 
 /// The bytes that open or close a string, an object or an array.
 static STRUCTURAL: [bool; 256] = {
@@ -206,7 +206,7 @@ pub(super) type Leases = Vec<(String, Recorded)>;
 struct Seen<'a> {
     holder: Option<(&'a [u8], Holder)>,
     paths: Option<(&'a [u8], Vec<RelPath>)>,
-    texts: Option<(&'a [u8], BTreeMap<RelPath, String>)>,
+    texts: Option<(&'a [u8], BlockTexts)>,
 }
 
 /// The leases of the `leases` object at the cursor, which ends past it.
@@ -254,13 +254,16 @@ fn same_or<'a, T: Clone>(
     seen: &mut Option<(&'a [u8], T)>,
     read: impl FnOnce(&'a [u8]) -> Option<T>,
 ) -> Option<T> {
-    let range = scan.value()?;
-    let bytes = &scan.bytes[range];
+    // The value read last, byte for byte, is that value again: each is an object or an array,
+    // which ends at its own closing bracket, so no scan is needed to find its end.
     if let Some((last, value)) = seen
-        && *last == bytes
+        && scan.bytes[scan.at..].starts_with(last)
     {
+        scan.at += last.len();
         return Some(value.clone());
     }
+    let range = scan.value()?;
+    let bytes = &scan.bytes[range];
     let value = read(bytes)?;
     *seen = Some((bytes, value.clone()));
     Some(value)
@@ -292,12 +295,12 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
     };
     let block_texts = if scan.next_field(b"block_texts") {
         let texts = same_or(scan, &mut seen.texts, |bytes| {
-            plain_texts(&mut Scan::new(bytes))
+            plain_texts(&mut Scan::new(bytes)).map(std::sync::Arc::new)
         })?;
         // The writer leaves an empty map out; one written anyway is serde's to read.
         (!texts.is_empty()).then_some(texts)?
     } else {
-        BTreeMap::new()
+        Default::default()
     };
     let seq = if scan.next_field(b"seq") {
         // The writer leaves a zero out.
@@ -398,7 +401,8 @@ mod tests {
             acquired_at in any::<u64>(),
             paths in prop::collection::vec(rel_path(), 0..3),
             namespace in prop::option::of("[a-z\u{e9}\\\\]{0,8}"),
-            block_texts in prop::collection::btree_map(rel_path(), "(?s).{0,12}", 0..3),
+            block_texts in prop::collection::btree_map(rel_path(), "(?s).{0,12}", 0..3)
+                .prop_map(std::sync::Arc::new),
             seq in prop_oneof![Just(0u64), any::<u64>()],
         ) -> LeaseRecord {
             LeaseRecord { provider, holder, acquired_at, paths, private_dir: None, namespace, block_texts, seq }

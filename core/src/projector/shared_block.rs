@@ -159,28 +159,23 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
 }
 
 impl SharedBlock {
-    /// The texts the live sessions of this namespace holding the block in `path` put there,
-    /// oldest first (by the order their leases were taken).
-    fn live_texts<'c>(cx: &'c Cx<'_>, path: &RelPath) -> Vec<(&'c str, &'c str)> {
-        let Some(entry) = cx.l.ledger.entries.get(path) else {
-            return Vec::new();
-        };
-        let mut live: Vec<(u64, u64, &str, &str)> =
-            crate::ledger::leases_of(entry.holders(), &cx.l.ledger.leases)
-                .filter(|(_, lease)| lease.namespace() == cx.ns.as_str())
-                .filter_map(|(token, lease)| {
-                    Some((
-                        lease.seq,
-                        lease.acquired_at,
-                        token,
-                        lease.block_texts.get(path)?.as_str(),
-                    ))
-                })
-                .collect();
-        live.sort_unstable();
-        live.into_iter()
-            .map(|(_, _, token, text)| (token, text))
-            .collect()
+    /// The texts the live sessions of this namespace holding the block in `path` put there, in
+    /// no order, each with what orders it: the order in which its lease was taken
+    /// (`seq`, then `acquired_at`, then the token).
+    fn live_texts<'c>(
+        cx: &'c Cx<'_>,
+        path: &'c RelPath,
+    ) -> impl Iterator<Item = ((u64, u64, &'c str), &'c str)> + 'c {
+        let holders = cx.l.ledger.entries.get(path).map(EntryRecord::holders);
+        let ns = cx.ns.as_str();
+        holders
+            .into_iter()
+            .flat_map(|holders| crate::ledger::leases_of(holders, &cx.l.ledger.leases))
+            .filter(move |(_, lease)| lease.namespace() == ns)
+            .filter_map(move |(token, lease)| {
+                let text = lease.block_texts.get(path)?;
+                Some(((lease.seq, lease.acquired_at, token), text.as_str()))
+            })
     }
 
     /// After a session ends: the block in `path` holds the text of a live session again (the
@@ -189,12 +184,20 @@ impl SharedBlock {
     /// written, and lines the user wrote inside the block stay, as at every refresh.
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
         let (token, text) = {
-            let live = Self::live_texts(cx, path);
-            let Some((token, text)) = live.last() else {
+            let listed = Self::ours(cx, path).unwrap_or_default();
+            let only_listed = (listed.len() == 1).then(|| listed[0].as_str());
+            let mut newest: Option<((u64, u64, &str), &str)> = None;
+            let mut holds_a_live_text = false;
+            for (order, text) in Self::live_texts(cx, path) {
+                holds_a_live_text |= only_listed == Some(text);
+                if newest.is_none_or(|(newest, _)| order > newest) {
+                    newest = Some((order, text));
+                }
+            }
+            let Some(((_, _, token), text)) = newest else {
                 return Ok(());
             };
-            let listed = Self::ours(cx, path).unwrap_or_default();
-            if listed.len() == 1 && live.iter().any(|(_, t)| *t == listed[0]) {
+            if holds_a_live_text {
                 return Ok(());
             }
             (token.to_string(), text.to_string())
@@ -231,11 +234,11 @@ impl SharedBlock {
     /// here on.
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
         for block in blocks {
-            let others: Vec<String> = Self::live_texts(cx, &block.path)
-                .into_iter()
-                .filter(|(other, text)| *other != token && *text != block.body)
-                .map(|(other, _)| other.to_string())
+            let mut others: Vec<((u64, u64, &str), &str)> = Self::live_texts(cx, &block.path)
+                .filter(|((_, _, other), text)| *other != token && *text != block.body)
                 .collect();
+            others.sort_unstable();
+            let others: Vec<&str> = others.into_iter().map(|((_, _, other), _)| other).collect();
             if others.is_empty() {
                 continue;
             }
