@@ -227,11 +227,28 @@ fn same_program(a: u32, b: u32) -> bool {
     }
 }
 
+/// How long a holder validated on building stays validated for [`Holder::validate`]: the time
+/// between building a request's holder and starting its acquire, with room for a loaded machine.
+const FRESH_FOR: std::time::Duration = std::time::Duration::from_millis(100);
+
+thread_local! {
+    /// The holder [`Holder::process`] or [`Holder::held_lock`] built and validated last on this
+    /// thread, and when.
+    static JUST_VALIDATED: std::cell::RefCell<Option<(Holder, std::time::Instant)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Takes the holder kept by [`Holder::validated_now`], if any: any holder read makes it stale.
+fn forget_validated() -> Option<(Holder, std::time::Instant)> {
+    JUST_VALIDATED.with(|slot| slot.borrow_mut().take())
+}
+
 impl Holder {
     /// The process `pid` as a holder. Fails when there is no such process, or when it has exited
     /// and only its zombie is left.
     pub fn process(pid: u32) -> Result<Holder> {
         let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
+        forget_validated();
         match proc_stat(pid)? {
             Some(('Z' | 'X', _)) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
@@ -240,7 +257,8 @@ impl Holder {
                 pid,
                 start_time,
                 boot_id: boot_id()?,
-            }),
+            }
+            .validated_now()),
             None => Err(refuse(format!(
                 "no such process {pid}; a lease needs a live holder"
             ))),
@@ -287,13 +305,38 @@ impl Holder {
     pub fn held_lock(path: impl Into<PathBuf>) -> Result<Holder> {
         let holder = Holder::lock(path);
         holder.validate()?;
-        Ok(holder)
+        Ok(holder.validated_now())
+    }
+
+    /// Remembers that this holder was just found alive: the next [`Holder::validate`] of it on
+    /// this thread, within [`FRESH_FOR`], takes that answer instead of asking again.
+    fn validated_now(self) -> Holder {
+        let now = std::time::Instant::now();
+        JUST_VALIDATED.with(|slot| *slot.borrow_mut() = Some((self.clone(), now)));
+        self
+    }
+
+    /// Whether this holder was built and found alive on this thread within [`FRESH_FOR`], with
+    /// no holder read since; the answer is taken once.
+    fn just_validated(&self) -> bool {
+        match forget_validated() {
+            Some((holder, at)) => &holder == self && at.elapsed() <= FRESH_FOR,
+            None => false,
+        }
     }
 
     /// Refuses a holder that is not alive now, with `<path>: <reason>` (`/proc/<pid>` for a
     /// process): a lease taken for it would be stale at once. Unlike [`Holder::liveness`], an
     /// answer that cannot be known (a `/proc` or lock file that cannot be read) is a refusal too.
+    ///
+    /// A holder [`Holder::process`] or [`Holder::held_lock`] built on this thread moments ago
+    /// (within [`FRESH_FOR`]) was found alive then, by the same reads: its first validation takes
+    /// that answer (a holder can die right after any check; a lease whose holder died is stale
+    /// and the next command strips it).
     pub fn validate(&self) -> Result<()> {
+        if self.just_validated() {
+            return Ok(());
+        }
         match self.check()? {
             Liveness::Alive => Ok(()),
             Liveness::Dead { reason } => Err(match self {
@@ -323,6 +366,8 @@ impl Holder {
 
     /// The liveness, with the errors that keep it from being known.
     fn check(&self) -> Result<Liveness> {
+        // A newer answer than the one kept: the kept one is no longer the latest.
+        forget_validated();
         let dead = |reason: String| Ok(Liveness::Dead { reason });
         match self {
             Holder::Process {
