@@ -84,9 +84,7 @@ impl DirFd<'_> {
     /// reopening `Dir::read_from` makes.
     fn entries(self) -> rustix::io::Result<rustix::fs::Dir> {
         match self {
-            DirFd::Root(fd) => {
-                rustix::fs::Dir::new(rustix::fs::openat(fd, c".", dir_flags(), Mode::empty())?)
-            }
+            DirFd::Root(fd) => rustix::fs::Dir::new(open_dir_in(fd, c".")?),
             DirFd::Opened(fd) => rustix::fs::Dir::new(fd),
         }
     }
@@ -98,6 +96,29 @@ fn errno(e: rustix::io::Errno) -> std::io::Error {
 
 fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+thread_local! {
+    /// Directory descriptors this module has asked the kernel for on this thread.
+    static DIR_OPENS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many directory descriptors this module has asked the kernel for on the calling thread
+/// (every `open`, `openat` and `openat2` of a directory by a [`Root`]'s walks and listings,
+/// answered or refused): tests check that a command opens no directory twice where once does.
+pub fn dir_opens_on_this_thread() -> u64 {
+    DIR_OPENS.with(std::cell::Cell::get)
+}
+
+/// Counts a directory descriptor asked for.
+fn note_dir_open() {
+    DIR_OPENS.with(|c| c.set(c.get() + 1));
+}
+
+/// Opens the directory `name` in `dir` without following a symlink there, counted.
+fn open_dir_in<P: rustix::path::Arg>(dir: impl AsFd, name: P) -> rustix::io::Result<OwnedFd> {
+    note_dir_open();
+    rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
 }
 
 /// Whether `openat2` answers here: [`OPENAT2_UNKNOWN`] until first asked, then
@@ -138,6 +159,7 @@ fn open_dir_beneath(dir: &OwnedFd, path: &str) -> Option<rustix::io::Result<Owne
         return None;
     }
     let resolve = rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS;
+    note_dir_open();
     match rustix::fs::openat2(dir, path, dir_flags(), Mode::empty(), resolve) {
         Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
             OPENAT2.store(OPENAT2_MISSING, Ordering::Relaxed);
@@ -205,6 +227,7 @@ impl Root {
     /// Opens `path` (which should be canonical: symlinks in the root's own path are followed once,
     /// here, and never below it) as a directory handle.
     pub fn open(path: &Path) -> Result<Root> {
+        note_dir_open();
         let fd = rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -293,7 +316,7 @@ impl Root {
         let parents = components.len().saturating_sub(1);
         for component in &components[..parents] {
             walked.push(component);
-            match rustix::fs::openat(&current, *component, dir_flags(), Mode::empty()) {
+            match open_dir_in(&current, *component) {
                 Ok(fd) => current = DirFd::Opened(fd),
                 Err(rustix::io::Errno::NOENT) => return Ok(None),
                 Err(e) => return Err(self.explain(&current, component, &walked, e, true)),
@@ -681,7 +704,7 @@ impl Root {
     /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
     pub fn dir_is_empty(&self, rel: &RelPath) -> Option<bool> {
         let parent = self.open_parent(rel).ok()??;
-        let fd = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()).ok()?;
+        let fd = open_dir_in(&parent, rel.file_name()).ok()?;
         for entry in DirFd::Opened(fd).entries().ok()? {
             let entry = entry.ok()?;
             let name = entry.file_name().to_bytes();
@@ -720,7 +743,7 @@ impl Root {
     /// it is missing or not a plain directory. Read-only; symlinks and directories are not listed.
     pub fn file_names(&self, rel: &RelPath) -> Option<Vec<String>> {
         let parent = self.open_parent(rel).ok()??;
-        let fd = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()).ok()?;
+        let fd = open_dir_in(&parent, rel.file_name()).ok()?;
         let mut names = Vec::new();
         if let Ok(mut dir) = DirFd::Opened(fd).entries() {
             while let Some(Ok(entry)) = dir.next() {

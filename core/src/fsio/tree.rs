@@ -31,7 +31,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat, Timestamps}
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use super::{DirFd, Root, TEMP_INFIX, errno, faults, random_hex};
+use super::{DirFd, Root, TEMP_INFIX, errno, faults, open_dir_in, random_hex};
 use crate::error::{Error, Result};
 use crate::plan::RelPath;
 
@@ -97,10 +97,6 @@ fn io(path: &Path, action: &'static str, e: Errno) -> Error {
     Error::io(path, action, errno(e))
 }
 
-fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
-
 fn c_name(name: &OsStr, display: &Path) -> Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| {
         Error::invalid(
@@ -130,7 +126,10 @@ fn timestamps(st: &Stat) -> Timestamps {
 /// The names in an open directory, sorted, without `.` and `..`.
 fn list_names(dir: impl AsFd, display: &Path) -> Result<Vec<CString>> {
     let mut names = Vec::new();
-    let reader = rustix::fs::Dir::read_from(dir).map_err(|e| io(display, "read directory", e))?;
+    // A descriptor of its own, whose read position is this listing's.
+    let reader = open_dir_in(dir, c".")
+        .and_then(rustix::fs::Dir::new)
+        .map_err(|e| io(display, "read directory", e))?;
     for entry in reader {
         let entry = entry.map_err(|e| io(display, "read directory", e))?;
         let name = entry.file_name();
@@ -144,7 +143,7 @@ fn list_names(dir: impl AsFd, display: &Path) -> Result<Vec<CString>> {
 
 /// Opens `name` under `dir` as a directory without following a symlink in its place.
 fn open_subdir(dir: impl AsFd, name: &CStr, display: &Path) -> Result<OwnedFd> {
-    match rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+    match open_dir_in(&dir, name) {
         Ok(fd) => Ok(fd),
         Err(Errno::LOOP | Errno::NOTDIR) => Err(Error::Unsafe {
             path: display.to_path_buf(),
@@ -541,7 +540,7 @@ impl Root {
         let Some(parent) = self.open_parent(rel)? else {
             return Ok(None);
         };
-        match rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()) {
+        match open_dir_in(&parent, rel.file_name()) {
             Ok(fd) => Ok(Some(fd)),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(self.explain(&parent, rel.file_name(), Path::new(rel.as_str()), e, true)),
@@ -570,7 +569,7 @@ impl Root {
         for component in components {
             shown.push(component);
             let name = c_name(component, &shown)?;
-            match rustix::fs::openat(&dir, name.as_c_str(), dir_flags(), Mode::empty()) {
+            match open_dir_in(&dir, name.as_c_str()) {
                 Ok(fd) => dir = fd,
                 Err(Errno::NOENT) => return Ok(None),
                 Err(_) => {
