@@ -9,7 +9,9 @@
 //! - **at acquire** ([`Holder::validate`]): a pid must name a running process that is not a zombie
 //!   (`/proc/<pid>/stat` state `Z` or `X`), and a lock must be a regular file, not a symlink, that
 //!   some process holds locked now; anything else is refused, since the lease would be stale at
-//!   once. [`Holder::process`] and [`Holder::held_lock`] build validated holders.
+//!   once. [`Holder::process`] and [`Holder::held_lock`] build validated holders, and the first
+//!   validation of such a holder on the same thread within 100 ms (no other holder read in
+//!   between) takes the answer they read instead of reading it again.
 //! - **later, by every command** ([`Holder::liveness`]): the same facts, read without following a
 //!   final symlink and without opening anything that could block (a holder file replaced by a FIFO
 //!   makes the lease stale; it never hangs `status`, `acquire` or `release`).
@@ -330,7 +332,7 @@ impl Holder {
     /// answer that cannot be known (a `/proc` or lock file that cannot be read) is a refusal too.
     ///
     /// A holder [`Holder::process`] or [`Holder::held_lock`] built on this thread moments ago
-    /// (within [`FRESH_FOR`]) was found alive then, by the same reads: its first validation takes
+    /// (within 100 ms) was found alive then, by the same reads: its first validation takes
     /// that answer (a holder can die right after any check; a lease whose holder died is stale
     /// and the next command strips it).
     pub fn validate(&self) -> Result<()> {
@@ -639,6 +641,40 @@ mod tests {
             assert!(!holder.liveness().is_alive(), "{}", path.display());
         }
         assert!(Holder::held_lock(&held).is_ok());
+    }
+
+    #[test]
+    fn a_holder_just_built_is_validated_from_what_building_it_read_once() {
+        let me = Holder::current_process().unwrap();
+        let built = proc_reads_on_this_thread();
+        me.validate().unwrap();
+        assert_eq!(proc_reads_on_this_thread(), built, "taken from the build");
+        me.validate().unwrap();
+        assert_eq!(proc_reads_on_this_thread(), built + 1, "taken once");
+        let again = Holder::current_process().unwrap();
+        assert!(again.liveness().is_alive());
+        let read = proc_reads_on_this_thread();
+        again.validate().unwrap();
+        assert_eq!(
+            proc_reads_on_this_thread(),
+            read + 1,
+            "a holder read in between voids it"
+        );
+        let other = Holder::current_process().unwrap();
+        let read = proc_reads_on_this_thread();
+        Holder::Process {
+            pid: std::process::id(),
+            start_time: 1,
+            boot_id: boot_id().unwrap(),
+        }
+        .validate()
+        .unwrap_err();
+        other.validate().unwrap();
+        assert_eq!(
+            proc_reads_on_this_thread(),
+            read + 2,
+            "another holder's validation voids it"
+        );
     }
 
     #[test]

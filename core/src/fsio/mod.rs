@@ -104,7 +104,7 @@ thread_local! {
 }
 
 /// How many directory descriptors this module has asked the kernel for on the calling thread
-/// (every `open`, `openat` and `openat2` of a directory by a [`Root`]'s walks and listings,
+/// (every `open`, `openat` and `openat2` of a directory by a `Root`'s walks and listings,
 /// answered or refused): tests check that a command opens no directory twice where once does.
 pub fn dir_opens_on_this_thread() -> u64 {
     DIR_OPENS.with(std::cell::Cell::get)
