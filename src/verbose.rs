@@ -45,6 +45,10 @@ impl Verbose {
     }
 
     fn lock(&self, state_dir: &Path, workspace: &Path) {
+        if !self.on {
+            // The lock's path is the folder's key, a `stat`: not for a message nobody sees.
+            return;
+        }
         let lock = projectfile::core::Projector::lock_path(state_dir, workspace);
         self.say("lock", format_args!("took and released {}", lock.display()));
     }

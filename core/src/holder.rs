@@ -9,7 +9,9 @@
 //! - **at acquire** ([`Holder::validate`]): a pid must name a running process that is not a zombie
 //!   (`/proc/<pid>/stat` state `Z` or `X`), and a lock must be a regular file, not a symlink, that
 //!   some process holds locked now; anything else is refused, since the lease would be stale at
-//!   once. [`Holder::process`] and [`Holder::held_lock`] build validated holders.
+//!   once. [`Holder::process`] and [`Holder::held_lock`] build validated holders, and the first
+//!   validation of such a holder on the same thread within 100 ms (no other holder read in
+//!   between) takes the answer they read instead of reading it again.
 //! - **later, by every command** ([`Holder::liveness`]): the same facts, read without following a
 //!   final symlink and without opening anything that could block (a holder file replaced by a FIFO
 //!   makes the lease stale; it never hangs `status`, `acquire` or `release`).
@@ -227,11 +229,28 @@ fn same_program(a: u32, b: u32) -> bool {
     }
 }
 
+/// How long a holder validated on building stays validated for [`Holder::validate`]: the time
+/// between building a request's holder and starting its acquire, with room for a loaded machine.
+const FRESH_FOR: std::time::Duration = std::time::Duration::from_millis(100);
+
+thread_local! {
+    /// The holder [`Holder::process`] or [`Holder::held_lock`] built and validated last on this
+    /// thread, and when.
+    static JUST_VALIDATED: std::cell::RefCell<Option<(Holder, std::time::Instant)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Takes the holder kept by [`Holder::validated_now`], if any: any holder read makes it stale.
+fn forget_validated() -> Option<(Holder, std::time::Instant)> {
+    JUST_VALIDATED.with(|slot| slot.borrow_mut().take())
+}
+
 impl Holder {
     /// The process `pid` as a holder. Fails when there is no such process, or when it has exited
     /// and only its zombie is left.
     pub fn process(pid: u32) -> Result<Holder> {
         let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
+        forget_validated();
         match proc_stat(pid)? {
             Some(('Z' | 'X', _)) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
@@ -240,7 +259,8 @@ impl Holder {
                 pid,
                 start_time,
                 boot_id: boot_id()?,
-            }),
+            }
+            .validated_now()),
             None => Err(refuse(format!(
                 "no such process {pid}; a lease needs a live holder"
             ))),
@@ -287,13 +307,38 @@ impl Holder {
     pub fn held_lock(path: impl Into<PathBuf>) -> Result<Holder> {
         let holder = Holder::lock(path);
         holder.validate()?;
-        Ok(holder)
+        Ok(holder.validated_now())
+    }
+
+    /// Remembers that this holder was just found alive: the next [`Holder::validate`] of it on
+    /// this thread, within [`FRESH_FOR`], takes that answer instead of asking again.
+    fn validated_now(self) -> Holder {
+        let now = std::time::Instant::now();
+        JUST_VALIDATED.with(|slot| *slot.borrow_mut() = Some((self.clone(), now)));
+        self
+    }
+
+    /// Whether this holder was built and found alive on this thread within [`FRESH_FOR`], with
+    /// no holder read since; the answer is taken once.
+    fn just_validated(&self) -> bool {
+        match forget_validated() {
+            Some((holder, at)) => &holder == self && at.elapsed() <= FRESH_FOR,
+            None => false,
+        }
     }
 
     /// Refuses a holder that is not alive now, with `<path>: <reason>` (`/proc/<pid>` for a
     /// process): a lease taken for it would be stale at once. Unlike [`Holder::liveness`], an
     /// answer that cannot be known (a `/proc` or lock file that cannot be read) is a refusal too.
+    ///
+    /// A holder [`Holder::process`] or [`Holder::held_lock`] built on this thread moments ago
+    /// (within 100 ms) was found alive then, by the same reads: its first validation takes
+    /// that answer (a holder can die right after any check; a lease whose holder died is stale
+    /// and the next command strips it).
     pub fn validate(&self) -> Result<()> {
+        if self.just_validated() {
+            return Ok(());
+        }
         match self.check()? {
             Liveness::Alive => Ok(()),
             Liveness::Dead { reason } => Err(match self {
@@ -323,6 +368,8 @@ impl Holder {
 
     /// The liveness, with the errors that keep it from being known.
     fn check(&self) -> Result<Liveness> {
+        // A newer answer than the one kept: the kept one is no longer the latest.
+        forget_validated();
         let dead = |reason: String| Ok(Liveness::Dead { reason });
         match self {
             Holder::Process {
@@ -594,6 +641,40 @@ mod tests {
             assert!(!holder.liveness().is_alive(), "{}", path.display());
         }
         assert!(Holder::held_lock(&held).is_ok());
+    }
+
+    #[test]
+    fn a_holder_just_built_is_validated_from_what_building_it_read_once() {
+        let me = Holder::current_process().unwrap();
+        let built = proc_reads_on_this_thread();
+        me.validate().unwrap();
+        assert_eq!(proc_reads_on_this_thread(), built, "taken from the build");
+        me.validate().unwrap();
+        assert_eq!(proc_reads_on_this_thread(), built + 1, "taken once");
+        let again = Holder::current_process().unwrap();
+        assert!(again.liveness().is_alive());
+        let read = proc_reads_on_this_thread();
+        again.validate().unwrap();
+        assert_eq!(
+            proc_reads_on_this_thread(),
+            read + 1,
+            "a holder read in between voids it"
+        );
+        let other = Holder::current_process().unwrap();
+        let read = proc_reads_on_this_thread();
+        Holder::Process {
+            pid: std::process::id(),
+            start_time: 1,
+            boot_id: boot_id().unwrap(),
+        }
+        .validate()
+        .unwrap_err();
+        other.validate().unwrap();
+        assert_eq!(
+            proc_reads_on_this_thread(),
+            read + 2,
+            "another holder's validation voids it"
+        );
     }
 
     #[test]

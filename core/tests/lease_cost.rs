@@ -7,7 +7,9 @@
 //! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`). The journal's
 //! newest record is read once, in one sized read past the tail, however large it is
 //! (`fsio::bytes_read_on_this_thread`), and each lease is serialised once per command however
-//! often the command saves (`ledger::leases_serialised_on_this_thread`).
+//! often the command saves (`ledger::leases_serialised_on_this_thread`). A command opens each
+//! folder it needs once (`fsio::dir_opens_on_this_thread`), and an acquire does not read again
+//! the holder its request was built with moments before.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_core::guidance::{DiscoveryProfile, FileReads, OmissionReason, StdFs, Undelivered};
@@ -111,12 +113,17 @@ fn with_leases(leases: usize) -> Setup {
 #[test]
 fn a_holder_shared_by_many_leases_is_read_once_per_command() {
     let setup = with_leases(64);
+    // The holder is read when the request is built, and the acquire takes that answer.
+    let before = holder::proc_reads_on_this_thread();
     let me = Holder::current_process().unwrap();
     let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("one more"), me);
-    let before = holder::proc_reads_on_this_thread();
     let serialised = ledger::leases_serialised_on_this_thread();
     let receipt = setup.projector.acquire(&Block, &request).unwrap();
-    assert_eq!(holder::proc_reads_on_this_thread() - before, 1, "acquire");
+    assert_eq!(
+        holder::proc_reads_on_this_thread() - before,
+        1,
+        "building the holder, then acquire"
+    );
     let serialised = ledger::leases_serialised_on_this_thread() - serialised;
     assert_eq!(serialised, 1, "leases serialised by acquire: its own");
     let before = holder::proc_reads_on_this_thread();
@@ -305,5 +312,40 @@ fn a_command_reads_the_newest_record_once_however_large() {
     assert!(
         read <= record + journal::TAIL,
         "status read {read} bytes for a newest record of {record}"
+    );
+}
+
+/// Directory descriptors an acquire and a release of the block ask for, the workspace's state
+/// made by an earlier session: each folder on the way once. No descriptor is duplicated or
+/// reopened around a walk or a listing, the state folders a save sweeps (`stash`, `sessions`,
+/// `kept`) are looked for once per command while nothing was made there, the workspace root is
+/// listed for temporary files once while nothing was written there, and the workspace's state
+/// folder, there already, is opened without a `mkdir` walk.
+#[test]
+fn a_command_opens_each_folder_it_needs_once() {
+    let setup = with_leases(0);
+    let me = Holder::current_process().unwrap();
+    let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("first"), me.clone());
+    let first = setup.projector.acquire(&Block, &request).unwrap();
+    assert!(setup.projector.release(&first.token).unwrap().released);
+
+    let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("counted"), me);
+    let before = fsio::dir_opens_on_this_thread();
+    let receipt = setup.projector.acquire(&Block, &request).unwrap();
+    let acquire = fsio::dir_opens_on_this_thread() - before;
+    let before = fsio::dir_opens_on_this_thread();
+    assert!(setup.projector.release(&receipt.token).unwrap().released);
+    let release = fsio::dir_opens_on_this_thread() - before;
+    eprintln!("directory descriptors: acquire {acquire}, release {release}");
+    // Before: 19 for the acquire (the state folders looked for after each of its two saves, the
+    // workspace root listed twice, the state subfolders walked with `mkdir` before being
+    // opened, every listing reopening its folder); 11 for the release.
+    assert!(
+        acquire <= 13,
+        "acquire opened {acquire} directory descriptors"
+    );
+    assert!(
+        release <= 11,
+        "release opened {release} directory descriptors"
     );
 }

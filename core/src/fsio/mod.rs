@@ -28,7 +28,7 @@ pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +54,40 @@ pub struct FileSnapshot {
 pub struct Root {
     path: PathBuf,
     fd: OwnedFd,
+    /// Bumped before every operation through this handle that can make a directory or leave a
+    /// temporary file below it: see [`Root::changes`].
+    changes: std::sync::atomic::AtomicU64,
+}
+
+/// The directory a path below a [`Root`] is in: the root's own descriptor, borrowed, for a name
+/// directly inside the root (no duplicate is made for it), or a descriptor opened below it.
+#[derive(Debug)]
+pub(crate) enum DirFd<'a> {
+    /// The root's own descriptor.
+    Root(BorrowedFd<'a>),
+    /// A directory opened below the root.
+    Opened(OwnedFd),
+}
+
+impl AsFd for DirFd<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            DirFd::Root(fd) => fd.as_fd(),
+            DirFd::Opened(fd) => fd.as_fd(),
+        }
+    }
+}
+
+impl DirFd<'_> {
+    /// A reader of this directory's entries. The root's own descriptor is reopened (`.`): its
+    /// read position must stay its own. An opened one is read as it is, without the `fcntl` and
+    /// reopening `Dir::read_from` makes.
+    fn entries(self) -> rustix::io::Result<rustix::fs::Dir> {
+        match self {
+            DirFd::Root(fd) => rustix::fs::Dir::new(open_dir_in(fd, c".")?),
+            DirFd::Opened(fd) => rustix::fs::Dir::new(fd),
+        }
+    }
 }
 
 fn errno(e: rustix::io::Errno) -> std::io::Error {
@@ -62,6 +96,29 @@ fn errno(e: rustix::io::Errno) -> std::io::Error {
 
 fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+thread_local! {
+    /// Directory descriptors this module has asked the kernel for on this thread.
+    static DIR_OPENS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many directory descriptors this module has asked the kernel for on the calling thread
+/// (every `open`, `openat` and `openat2` of a directory by a `Root`'s walks and listings,
+/// answered or refused): tests check that a command opens no directory twice where once does.
+pub fn dir_opens_on_this_thread() -> u64 {
+    DIR_OPENS.with(std::cell::Cell::get)
+}
+
+/// Counts a directory descriptor asked for.
+fn note_dir_open() {
+    DIR_OPENS.with(|c| c.set(c.get() + 1));
+}
+
+/// Opens the directory `name` in `dir` without following a symlink there, counted.
+fn open_dir_in<P: rustix::path::Arg>(dir: impl AsFd, name: P) -> rustix::io::Result<OwnedFd> {
+    note_dir_open();
+    rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
 }
 
 /// Whether `openat2` answers here: [`OPENAT2_UNKNOWN`] until first asked, then
@@ -102,6 +159,7 @@ fn open_dir_beneath(dir: &OwnedFd, path: &str) -> Option<rustix::io::Result<Owne
         return None;
     }
     let resolve = rustix::fs::ResolveFlags::BENEATH | rustix::fs::ResolveFlags::NO_SYMLINKS;
+    note_dir_open();
     match rustix::fs::openat2(dir, path, dir_flags(), Mode::empty(), resolve) {
         Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {
             OPENAT2.store(OPENAT2_MISSING, Ordering::Relaxed);
@@ -169,16 +227,38 @@ impl Root {
     /// Opens `path` (which should be canonical: symlinks in the root's own path are followed once,
     /// here, and never below it) as a directory handle.
     pub fn open(path: &Path) -> Result<Root> {
+        note_dir_open();
         let fd = rustix::fs::open(
             path,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
         )
         .map_err(|e| Error::io(path, "open the directory", errno(e)))?;
-        Ok(Root {
-            path: path.to_path_buf(),
+        Ok(Root::of(path.to_path_buf(), fd))
+    }
+
+    fn of(path: PathBuf, fd: OwnedFd) -> Root {
+        Root {
+            path,
             fd,
-        })
+            changes: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// How many operations through this handle so far could have made a directory below it
+    /// (`mkdirat`, a rename, an exchange, a tree copied or moved in) or left a temporary file
+    /// (every atomic write makes one, and a failure or an injected crash may leave it). While it
+    /// stays the same, a directory found missing through this handle is still missing and no
+    /// temporary file appeared, unless something else wrote there: a caller holding the lock
+    /// over the tree knows nothing did.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes an operation [`Root::changes`] counts.
+    fn note_change(&self) {
+        self.changes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Creates `path` and its missing parents (mode 0700 for the new ones), then opens it. Used
@@ -212,31 +292,32 @@ impl Root {
     ///
     /// One `openat2` beneath the root where the kernel has it; a refusal (a symlink or a file on
     /// the way) is then explained by the component walk, which names the offending component.
-    fn open_parent(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
+    fn open_parent(&self, rel: &RelPath) -> Result<Option<DirFd<'_>>> {
         let name = rel.file_name();
         let text = rel.as_str();
-        if text.len() > name.len() {
-            let parents = &text[..text.len() - name.len() - 1];
-            match open_dir_beneath(&self.fd, parents) {
-                Some(Ok(fd)) => return Ok(Some(fd)),
-                Some(Err(rustix::io::Errno::NOENT)) => return Ok(None),
-                Some(Err(_)) | None => {}
-            }
+        if text.len() == name.len() {
+            // Directly inside the root: its own descriptor serves, unduplicated.
+            return Ok(Some(DirFd::Root(self.fd.as_fd())));
+        }
+        let parents = &text[..text.len() - name.len() - 1];
+        match open_dir_beneath(&self.fd, parents) {
+            Some(Ok(fd)) => return Ok(Some(DirFd::Opened(fd))),
+            Some(Err(rustix::io::Errno::NOENT)) => return Ok(None),
+            Some(Err(_)) | None => {}
         }
         self.walk_to_parent(rel)
     }
 
     /// [`Root::open_parent`] component by component with `openat` and `O_NOFOLLOW`.
-    fn walk_to_parent(&self, rel: &RelPath) -> Result<Option<OwnedFd>> {
-        let mut current = rustix::io::dup(&self.fd)
-            .map_err(|e| Error::io(&self.path, "duplicate the directory handle", errno(e)))?;
+    fn walk_to_parent(&self, rel: &RelPath) -> Result<Option<DirFd<'_>>> {
+        let mut current = DirFd::Root(self.fd.as_fd());
         let mut walked = PathBuf::new();
         let components: Vec<&str> = rel.components().collect();
         let parents = components.len().saturating_sub(1);
         for component in &components[..parents] {
             walked.push(component);
-            match rustix::fs::openat(&current, *component, dir_flags(), Mode::empty()) {
-                Ok(fd) => current = fd,
+            match open_dir_in(&current, *component) {
+                Ok(fd) => current = DirFd::Opened(fd),
                 Err(rustix::io::Errno::NOENT) => return Ok(None),
                 Err(e) => return Err(self.explain(&current, component, &walked, e, true)),
             }
@@ -247,17 +328,17 @@ impl Root {
     /// Turns an `openat` failure into a precise error: a symlink, not a directory, or plain I/O.
     fn explain(
         &self,
-        dir: &OwnedFd,
+        dir: impl AsFd,
         name: &str,
         walked: &Path,
         e: rustix::io::Errno,
         expect_dir: bool,
     ) -> Error {
         let path = self.path.join(walked);
-        if let Ok(stat) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        if let Ok(stat) = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             let kind = FileType::from_raw_mode(stat.st_mode);
             if kind == FileType::Symlink {
-                let target = rustix::fs::readlinkat(dir, name, Vec::new())
+                let target = rustix::fs::readlinkat(&dir, name, Vec::new())
                     .map(|t| t.to_string_lossy().into_owned())
                     .unwrap_or_else(|_| "an unreadable target".to_string());
                 return Error::Symlink {
@@ -304,7 +385,7 @@ impl Root {
         self.read_in(&parent, rel)
     }
 
-    fn read_in(&self, parent: &OwnedFd, rel: &RelPath) -> Result<Option<FileSnapshot>> {
+    fn read_in(&self, parent: &DirFd<'_>, rel: &RelPath) -> Result<Option<FileSnapshot>> {
         let Some(file) = self.open_file_in(parent, rel)? else {
             return Ok(None);
         };
@@ -317,7 +398,7 @@ impl Root {
     }
 
     /// Opens the parent of `rel`, failing when it is missing.
-    fn require_parent(&self, rel: &RelPath) -> Result<OwnedFd> {
+    fn require_parent(&self, rel: &RelPath) -> Result<DirFd<'_>> {
         match self.open_parent(rel)? {
             Some(fd) => Ok(fd),
             None => Err(Error::io(
@@ -332,7 +413,7 @@ impl Root {
     /// symlink or anything else is refused.
     fn regular_file_stat(
         &self,
-        parent: &OwnedFd,
+        parent: &DirFd<'_>,
         rel: &RelPath,
     ) -> Result<Option<rustix::fs::Stat>> {
         let name = rel.file_name();
@@ -401,6 +482,7 @@ impl Root {
         }
 
         faults::check("write_atomic:before_temp", &display)?;
+        self.note_change();
         let temp = format!(".{name}{TEMP_INFIX}{}", random_hex(8)?);
         let create_mode = match (mode, &existing) {
             (Some(m), _) => m & 0o7777,
@@ -561,6 +643,7 @@ impl Root {
         let name = rel.file_name();
         let display = self.display_path(rel);
         faults::check("create_dir", &display)?;
+        self.note_change();
         match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
             Ok(()) => {
                 sync(&parent)
@@ -621,9 +704,8 @@ impl Root {
     /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
     pub fn dir_is_empty(&self, rel: &RelPath) -> Option<bool> {
         let parent = self.open_parent(rel).ok()??;
-        let fd = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()).ok()?;
-        let dir = rustix::fs::Dir::read_from(&fd).ok()?;
-        for entry in dir {
+        let fd = open_dir_in(&parent, rel.file_name()).ok()?;
+        for entry in DirFd::Opened(fd).entries().ok()? {
             let entry = entry.ok()?;
             let name = entry.file_name().to_bytes();
             if name != b"." && name != b".." {
@@ -657,25 +739,20 @@ impl Root {
         }
     }
 
-    /// The names of the regular files directly inside the directory `rel`, unsorted; empty when it
-    /// is missing or not a plain directory. Read-only; symlinks and directories are not listed.
-    pub fn file_names(&self, rel: &RelPath) -> Vec<String> {
-        let Ok(Some(parent)) = self.open_parent(rel) else {
-            return Vec::new();
-        };
-        let Ok(fd) = rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty())
-        else {
-            return Vec::new();
-        };
+    /// The names of the regular files directly inside the directory `rel`, unsorted; `None` when
+    /// it is missing or not a plain directory. Read-only; symlinks and directories are not listed.
+    pub fn file_names(&self, rel: &RelPath) -> Option<Vec<String>> {
+        let parent = self.open_parent(rel).ok()??;
+        let fd = open_dir_in(&parent, rel.file_name()).ok()?;
         let mut names = Vec::new();
-        if let Ok(mut dir) = rustix::fs::Dir::read_from(&fd) {
+        if let Ok(mut dir) = DirFd::Opened(fd).entries() {
             while let Some(Ok(entry)) = dir.next() {
                 if entry.file_type() == FileType::RegularFile {
                     names.push(entry.file_name().to_string_lossy().into_owned());
                 }
             }
         }
-        names
+        Some(names)
     }
 
     /// Removes our temporary files left beside `rel` by a crash (`.{name}.projectfile-tmp.*`).
@@ -686,20 +763,24 @@ impl Root {
         };
         let prefix = format!(".{}{TEMP_INFIX}", rel.file_name());
         // Compared as bytes: a workspace root may list many entries, and only ours are copied.
+        let Ok(mut dir) = parent.entries() else {
+            return Ok(0);
+        };
         let mut doomed = Vec::new();
-        if let Ok(mut dir) = rustix::fs::Dir::read_from(&parent) {
-            while let Some(Ok(entry)) = dir.next() {
-                let name = entry.file_name();
-                if name.to_bytes().starts_with(prefix.as_bytes())
-                    && entry.file_type() == FileType::RegularFile
-                {
-                    doomed.push(name.to_owned());
-                }
+        while let Some(Ok(entry)) = dir.next() {
+            let name = entry.file_name();
+            if name.to_bytes().starts_with(prefix.as_bytes())
+                && entry.file_type() == FileType::RegularFile
+            {
+                doomed.push(name.to_owned());
             }
         }
+        let Ok(parent) = dir.fd() else {
+            return Ok(0);
+        };
         let mut removed = 0;
         for name in doomed {
-            if rustix::fs::unlinkat(&parent, name.as_c_str(), AtFlags::empty()).is_ok() {
+            if rustix::fs::unlinkat(parent, name.as_c_str(), AtFlags::empty()).is_ok() {
                 removed += 1;
             }
         }
@@ -1501,7 +1582,10 @@ mod tests {
                 "{text}: remove {}",
                 outcome(root.remove_file(&rel))
             ));
-            lines.push(format!("{text}: files {:?}", root.file_names(&rel)));
+            lines.push(format!(
+                "{text}: files {:?}",
+                root.file_names(&rel).unwrap_or_default()
+            ));
         }
         let secret = std::fs::read(outside.join("secret.md")).unwrap();
         lines.push(format!("outside: {}", String::from_utf8_lossy(&secret)));

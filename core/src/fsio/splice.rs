@@ -153,7 +153,11 @@ impl Root {
         self.open_file_in(&parent, rel)
     }
 
-    pub(super) fn open_file_in(&self, parent: &OwnedFd, rel: &RelPath) -> Result<Option<OpenFile>> {
+    pub(super) fn open_file_in(
+        &self,
+        parent: &super::DirFd<'_>,
+        rel: &RelPath,
+    ) -> Result<Option<OpenFile>> {
         let name = rel.file_name();
         let fd = match rustix::fs::openat(
             parent,

@@ -23,7 +23,7 @@
 use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat, Timestamps}
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use super::{Root, TEMP_INFIX, errno, faults, random_hex};
+use super::{DirFd, Root, TEMP_INFIX, errno, faults, open_dir_in, random_hex};
 use crate::error::{Error, Result};
 use crate::plan::RelPath;
 
@@ -97,10 +97,6 @@ fn io(path: &Path, action: &'static str, e: Errno) -> Error {
     Error::io(path, action, errno(e))
 }
 
-fn dir_flags() -> OFlags {
-    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
-
 fn c_name(name: &OsStr, display: &Path) -> Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| {
         Error::invalid(
@@ -128,9 +124,12 @@ fn timestamps(st: &Stat) -> Timestamps {
 }
 
 /// The names in an open directory, sorted, without `.` and `..`.
-fn list_names(dir: &OwnedFd, display: &Path) -> Result<Vec<CString>> {
+fn list_names(dir: impl AsFd, display: &Path) -> Result<Vec<CString>> {
     let mut names = Vec::new();
-    let reader = rustix::fs::Dir::read_from(dir).map_err(|e| io(display, "read directory", e))?;
+    // A descriptor of its own, whose read position is this listing's.
+    let reader = open_dir_in(dir, c".")
+        .and_then(rustix::fs::Dir::new)
+        .map_err(|e| io(display, "read directory", e))?;
     for entry in reader {
         let entry = entry.map_err(|e| io(display, "read directory", e))?;
         let name = entry.file_name();
@@ -144,7 +143,7 @@ fn list_names(dir: &OwnedFd, display: &Path) -> Result<Vec<CString>> {
 
 /// Opens `name` under `dir` as a directory without following a symlink in its place.
 fn open_subdir(dir: impl AsFd, name: &CStr, display: &Path) -> Result<OwnedFd> {
-    match rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+    match open_dir_in(&dir, name) {
         Ok(fd) => Ok(fd),
         Err(Errno::LOOP | Errno::NOTDIR) => Err(Error::Unsafe {
             path: display.to_path_buf(),
@@ -197,7 +196,7 @@ fn hash_file(src: OwnedFd, mut sink: Option<&mut File>, display: &Path) -> Resul
     Ok((hasher.finalize().into(), len))
 }
 
-fn open_regular(dir: &OwnedFd, name: &CStr, display: &Path) -> Result<OwnedFd> {
+fn open_regular(dir: BorrowedFd<'_>, name: &CStr, display: &Path) -> Result<OwnedFd> {
     let fd = rustix::fs::openat(
         dir,
         name,
@@ -234,7 +233,7 @@ fn scan_into(
         let mode = st.st_mode & 0o7777;
         match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => {
-                let fd = open_regular(dir, &name, &shown)?;
+                let fd = open_regular(dir.as_fd(), &name, &shown)?;
                 let (sha256, len) = hash_file(fd, None, &shown)?;
                 out.push(TreeEntry {
                     path: rel,
@@ -324,9 +323,9 @@ fn copy_dir(
             });
         }
         copy_node(
-            src,
+            src.as_fd(),
             &name,
-            dst,
+            dst.as_fd(),
             &name,
             &shown,
             &dst_top.join(&rel),
@@ -344,9 +343,9 @@ fn copy_dir(
 /// Copies one entry `src_name` of `src_parent` to the new name `dst_name` in `dst_parent`.
 #[allow(clippy::too_many_arguments)]
 fn copy_node(
-    src_parent: &OwnedFd,
+    src_parent: BorrowedFd<'_>,
     src_name: &CStr,
-    dst_parent: &OwnedFd,
+    dst_parent: BorrowedFd<'_>,
     dst_name: &CStr,
     shown: &Path,
     dst_shown: &Path,
@@ -434,7 +433,7 @@ fn copy_node(
 }
 
 /// Creates the new regular file `name` in `dir` (mode 0600 until set), never following a link.
-fn create_new(dir: &OwnedFd, name: &CStr, shown: &Path) -> Result<File> {
+fn create_new(dir: BorrowedFd<'_>, name: &CStr, shown: &Path) -> Result<File> {
     rustix::fs::openat(
         dir,
         name,
@@ -475,14 +474,14 @@ fn empty_dir(dir: &OwnedFd, display: &Path, depth: usize) -> Result<()> {
     depth_check(depth, display)?;
     for name in list_names(dir, display)? {
         let shown = display.join(name_os(&name));
-        remove_node(dir, &name, &shown, depth + 1)?;
+        remove_node(dir.as_fd(), &name, &shown, depth + 1)?;
     }
     Ok(())
 }
 
 /// Removes `name` from `parent`: a directory with everything in it, anything else as a name.
 /// `Ok(false)` when it was already gone.
-fn remove_node(parent: &OwnedFd, name: &CStr, shown: &Path, depth: usize) -> Result<bool> {
+fn remove_node(parent: BorrowedFd<'_>, name: &CStr, shown: &Path, depth: usize) -> Result<bool> {
     let st = match rustix::fs::statat(parent, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => st,
         Err(Errno::NOENT) => return Ok(false),
@@ -511,9 +510,9 @@ fn remove_node(parent: &OwnedFd, name: &CStr, shown: &Path, depth: usize) -> Res
 /// `renameat2(RENAME_NOREPLACE)`, falling back to a checked plain rename where the file system does
 /// not support the flag (we hold the workspace lock, so the check is ours alone to race).
 fn rename_noreplace_at(
-    from_dir: &OwnedFd,
+    from_dir: BorrowedFd<'_>,
     from: &CStr,
-    to_dir: &OwnedFd,
+    to_dir: BorrowedFd<'_>,
     to: &CStr,
     shown: &Path,
 ) -> std::result::Result<(), Errno> {
@@ -530,7 +529,7 @@ fn rename_noreplace_at(
     }
 }
 
-fn sync_dir(fd: &OwnedFd, shown: &Path) -> Result<()> {
+fn sync_dir(fd: impl AsFd, shown: &Path) -> Result<()> {
     super::sync(fd).map_err(|e| io(shown, "fsync the directory of", e))
 }
 
@@ -541,7 +540,7 @@ impl Root {
         let Some(parent) = self.open_parent(rel)? else {
             return Ok(None);
         };
-        match rustix::fs::openat(&parent, rel.file_name(), dir_flags(), Mode::empty()) {
+        match open_dir_in(&parent, rel.file_name()) {
             Ok(fd) => Ok(Some(fd)),
             Err(Errno::NOENT) => Ok(None),
             Err(e) => Err(self.explain(&parent, rel.file_name(), Path::new(rel.as_str()), e, true)),
@@ -550,7 +549,11 @@ impl Root {
 
     /// Opens the directory holding `rel/inner` and returns it with the last name. `inner` empty
     /// means `rel` itself. `Ok(None)` when a directory on the way is missing.
-    fn open_inner_parent(&self, rel: &RelPath, inner: &Path) -> Result<Option<(OwnedFd, CString)>> {
+    fn open_inner_parent(
+        &self,
+        rel: &RelPath,
+        inner: &Path,
+    ) -> Result<Option<(DirFd<'_>, CString)>> {
         let mut components: Vec<&OsStr> = inner.iter().collect();
         let Some(last) = components.pop() else {
             let Some(parent) = self.open_parent(rel)? else {
@@ -566,7 +569,7 @@ impl Root {
         for component in components {
             shown.push(component);
             let name = c_name(component, &shown)?;
-            match rustix::fs::openat(&dir, name.as_c_str(), dir_flags(), Mode::empty()) {
+            match open_dir_in(&dir, name.as_c_str()) {
                 Ok(fd) => dir = fd,
                 Err(Errno::NOENT) => return Ok(None),
                 Err(_) => {
@@ -580,7 +583,7 @@ impl Root {
             }
         }
         let name = c_name(last, &self.display_path(rel).join(inner))?;
-        Ok(Some((dir, name)))
+        Ok(Some((DirFd::Opened(dir), name)))
     }
 
     /// The names of every entry directly inside the directory `rel` (lossily as UTF-8), never
@@ -604,23 +607,28 @@ impl Root {
     /// `Ok(None)` when it is missing and not created; an error when a symlink or a file stands
     /// on the way.
     pub fn open_subroot(&self, rel: &RelPath, create: bool) -> Result<Option<Root>> {
-        if create {
+        // Usually there already: one open, and the directories are made only when it is missing.
+        let opened = self.open_dir_rel(rel)?;
+        if create && opened.is_none() {
             for dir in rel.ancestors().iter().chain(std::iter::once(rel)) {
                 let Some(parent) = self.open_parent(dir)? else {
                     return Ok(None);
                 };
                 let shown = self.display_path(dir);
                 let name = c_name(OsStr::new(dir.file_name()), &shown)?;
+                self.note_change();
                 match rustix::fs::mkdirat(&parent, name.as_c_str(), Mode::from_raw_mode(0o700)) {
                     Ok(()) | Err(Errno::EXIST) => {}
                     Err(e) => return Err(io(&shown, "create the directory", e)),
                 }
             }
         }
-        Ok(self.open_dir_rel(rel)?.map(|fd| Root {
-            path: self.display_path(rel),
-            fd,
-        }))
+        let opened = match opened {
+            Some(fd) => Some(fd),
+            None if create => self.open_dir_rel(rel)?,
+            None => None,
+        };
+        Ok(opened.map(|fd| Root::of(self.display_path(rel), fd)))
     }
 
     /// Lists the folder `rel` and everything below it (files with their SHA-256), without
@@ -655,6 +663,7 @@ impl Root {
         let display = self.display_path(rel);
         let name = c_name(OsStr::new(rel.file_name()), &display)?;
         faults::check("copy_in_tree", &display)?;
+        self.note_change();
         rustix::fs::mkdirat(&parent, name.as_c_str(), Mode::from_raw_mode(0o700))
             .map_err(|e| io(&display, "create the directory", e))?;
         let dst = open_subdir(&parent, &name, &display)?;
@@ -707,7 +716,15 @@ impl Root {
             .open_inner_parent(to, to_inner)?
             .ok_or_else(|| missing(&target))?;
         faults::check("rename", &shown)?;
-        rename_noreplace_at(&from_dir, &from_name, &to_dir, &to_name, &shown).map_err(|e| {
+        self.note_change();
+        rename_noreplace_at(
+            from_dir.as_fd(),
+            &from_name,
+            to_dir.as_fd(),
+            &to_name,
+            &shown,
+        )
+        .map_err(|e| {
             Error::io(
                 &shown,
                 "rename",
@@ -733,6 +750,7 @@ impl Root {
         let a_dir = self.open_parent(a)?.ok_or_else(|| missing(a))?;
         let b_dir = self.open_parent(b)?.ok_or_else(|| missing(b))?;
         faults::check("exchange", &shown)?;
+        self.note_change();
         if faults::exchange_disabled() {
             return Ok(false);
         }
@@ -762,7 +780,7 @@ impl Root {
         let display = self.display_path(rel);
         let name = c_name(OsStr::new(rel.file_name()), &display)?;
         faults::check("remove_tree", &display)?;
-        let removed = remove_node(&parent, &name, &display, 0)?;
+        let removed = remove_node(parent.as_fd(), &name, &display, 0)?;
         sync_dir(&parent, &display)?;
         Ok(removed)
     }
@@ -788,7 +806,7 @@ impl Root {
             }
             let shown = parent_shown.join(&text);
             faults::check("remove_temp", &shown)?;
-            if remove_node(&parent, &name, &shown, 0)? {
+            if remove_node(parent.as_fd(), &name, &shown, 0)? {
                 removed += 1;
             }
         }
@@ -819,6 +837,7 @@ impl Root {
             )
         })?;
         faults::check("copy_entry", &target)?;
+        dest.note_change();
         let mut dir = dest.open_dir_rel(to)?.ok_or_else(|| {
             Error::io(
                 dest.display_path(to),
@@ -844,9 +863,9 @@ impl Root {
         };
         let mut out = Vec::new();
         copy_node(
-            &src_dir,
+            src_dir.as_fd(),
             &src_name,
-            &dir,
+            dir.as_fd(),
             &dst_name,
             &shown,
             &target,
@@ -883,8 +902,15 @@ pub fn move_tree(from_root: &Root, from: &RelPath, to_root: &Root, to: &RelPath)
     let from_name = c_name(OsStr::new(from.file_name()), &shown)?;
     let to_name = c_name(OsStr::new(to.file_name()), &target)?;
     faults::check("move_tree", &shown)?;
+    to_root.note_change();
     if !faults::cross_device_forced() {
-        match rename_noreplace_at(&from_dir, &from_name, &to_dir, &to_name, &shown) {
+        match rename_noreplace_at(
+            from_dir.as_fd(),
+            &from_name,
+            to_dir.as_fd(),
+            &to_name,
+            &shown,
+        ) {
             Ok(()) => {
                 sync_dir(&to_dir, &target)?;
                 sync_dir(&from_dir, &shown)?;
@@ -914,9 +940,9 @@ pub fn move_tree(from_root: &Root, from: &RelPath, to_root: &Root, to: &RelPath)
     let temp_name = c_name(OsStr::new(&temp), &target)?;
     let mut out = Vec::new();
     let copied = copy_node(
-        &from_dir,
+        from_dir.as_fd(),
         &from_name,
-        &to_dir,
+        to_dir.as_fd(),
         &temp_name,
         &shown,
         &target,
@@ -926,16 +952,22 @@ pub fn move_tree(from_root: &Root, from: &RelPath, to_root: &Root, to: &RelPath)
         Path::new(""),
     );
     if let Err(e) = copied {
-        let _ = remove_node(&to_dir, &temp_name, &target, 0);
+        let _ = remove_node(to_dir.as_fd(), &temp_name, &target, 0);
         return Err(e);
     }
     sync_dir(&to_dir, &target)?;
     faults::check("move_tree:before_rename", &target)?;
-    rename_noreplace_at(&to_dir, &temp_name, &to_dir, &to_name, &target)
-        .map_err(|e| io(&target, "rename the copy into place", e))?;
+    rename_noreplace_at(
+        to_dir.as_fd(),
+        &temp_name,
+        to_dir.as_fd(),
+        &to_name,
+        &target,
+    )
+    .map_err(|e| io(&target, "rename the copy into place", e))?;
     sync_dir(&to_dir, &target)?;
     faults::check("move_tree:before_remove", &shown)?;
-    remove_node(&from_dir, &from_name, &shown, 0)?;
+    remove_node(from_dir.as_fd(), &from_name, &shown, 0)?;
     sync_dir(&from_dir, &shown)?;
     Ok(())
 }

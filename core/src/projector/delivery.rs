@@ -12,7 +12,8 @@
 //! [`MAX_SINGLE_FILE_BYTES`], which it read anyway to find its block; only the size of a larger
 //! one, which the resolver drops unread), and the verdict reads it from there ([`WrittenFs`]).
 //! Under the workspace lock those are the bytes the file holds, so the verdict is the one a read
-//! of the file would give.
+//! of the file would give. The destination root is not resolved again either: it is the canonical
+//! path the command resolved at its start and wrote through.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -51,13 +52,17 @@ impl Written {
 /// A file's bytes are handed over at its first read (the resolver reads a path once); a later
 /// read of it goes to the file.
 pub(super) struct WrittenFs {
+    /// The destination root, canonical.
+    root: PathBuf,
     files: RefCell<HashMap<PathBuf, Written>>,
 }
 
 impl WrittenFs {
-    /// The destination `root` as it stands after this command wrote `written` in it.
+    /// The destination `root` (canonical: the path the command resolved and opened the root it
+    /// wrote through at) as it stands after this command wrote `written` in it.
     pub(super) fn new(root: &Path, written: HashMap<RelPath, Written>) -> Self {
         WrittenFs {
+            root: root.to_path_buf(),
             files: RefCell::new(
                 written
                     .into_iter()
@@ -97,7 +102,12 @@ impl GuidanceFs for WrittenFs {
         StdFs.stat(path)
     }
 
+    /// The root is answered as this command resolved it: everything the verdict judges was
+    /// written through the handle opened there, under the workspace lock.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        if path == self.root {
+            return Ok(self.root.clone());
+        }
         StdFs.canonicalize(path)
     }
 }

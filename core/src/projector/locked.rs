@@ -56,8 +56,50 @@ pub(crate) struct Locked {
     /// What this command wrote to each file, kept for a start's delivery verdict so it reads
     /// no file again (`None`: no verdict is judged, nothing is kept).
     pub written: Option<std::collections::HashMap<RelPath, super::delivery::Written>>,
+    /// What this command already knows needs no sweeping: see [`Swept`].
+    swept: std::cell::RefCell<Swept>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
     _lock: Option<LockGuard>,
+}
+
+/// The folders under `<state>/workspaces/<key>/` a save sweeps.
+#[derive(Clone, Copy)]
+enum StateDir {
+    Stash = 1,
+    Sessions = 2,
+    Kept = 4,
+}
+
+impl StateDir {
+    fn name(self) -> &'static str {
+        match self {
+            StateDir::Stash => "stash",
+            StateDir::Sessions => "sessions",
+            StateDir::Kept => "kept",
+        }
+    }
+}
+
+/// What one command found needs no sweeping, each answer good while the handle it was found
+/// through has changed nothing since ([`Root::changes`]).
+///
+/// Under the workspace lock only this command writes in the workspace's state folder and in the
+/// paths it projects, and it writes only through [`Locked::state`] and [`Locked::root`]; an
+/// operation through either that could make a directory or leave a temporary file is counted by
+/// the handle. So while the count stands:
+/// - a state folder found missing (`stash`, `sessions`, `kept`) is still missing: listing it
+///   again would find nothing to sweep;
+/// - beside a path already swept of temporary files, none has appeared: ours appear only while
+///   we write (a write that fails removes its own; a process killed mid-write is not this one),
+///   and writing is counted.
+///
+/// A change makes every answer of that handle void, and the next sweep looks again.
+#[derive(Default)]
+struct Swept {
+    /// [`StateDir`] bits found missing, with `state.changes()` when they were.
+    missing_dirs: (u8, u64),
+    /// Paths swept of temporary files, with `root.changes()` when they were.
+    temps: (std::collections::HashSet<RelPath>, u64),
 }
 
 /// Whether a [`Locked`] frees its ledger when dropped: see [`leave_ledgers_to_exit`].
@@ -239,6 +281,7 @@ impl Locked {
             liveness: LivenessCheck::new(),
             scans: Default::default(),
             written: None,
+            swept: Default::default(),
             _lock: lock,
         }))
     }
@@ -266,9 +309,6 @@ impl Locked {
 
     /// Files in `stash/` (kept by earlier builds) that no entry names any more.
     fn orphan_stashes(&self) -> Vec<String> {
-        let Ok(dir) = RelPath::new("stash") else {
-            return Vec::new();
-        };
         let named: BTreeSet<&str> = self
             .ledger
             .entries
@@ -281,11 +321,53 @@ impl Locked {
                 _ => None,
             })
             .collect();
-        self.state
-            .file_names(&dir)
+        self.listing(StateDir::Stash, |dir| self.state.file_names(dir))
+            .unwrap_or_default()
             .into_iter()
             .filter(|name| !named.contains(name.as_str()))
             .collect()
+    }
+
+    /// `list` of the state folder `dir`, or `None` without looking when this command found it
+    /// missing and has made nothing in the state folder since (see [`Swept`]). A `None` from
+    /// `list` is taken to mean missing.
+    fn listing(
+        &self,
+        dir: StateDir,
+        list: impl FnOnce(&RelPath) -> Option<Vec<String>>,
+    ) -> Option<Vec<String>> {
+        let changes = self.state.changes();
+        let mut swept = self.swept.borrow_mut();
+        if swept.missing_dirs.1 != changes {
+            swept.missing_dirs = (0, changes);
+        }
+        if swept.missing_dirs.0 & dir as u8 != 0 {
+            return None;
+        }
+        let listed = list(&RelPath::new(dir.name()).ok()?);
+        if listed.is_none() {
+            swept.missing_dirs.0 |= dir as u8;
+        }
+        listed
+    }
+
+    /// Removes our temporary files left beside the workspace path `path` by a crash, unless
+    /// this command already did and has written nothing in the workspace since (see [`Swept`]).
+    pub fn remove_temp_files(&self, path: &RelPath) {
+        let changes = self.root.changes();
+        {
+            let mut swept = self.swept.borrow_mut();
+            if swept.temps.1 != changes {
+                swept.temps = (Default::default(), changes);
+            }
+            if swept.temps.0.contains(path) {
+                return;
+            }
+        }
+        // Best effort: a failure is retried at the next sweep.
+        if self.root.remove_temp_files(path).is_ok() {
+            self.swept.borrow_mut().temps.0.insert(path.clone());
+        }
     }
 
     /// Removes what the saved ledger no longer names under the state directory: the `orphans`
@@ -296,13 +378,17 @@ impl Locked {
     /// next save. Kept user bytes are never removed.
     fn sweep(&self, orphans: &[String]) {
         let (Ok(stash), Ok(kept), Ok(sessions)) = (
-            RelPath::new("stash"),
-            RelPath::new("kept"),
-            RelPath::new("sessions"),
+            RelPath::new(StateDir::Stash.name()),
+            RelPath::new(StateDir::Kept.name()),
+            RelPath::new(StateDir::Sessions.name()),
         ) else {
             return;
         };
-        if let Ok(Some(names)) = self.state.entry_names(&sessions) {
+        // An error (a symlink or a file there) is no answer: the next save looks again.
+        let session_dirs = self.listing(StateDir::Sessions, |dir| {
+            self.state.entry_names(dir).unwrap_or(Some(Vec::new()))
+        });
+        if let Some(names) = session_dirs {
             for name in names {
                 if self.ledger.leases.contains_key(&name) {
                     continue;
@@ -313,8 +399,8 @@ impl Locked {
             }
         }
         let temps = self
-            .state
-            .file_names(&kept)
+            .listing(StateDir::Kept, |dir| self.state.file_names(dir))
+            .unwrap_or_default()
             .into_iter()
             .filter(|name| name.contains(fsio::TEMP_INFIX));
         let doomed = orphans

@@ -51,7 +51,7 @@ use crate::fsio;
 pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, LeaseRecord, Ledger, Recorded, workspace_key};
+use crate::ledger::{EntryRecord, FolderIdentity, LeaseRecord, Ledger, Recorded, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{
     Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
@@ -171,29 +171,43 @@ impl Projector {
     /// Canonicalizes a workspace path, requiring a directory.
     #[allow(clippy::disallowed_methods)] // names the root once; nothing below it is resolved so
     pub fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
+        Ok(Self::resolve_workspace(workspace)?.0)
+    }
+
+    /// [`Projector::canonical_workspace`] with the folder's state-directory key
+    /// ([`workspace_key`]), from the same `stat`.
+    #[allow(clippy::disallowed_methods)] // names the root once; nothing below it is resolved so
+    fn resolve_workspace(workspace: &Path) -> Result<(PathBuf, String)> {
+        use std::os::unix::fs::MetadataExt as _;
         let canonical = workspace
             .canonicalize()
             .map_err(|e| Error::io(workspace, "resolve the workspace", e))?;
-        if !canonical.is_dir() {
-            return Err(Error::Unsafe {
-                path: canonical,
-                reason: "the workspace is not a directory".to_string(),
-            });
-        }
+        let folder = match std::fs::metadata(&canonical) {
+            Ok(meta) if meta.is_dir() => FolderIdentity {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            },
+            _ => {
+                return Err(Error::Unsafe {
+                    path: canonical,
+                    reason: "the workspace is not a directory".to_string(),
+                });
+            }
+        };
         require_utf8(&canonical, "the workspace")?;
-        Ok(canonical)
+        Ok((canonical, folder.key()))
     }
 
-    /// Locks the workspace `canonical` (creating its state directory) and loads its ledger.
-    fn lock(&self, canonical: &Path) -> Result<Locked> {
-        let key = workspace_key(canonical);
-        let opened = Locked::open(&self.state_dir, &key, Access::Create(canonical), &self.wait)?;
+    /// Locks the workspace `canonical`, whose state-directory key is `key` (creating its state
+    /// directory), and loads its ledger.
+    fn lock(&self, canonical: &Path, key: &str) -> Result<Locked> {
+        let opened = Locked::open(&self.state_dir, key, Access::Create(canonical), &self.wait)?;
         let mut locked = opened.ok_or_else(|| {
             // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
             Error::invalid(canonical.display().to_string(), "no ledger was loaded")
         })?;
         // Under the lock of the folder the path names now.
-        let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
+        let moved = locked::remember_path(&self.state_dir, canonical, key)?;
         locked.fs_warnings.extend(moved);
         Ok(locked)
     }
@@ -302,8 +316,8 @@ impl Projector {
         request.holder.validate()?;
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
-        let canonical = Self::canonical_workspace(&request.workspace)?;
-        let mut locked = self.lock(&canonical)?;
+        let (canonical, key) = Self::resolve_workspace(&request.workspace)?;
+        let mut locked = self.lock(&canonical, &key)?;
         // Validated above: its leases (this session's and any earlier) are not to be stripped.
         locked.liveness.assume_alive(&request.holder);
         let mut outcome = Outcome::default();
@@ -320,11 +334,7 @@ impl Projector {
             &locked.root,
             &locked.ledger,
         )?;
-        let token = format!(
-            "pf1-{}-{}",
-            workspace_key(&canonical),
-            fsio::random_hex(16)?
-        );
+        let token = format!("pf1-{key}-{}", fsio::random_hex(16)?);
         let lease = LeaseRecord {
             provider: provider.name().to_string(),
             holder: request.holder.clone(),
@@ -593,7 +603,7 @@ impl Projector {
         // Every write happens under this lock, so a temporary file found now was left by a process
         // killed mid-write; beside a path others still hold, nothing above has removed it.
         for (path, entry) in &cx.l.ledger.entries {
-            let _ = cx.l.root.remove_temp_files(path);
+            cx.l.remove_temp_files(path);
             if let Some(prior) = priors::prior_of(entry) {
                 let _ = priors::remove_temp_files(&cx.l.root, prior, path);
             }
@@ -603,8 +613,8 @@ impl Projector {
 
     /// Cleans leftovers whose holders are dead; never touches a live holder's projections.
     pub fn strip_stale(&self, workspace: &Path) -> Result<StripReport> {
-        let canonical = Self::canonical_workspace(workspace)?;
-        let mut locked = self.lock(&canonical)?;
+        let (canonical, key) = Self::resolve_workspace(workspace)?;
+        let mut locked = self.lock(&canonical, &key)?;
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
         let mut cx = self.cx(&mut locked, &mut outcome);
@@ -765,7 +775,7 @@ fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
     // Every write happens under the lock, so a temporary file beside a planned path was left by a
     // process killed mid-write (whose record may be gone with a lost state directory).
     for path in &paths {
-        let _ = cx.l.root.remove_temp_files(path);
+        cx.l.remove_temp_files(path);
     }
 
     CreatedDirs::apply(cx, token, &paths)?;
@@ -910,7 +920,7 @@ fn undo_orphans(cx: &mut Cx<'_>) {
             Ok(()) => {
                 cx.l.ledger.entries.remove(&path);
                 cx.settled(&path);
-                let _ = cx.l.root.remove_temp_files(&path);
+                cx.l.remove_temp_files(&path);
             }
             Err(e) => cx.pending(&path, &e),
         }
@@ -983,7 +993,7 @@ fn strip_unrecorded_blocks(cx: &mut Cx<'_>) {
             }
         }
         // A crash mid-write of that block left its temporary file too.
-        let _ = cx.l.root.remove_temp_files(&path);
+        cx.l.remove_temp_files(&path);
     }
 }
 

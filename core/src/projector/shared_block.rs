@@ -434,7 +434,7 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
     }
     if no_holder && left.is_empty() {
         cx.l.ledger.entries.remove(path);
-        let _ = cx.l.root.remove_temp_files(path);
+        cx.l.remove_temp_files(path);
     } else if let Some(EntryRecord::Block { namespaces, .. }) = cx.l.ledger.entries.get_mut(path) {
         *namespaces = left;
     }

@@ -1,0 +1,154 @@
+//! What one `acquire` and one `release` cost the kernel, as a user runs them: the binary, one
+//! process per command, counted under `strace -f` (every system call of the process, its start
+//! included) against a ceiling. Counted, never timed: the same command makes the same
+//! calls on every run, however loaded the machine is.
+//!
+//! The ceilings hold what the commands need with some room (the dynamic loader's calls differ a
+//! little between C libraries), and sit well below what they made before the redundant calls
+//! were cut: a holder's `/proc` entry read twice, the workspace path resolved twice, a
+//! descriptor duplicated around every `openat`, a directory reopened for every listing, the same
+//! temporary-file sweep run twice, the state folders probed after every save. A change that
+//! brings any of those back fails here.
+//!
+//! Linux only, and only where `strace` is installed and may trace (in a container without
+//! `ptrace` it may not): otherwise the test says so and passes without counting.
+#![cfg(all(feature = "codex", target_os = "linux"))]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{BIN, Sandbox};
+
+/// System calls of an uncontended `acquire --json` of Codex's block into a small AGENTS.md, the
+/// workspace's state already made (190 before the cuts, 128 after).
+const ACQUIRE_CEILING: u64 = 145;
+
+/// System calls of the `release --json` of that lease (113 before the cuts, 90 after).
+const RELEASE_CEILING: u64 = 100;
+
+/// `strace` on `PATH`, if any.
+fn strace() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("strace"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The system calls in an `strace -f` log, less the `fcntl(F_GETFD)` a build with debug
+/// assertions makes as it closes each descriptor (std checks the descriptor is open): the test
+/// builds the binary so, the user's build does not.
+fn calls_in(log: &str) -> u64 {
+    let calls = log.lines().filter_map(|line| {
+        // `<pid> <call>(…) = …`; a call's resumption, a signal and the exit are not calls.
+        let call = line
+            .split_once(' ')
+            .map_or(line, |(_, rest)| rest)
+            .trim_start();
+        let counted = !(call.starts_with("<...")
+            || call.starts_with("+++")
+            || call.starts_with("---")
+            || (call.starts_with("fcntl(") && call.contains(", F_GETFD)")));
+        counted.then_some(())
+    });
+    calls.count() as u64
+}
+
+/// Runs the binary with `args` under `strace -f` (with the environment a user has: cargo's
+/// `LD_LIBRARY_PATH` for tests would have the loader search its folders): its standard output
+/// and the system calls it made, or `None` when `strace` could not trace it.
+fn traced(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8>, u64)> {
+    let log = sandbox.base.join("strace.log");
+    let out = Command::new(strace)
+        .args(["-f", "-o"])
+        .arg(&log)
+        .arg(BIN)
+        .args(args)
+        .env_remove("LD_LIBRARY_PATH")
+        .env("PROJECTFILE_STATE_DIR", &sandbox.state)
+        .env("HOME", &sandbox.base)
+        .output()
+        .unwrap();
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    if !log.contains("execve(") {
+        eprintln!(
+            "note: strace could not trace the binary here, nothing counted: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some((out.stdout, calls_in(&log)))
+}
+
+#[test]
+fn acquire_and_release_stay_under_their_system_call_ceilings() {
+    let Some(strace) = strace() else {
+        eprintln!("note: strace is not installed; the system calls were not counted");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.ws.join("AGENTS.md"), "# Team rules\n").unwrap();
+    let ws = sandbox.ws.to_str().unwrap().to_string();
+    let pid = std::process::id().to_string();
+    let acquire = [
+        "acquire",
+        "--json",
+        "--provider",
+        "codex",
+        "--workspace",
+        &ws,
+        "--prompt",
+        "Session text.",
+        "--holder-pid",
+        &pid,
+    ];
+    // A first session makes the state directory, the ledger and the path's note: the counted
+    // one is a session like every later one.
+    let first = sandbox
+        .cmd()
+        .args(acquire)
+        .env("HOME", &sandbox.base)
+        .output();
+    let first: serde_json::Value = serde_json::from_slice(&first.unwrap().stdout).unwrap();
+    let token = first["token"].as_str().unwrap();
+    assert_eq!(
+        sandbox.json(&["release", "--token", token])["released"],
+        true
+    );
+
+    let Some((receipt, acquire_calls)) = traced(&strace, &sandbox, &acquire) else {
+        return;
+    };
+    let receipt: serde_json::Value = serde_json::from_slice(&receipt).unwrap();
+    let token = receipt["token"].as_str().unwrap();
+    let release = ["release", "--json", "--token", token];
+    let Some((released, release_calls)) = traced(&strace, &sandbox, &release) else {
+        return;
+    };
+    let released: serde_json::Value = serde_json::from_slice(&released).unwrap();
+    assert_eq!(released["released"], true);
+    assert_eq!(
+        std::fs::read_to_string(sandbox.ws.join("AGENTS.md")).unwrap(),
+        "# Team rules\n"
+    );
+    eprintln!("system calls: acquire {acquire_calls}, release {release_calls}");
+    assert!(
+        acquire_calls <= ACQUIRE_CEILING,
+        "acquire made {acquire_calls} system calls, more than {ACQUIRE_CEILING}"
+    );
+    assert!(
+        release_calls <= RELEASE_CEILING,
+        "release made {release_calls} system calls, more than {RELEASE_CEILING}"
+    );
+}
