@@ -34,6 +34,8 @@ use crate::error::{Error, Result};
 use crate::holder::Holder;
 use crate::plan::{MarkerKind, OwnedRole, RelPath};
 
+mod leases_json;
+
 /// The ledger format version this build writes and reads.
 pub const LEDGER_VERSION: u32 = 1;
 
@@ -159,16 +161,21 @@ impl Recorded {
         }
     }
 
-    /// A lease read from `raw`, one value of a ledger's `leases` object, keeping `raw` as its
-    /// JSON. A lease of an earlier build that names its private directory is serialised anew at
-    /// the next save instead, which leaves that field out.
+    /// A lease read by serde from `raw`, one value of a ledger's `leases` object.
     fn read(raw: &serde_json::value::RawValue) -> serde_json::Result<Recorded> {
         let record: LeaseRecord = serde_json::from_str(raw.get())?;
+        Ok(Recorded::with_json(record, raw.get().as_bytes()))
+    }
+
+    /// A lease read from `raw`, keeping `raw` as its JSON. A lease of an earlier build that names
+    /// its private directory is serialised anew at the next save instead, which leaves that field
+    /// out.
+    fn with_json(record: LeaseRecord, raw: &[u8]) -> Recorded {
         let json = std::cell::OnceCell::new();
         if record.private_dir.is_none() {
-            let _ = json.set(raw.get().as_bytes().into());
+            let _ = json.set(raw.into());
         }
-        Ok(Recorded { record, json })
+        Recorded { record, json }
     }
 
     /// Appends its compact JSON to `out`: serialised there the first time, and kept.
@@ -250,6 +257,26 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
         }
     }
     Ok(deserializer.deserialize_map(Entries)?.into_iter().collect())
+}
+
+/// The recorded leases of `holders` (an entry's tokens), in token order. Both are sorted by
+/// token, so when an entry is held by many of the leases they are walked together, one
+/// comparison a step, instead of a map lookup per token (tokens of one workspace share a long
+/// prefix, and each lookup compares it a few times over); a few holders are looked up.
+pub fn leases_of<'a>(
+    holders: &'a BTreeSet<String>,
+    leases: &'a BTreeMap<String, Recorded>,
+) -> impl Iterator<Item = (&'a str, &'a Recorded)> + 'a {
+    let walk = holders.len().saturating_mul(8) >= leases.len();
+    let mut ordered = leases.iter().peekable();
+    holders.iter().filter_map(move |token| {
+        if !walk {
+            return leases.get(token).map(|lease| (token.as_str(), lease));
+        }
+        while ordered.next_if(|(key, _)| *key < token).is_some() {}
+        let (key, lease) = ordered.peek()?;
+        (*key == token).then_some((token.as_str(), *lease))
+    })
 }
 
 /// Where the prior content of a path we took over is kept: `<dir>/<id>/` inside the workspace
@@ -507,10 +534,20 @@ impl Ledger {
 
     /// Parses a ledger, checking it belongs to `workspace` when given.
     pub fn parse(bytes: &[u8], file: &Path, workspace: Option<&Path>) -> Result<Ledger> {
-        let ledger: Ledger = serde_json::from_slice(bytes).map_err(|e| Error::Ledger {
-            path: file.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+        // The leases read apart (see `leases_json`), the rest by serde; anything the fast reading
+        // declines is read by serde whole, which also says what is wrong.
+        let fast = leases_json::split_leases(bytes).and_then(|(rest, leases)| {
+            let mut ledger: Ledger = serde_json::from_slice(&rest).ok()?;
+            ledger.leases = leases.into_iter().collect();
+            Some(ledger)
+        });
+        let ledger = match fast {
+            Some(ledger) => ledger,
+            None => serde_json::from_slice(bytes).map_err(|e| Error::Ledger {
+                path: file.to_path_buf(),
+                reason: e.to_string(),
+            })?,
+        };
         if ledger.version != LEDGER_VERSION {
             return Err(Error::Ledger {
                 path: file.to_path_buf(),
@@ -680,6 +717,35 @@ mod tests {
                 *lease = Recorded::new(record);
             }
             assert_eq!(back, without_private_dir);
+        }
+    }
+
+    proptest::proptest! {
+        /// For any holders and leases, walking both finds what a lookup per holder finds.
+        #[test]
+        fn leases_of_finds_what_lookups_find(
+            holders in proptest::collection::btree_set("[ab]{0,3}", 0..12),
+            tokens in proptest::collection::btree_set("[ab]{0,3}", 0..40),
+        ) {
+            let lease = |seq| Recorded::new(LeaseRecord {
+                provider: "p".into(),
+                holder: Holder::Lock { path: PathBuf::from("/l") },
+                acquired_at: 0,
+                paths: Vec::new(),
+                private_dir: None,
+                namespace: None,
+                block_texts: BTreeMap::new(),
+                seq,
+            });
+            let leases: BTreeMap<String, Recorded> =
+                tokens.into_iter().enumerate().map(|(n, t)| (t, lease(n as u64))).collect();
+            let walked: Vec<(&str, u64)> =
+                leases_of(&holders, &leases).map(|(t, l)| (t, l.seq)).collect();
+            let looked_up: Vec<(&str, u64)> = holders
+                .iter()
+                .filter_map(|t| Some((t.as_str(), leases.get(t)?.seq)))
+                .collect();
+            proptest::prop_assert_eq!(walked, looked_up);
         }
     }
 

@@ -874,7 +874,10 @@ fn undo_orphans(cx: &mut Cx<'_>) {
     let ledger = &mut *cx.l.ledger;
     let leases = &ledger.leases;
     for entry in ledger.entries.values_mut() {
-        entry.holders_mut().retain(|t| leases.contains_key(t));
+        let holders = entry.holders();
+        if crate::ledger::leases_of(holders, leases).count() != holders.len() {
+            entry.holders_mut().retain(|t| leases.contains_key(t));
+        }
     }
     // Blocks: one per namespace, each out once no holder of its own namespace is left.
     let blocks: Vec<RelPath> =

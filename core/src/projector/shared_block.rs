@@ -165,20 +165,18 @@ impl SharedBlock {
         let Some(entry) = cx.l.ledger.entries.get(path) else {
             return Vec::new();
         };
-        let mut live: Vec<(u64, u64, &str, &str)> = entry
-            .holders()
-            .iter()
-            .filter_map(|token| Some((token, cx.l.ledger.leases.get(token)?)))
-            .filter(|(_, lease)| lease.namespace() == cx.ns.as_str())
-            .filter_map(|(token, lease)| {
-                Some((
-                    lease.seq,
-                    lease.acquired_at,
-                    token.as_str(),
-                    lease.block_texts.get(path)?.as_str(),
-                ))
-            })
-            .collect();
+        let mut live: Vec<(u64, u64, &str, &str)> =
+            crate::ledger::leases_of(entry.holders(), &cx.l.ledger.leases)
+                .filter(|(_, lease)| lease.namespace() == cx.ns.as_str())
+                .filter_map(|(token, lease)| {
+                    Some((
+                        lease.seq,
+                        lease.acquired_at,
+                        token,
+                        lease.block_texts.get(path)?.as_str(),
+                    ))
+                })
+                .collect();
         live.sort_unstable();
         live.into_iter()
             .map(|(_, _, token, text)| (token, text))
@@ -400,11 +398,8 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
         return;
     };
     // The namespaces of the live holders: each distinct one copied once, however many share it.
-    let leases = &cx.l.ledger.leases;
-    let live: BTreeSet<&str> = holders
-        .iter()
-        .filter_map(|token| leases.get(token))
-        .map(|lease| lease.namespace())
+    let live: BTreeSet<&str> = crate::ledger::leases_of(holders, &cx.l.ledger.leases)
+        .map(|(_, lease)| lease.namespace())
         .collect();
     let live: BTreeSet<String> = live.into_iter().map(str::to_string).collect();
     let no_holder = holders.is_empty();

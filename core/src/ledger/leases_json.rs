@@ -1,0 +1,488 @@
+//! Reading a ledger's leases without serde's per-field machinery: the one part of a ledger whose
+//! size grows with the sessions a workspace holds, read at every command.
+//!
+//! [`split_leases`] finds the `leases` object of a ledger's JSON with a value scanner (strings
+//! skipped to their closing quote, objects and arrays by depth), so serde reads the rest of the
+//! ledger with `{}` in its place. [`read_leases`] then reads each lease of the exact shape this
+//! build writes (the fields in their declared order, strings without escapes, numbers as plain
+//! digits) field by field, and a holder equal byte for byte to the one before it (one process
+//! often holds every lease) is copied instead of read again. Anything else, a lease of an earlier
+//! build, a field of a later one, an escaped string, is read by serde from the same bytes, so what
+//! is accepted and what it reads as is serde's answer either way: the fast path only ever accepts
+//! a subset of what serde accepts and reads it the same (`fast_and_serde_read_alike` checks both
+//! over generated leases and their corruptions). A structure the scanner cannot follow makes both
+//! functions answer `None`, and the caller lets serde read the whole ledger (and report the error).
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::holder::Holder;
+use crate::plan::RelPath;
+
+use super::{LeaseRecord, Recorded};
+
+/// The bytes that open or close a string, an object or an array.
+static STRUCTURAL: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'{' as usize] = true;
+    table[b'}' as usize] = true;
+    table[b'[' as usize] = true;
+    table[b']' as usize] = true;
+    table
+};
+
+/// The bytes a string's scan stops at: its closing quote and the escape.
+static QUOTE_OR_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// A cursor over JSON bytes.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn new(bytes: &'a [u8]) -> Scan<'a> {
+        Scan { bytes, at: 0 }
+    }
+
+    fn skip_space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// Takes `byte` after optional white space.
+    fn take(&mut self, byte: u8) -> Option<()> {
+        self.skip_space();
+        (self.bytes.get(self.at) == Some(&byte)).then(|| self.at += 1)
+    }
+
+    /// Takes `literal` exactly (no white space before it).
+    fn literal(&mut self, literal: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(literal.len())?;
+        (self.bytes.get(self.at..end) == Some(literal)).then(|| self.at = end)
+    }
+
+    /// Skips a string (at its opening quote) to past its closing quote; its range, quotes
+    /// included.
+    fn string(&mut self) -> Option<Range<usize>> {
+        self.skip_space();
+        let start = self.at;
+        (self.bytes.get(start) == Some(&b'"')).then_some(())?;
+        let mut at = start + 1;
+        loop {
+            let rest = self.bytes.get(at..)?;
+            let next = rest.iter().position(|b| QUOTE_OR_ESCAPE[usize::from(*b)])?;
+            at += next;
+            if self.bytes[at] == b'"' {
+                self.at = at + 1;
+                return Some(start..self.at);
+            }
+            // A backslash escapes the byte after it (`\uXXXX` has no quote in its digits).
+            at += 2;
+        }
+    }
+
+    /// Skips one value, white space before it included; its range.
+    fn value(&mut self) -> Option<Range<usize>> {
+        self.skip_space();
+        let start = self.at;
+        match self.bytes.get(start)? {
+            b'"' => self.string(),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    let rest = self.bytes.get(self.at..)?;
+                    self.at += rest.iter().position(|b| STRUCTURAL[usize::from(*b)])?;
+                    match self.bytes[self.at] {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        _ => {
+                            depth = depth.checked_sub(1)?;
+                            if depth == 0 {
+                                self.at += 1;
+                                return Some(start..self.at);
+                            }
+                        }
+                    }
+                    self.at += 1;
+                }
+            }
+            _ => {
+                let len = self.bytes[start..]
+                    .iter()
+                    .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(self.bytes.len() - start);
+                (len > 0).then_some(())?;
+                self.at = start + len;
+                Some(start..self.at)
+            }
+        }
+    }
+
+    /// A string without escapes or control characters (what serde reads as the bytes between
+    /// the quotes); `None` for any other string.
+    fn plain_str(&mut self) -> Option<&'a str> {
+        let range = self.string()?;
+        let inner = self.bytes.get(range.start + 1..range.end - 1)?;
+        if inner.iter().any(|b| *b == b'\\' || *b < 0x20) {
+            return None;
+        }
+        std::str::from_utf8(inner).ok()
+    }
+
+    /// An unsigned integer written as plain digits, no leading zero, that fits in a `u64`.
+    fn plain_u64(&mut self) -> Option<u64> {
+        let start = self.at;
+        let mut value: u64 = 0;
+        while let Some(digit) = self.bytes.get(self.at).filter(|b| b.is_ascii_digit()) {
+            value = value
+                .checked_mul(10)?
+                .checked_add(u64::from(digit - b'0'))?;
+            self.at += 1;
+        }
+        let digits = self.at - start;
+        (digits == 1 || (digits > 1 && self.bytes[start] != b'0')).then_some(value)
+    }
+
+    /// `"name":` exactly, as this build writes a field.
+    fn field(&mut self, name: &[u8]) -> Option<()> {
+        self.literal(b"\"")?;
+        self.literal(name)?;
+        self.literal(b"\":")
+    }
+
+    /// Whether `"name":` comes next (consumed when it does).
+    fn next_field(&mut self, name: &[u8]) -> bool {
+        let at = self.at;
+        if self.literal(b",").and_then(|()| self.field(name)).is_some() {
+            return true;
+        }
+        self.at = at;
+        false
+    }
+}
+
+/// The ledger's JSON with its top-level `leases` value replaced by `{}`, and the leases that value
+/// lists, in its order; `None` when `body` is not an object the scanner can follow, names no
+/// leases, or a lease does not read (serde then reads the whole ledger and says why). The scan
+/// stops at the end of the leases: serde reads what follows, a second `leases` included (an error).
+pub(super) fn split_leases(body: &[u8]) -> Option<(Vec<u8>, Leases)> {
+    let mut scan = Scan::new(body);
+    scan.take(b'{')?;
+    loop {
+        let key = scan.string()?;
+        scan.take(b':')?;
+        if &body[key] == b"\"leases\"" {
+            scan.skip_space();
+            let start = scan.at;
+            let leases = read_leases(&mut scan)?;
+            let mut rest = Vec::with_capacity(body.len() - (scan.at - start) + 2);
+            rest.extend_from_slice(&body[..start]);
+            rest.extend_from_slice(b"{}");
+            rest.extend_from_slice(&body[scan.at..]);
+            return Some((rest, leases));
+        }
+        scan.value()?;
+        scan.take(b',')?;
+    }
+}
+
+/// Leases by token, in the order a ledger lists them.
+pub(super) type Leases = Vec<(String, Recorded)>;
+
+/// What the leases read so far had, by the bytes it was read from: one process often holds
+/// every lease, and sessions of one workspace share their paths and texts.
+#[derive(Default)]
+struct Seen<'a> {
+    holder: Option<(&'a [u8], Holder)>,
+    paths: Option<(&'a [u8], Vec<RelPath>)>,
+    texts: Option<(&'a [u8], BTreeMap<RelPath, String>)>,
+}
+
+/// The leases of the `leases` object at the cursor, which ends past it.
+fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
+    let bytes = scan.bytes;
+    scan.take(b'{')?;
+    let mut leases = Vec::new();
+    let mut seen = Seen::default();
+    if scan.take(b'}').is_some() {
+        return Some(leases);
+    }
+    loop {
+        let key = scan.string()?;
+        let token = match std::str::from_utf8(&bytes[key.start + 1..key.end - 1]) {
+            Ok(plain) if !plain.bytes().any(|b| b == b'\\' || b < 0x20) => plain.to_string(),
+            _ => serde_json::from_slice::<String>(&bytes[key]).ok()?,
+        };
+        scan.take(b':')?;
+        scan.skip_space();
+        let start = scan.at;
+        let record = match fast_lease(scan, &mut seen) {
+            Some(record) => record,
+            None => {
+                scan.at = start;
+                let range = scan.value()?;
+                serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?
+            }
+        };
+        leases.push((token, Recorded::with_json(record, &bytes[start..scan.at])));
+        scan.skip_space();
+        match bytes.get(scan.at)? {
+            b',' => scan.at += 1,
+            b'}' => {
+                scan.at += 1;
+                return Some(leases);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Reads the value at the cursor with `read`, or takes what `seen` read from the same bytes.
+fn same_or<'a, T: Clone>(
+    scan: &mut Scan<'a>,
+    seen: &mut Option<(&'a [u8], T)>,
+    read: impl FnOnce(&'a [u8]) -> Option<T>,
+) -> Option<T> {
+    let range = scan.value()?;
+    let bytes = &scan.bytes[range];
+    if let Some((last, value)) = seen
+        && *last == bytes
+    {
+        return Some(value.clone());
+    }
+    let value = read(bytes)?;
+    *seen = Some((bytes, value.clone()));
+    Some(value)
+}
+
+/// A lease of the exact shape this build writes at the cursor, which ends past it; `None`
+/// otherwise (serde reads it instead).
+fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecord> {
+    scan.literal(b"{")?;
+    scan.field(b"provider")?;
+    let provider = scan.plain_str()?.to_string();
+    scan.literal(b",")?;
+    scan.field(b"holder")?;
+    let holder = same_or(scan, &mut seen.holder, |bytes| {
+        serde_json::from_slice(bytes).ok()
+    })?;
+    scan.literal(b",")?;
+    scan.field(b"acquired_at")?;
+    let acquired_at = scan.plain_u64()?;
+    scan.literal(b",")?;
+    scan.field(b"paths")?;
+    let paths = same_or(scan, &mut seen.paths, |bytes| {
+        plain_paths(&mut Scan::new(bytes))
+    })?;
+    let namespace = if scan.next_field(b"namespace") {
+        Some(scan.plain_str()?.to_string())
+    } else {
+        None
+    };
+    let block_texts = if scan.next_field(b"block_texts") {
+        let texts = same_or(scan, &mut seen.texts, |bytes| {
+            plain_texts(&mut Scan::new(bytes))
+        })?;
+        // The writer leaves an empty map out; one written anyway is serde's to read.
+        (!texts.is_empty()).then_some(texts)?
+    } else {
+        BTreeMap::new()
+    };
+    let seq = if scan.next_field(b"seq") {
+        // The writer leaves a zero out.
+        Some(scan.plain_u64()?).filter(|seq| *seq != 0)?
+    } else {
+        0
+    };
+    scan.literal(b"}")?;
+    Some(LeaseRecord {
+        provider,
+        holder,
+        acquired_at,
+        paths,
+        private_dir: None,
+        namespace,
+        block_texts,
+        seq,
+    })
+}
+
+/// `["a","b/c"]`, plain strings that are valid relative paths.
+fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
+    scan.literal(b"[")?;
+    let mut paths = Vec::new();
+    if scan.literal(b"]").is_some() {
+        return (scan.at == scan.bytes.len()).then_some(paths);
+    }
+    loop {
+        paths.push(RelPath::new(scan.plain_str()?).ok()?);
+        if scan.literal(b",").is_none() {
+            scan.literal(b"]")?;
+            return (scan.at == scan.bytes.len()).then_some(paths);
+        }
+    }
+}
+
+/// `{"path":"text",…}`, plain strings, paths valid, in strictly increasing order (as the writer
+/// writes a map; a path twice is serde's to read).
+fn plain_texts(scan: &mut Scan<'_>) -> Option<BTreeMap<RelPath, String>> {
+    scan.literal(b"{")?;
+    let mut texts = Vec::new();
+    if scan.literal(b"}").is_some() {
+        return (scan.at == scan.bytes.len()).then(BTreeMap::new);
+    }
+    loop {
+        let path = RelPath::new(scan.plain_str()?).ok()?;
+        scan.literal(b":")?;
+        let text = scan.plain_str()?.to_string();
+        if texts
+            .last()
+            .is_some_and(|(last, _): &(RelPath, String)| *last >= path)
+        {
+            return None;
+        }
+        texts.push((path, text));
+        if scan.literal(b",").is_none() {
+            scan.literal(b"}")?;
+            return (scan.at == scan.bytes.len()).then(|| texts.into_iter().collect());
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The fast reading of `json` as one whole lease.
+    fn fast_whole(json: &[u8]) -> Option<LeaseRecord> {
+        let mut scan = Scan::new(json);
+        let lease = fast_lease(&mut scan, &mut Seen::default())?;
+        (scan.at == json.len()).then_some(lease)
+    }
+
+    fn holder() -> impl Strategy<Value = Holder> {
+        prop_oneof![
+            (any::<u32>(), any::<u64>(), "[a-f0-9-]{0,36}").prop_map(|(pid, start_time, boot)| {
+                Holder::Process {
+                    pid,
+                    start_time,
+                    boot_id: boot,
+                }
+            }),
+            "/[a-z\"\\\\é/]{0,12}".prop_map(|p| Holder::Lock { path: p.into() }),
+        ]
+    }
+
+    fn rel_path() -> impl Strategy<Value = RelPath> {
+        "[a-zA-Z0-9_é\"]{1,8}(/[a-z.]{1,5}){0,2}"
+            .prop_filter_map("a valid path", |p| RelPath::new(p).ok())
+    }
+
+    prop_compose! {
+        fn lease()(
+            provider in "[a-z\"\\\\\n]{0,8}",
+            holder in holder(),
+            acquired_at in any::<u64>(),
+            paths in prop::collection::vec(rel_path(), 0..3),
+            namespace in prop::option::of("[a-z\u{e9}\\\\]{0,8}"),
+            block_texts in prop::collection::btree_map(rel_path(), "(?s).{0,12}", 0..3),
+            seq in prop_oneof![Just(0u64), any::<u64>()],
+        ) -> LeaseRecord {
+            LeaseRecord { provider, holder, acquired_at, paths, private_dir: None, namespace, block_texts, seq }
+        }
+    }
+
+    proptest! {
+        /// For any lease as this build writes it, and any corruption of those bytes, the fast
+        /// path either declines or reads what serde reads.
+        #[test]
+        fn fast_and_serde_read_alike(
+            lease in lease(),
+            cut in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            how in 0..3u8,
+        ) {
+            let json = serde_json::to_vec(&lease).unwrap();
+            let fast = fast_whole(&json);
+            if let Some(fast) = &fast {
+                prop_assert_eq!(fast, &lease);
+            }
+            let mut bad = json.clone();
+            let at = cut.index(bad.len());
+            match how {
+                0 => bad[at] = byte,
+                1 => bad.insert(at, byte),
+                _ => { bad.remove(at); }
+            }
+            if let Some(fast) = fast_whole(&bad) {
+                let serde: LeaseRecord = serde_json::from_slice(&bad).unwrap();
+                prop_assert_eq!(fast, serde);
+            }
+        }
+
+        /// For any ledger's leases, the split and the reading give what serde gives.
+        #[test]
+        fn leases_read_as_serde_reads_them(
+            leases in prop::collection::btree_map("[a-z0-9\"\\\\-]{1,10}", lease(), 0..5),
+        ) {
+            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            for (token, lease) in leases {
+                ledger.leases.insert(token, Recorded::new(lease));
+            }
+            let json = serde_json::to_vec(&ledger).unwrap();
+            let (rest, read) = split_leases(&json).unwrap();
+            let serde: crate::ledger::Ledger = serde_json::from_slice(&json).unwrap();
+            let rest: crate::ledger::Ledger = serde_json::from_slice(&rest).unwrap();
+            prop_assert!(rest.leases.is_empty());
+            let read: BTreeMap<String, Recorded> = read.into_iter().collect();
+            prop_assert_eq!(read, serde.leases);
+        }
+    }
+
+    #[test]
+    fn the_common_lease_takes_the_fast_path_and_shares_its_holder() {
+        let lease = r#"{"provider":"codex","holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b"},"acquired_at":1,"paths":["AGENTS.md"],"namespace":"agentworks","block_texts":{"AGENTS.md":"bench"},"seq":52}"#;
+        let mut seen = Seen::default();
+        let first = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
+        assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.is_some());
+        assert_eq!(first, serde_json::from_str::<LeaseRecord>(lease).unwrap());
+        let second = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
+        assert_eq!(first, second);
+    }
+
+    #[test]
+    fn what_the_scanner_cannot_follow_is_declined() {
+        for body in [
+            &b"{\"leases\":{\"a\":{}"[..],
+            b"[1]",
+            b"{\"x\":\"unterminated}",
+            b"{\"version\":1}",
+        ] {
+            assert!(
+                split_leases(body).is_none(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert!(read_leases(&mut Scan::new(b"{\"a\":1,}")).is_none());
+        // A second `leases` is left in what serde reads, which refuses it.
+        let twice = br#"{"version":1,"workspace":"/w","leases":{},"entries":{},"created_dirs":[],"kept":[],"leases":{}}"#;
+        assert!(split_leases(twice).is_some());
+        let error =
+            crate::ledger::Ledger::parse(twice, std::path::Path::new("f"), None).unwrap_err();
+        assert!(error.to_string().contains("duplicate field"), "{error}");
+    }
+}
