@@ -969,9 +969,9 @@ fn wait_for_lock(
 /// the notice (when there is one to give), then at the limit; each interruption (the alarm's,
 /// or any other signal whose handler does not restart the call) checks the clock: before the
 /// deadline the wait goes on, at the notice the notice is given once, at the limit `Busy`.
-/// The alarm is disarmed and dropped (timer deleted, signal state put back) before returning,
-/// on every path, and before the notice is given it is armed for the limit, so neither the
-/// notice's nor the refusal's own I/O is interrupted by it.
+/// The alarm is dropped (timer deleted, signal state put back) before returning, on every
+/// path, and re-armed for the limit before the notice is given, so neither the notice's nor the
+/// refusal's own I/O is interrupted by it.
 fn wait_on_this_thread(
     file: &File,
     display: &Path,
@@ -999,7 +999,12 @@ fn wait_on_this_thread(
             && Instant::now() >= at
         {
             notice = None;
-            alarm.arm(limit_at).map_err(lock_error)?;
+            // Armed for the limit, or disarmed when that has passed too: the timer, repeating
+            // since the notice was due, does not interrupt the notice's own I/O.
+            let limit_reached = limit_at.is_some_and(|at| Instant::now() >= at);
+            alarm
+                .arm(limit_at.filter(|_| !limit_reached))
+                .map_err(lock_error)?;
             tell(&LockNotice {
                 path: display.to_path_buf(),
                 holder: lock_holder(stat),
