@@ -76,8 +76,9 @@ fn signal(child: &Child, sig: &str) {
     );
 }
 
-#[test]
-fn a_stopped_lock_holder_makes_a_command_give_up_after_the_wait_with_nothing_changed() {
+/// A workspace with an `AGENTS.md` that has been acquired and released once, so its state
+/// directory and lock file exist, and the lock file's path.
+fn workspace_acquired_and_released() -> (Sandbox, PathBuf) {
     let sb = Sandbox::new();
     std::fs::write(sb.ws.join("AGENTS.md"), b"mine\n").unwrap();
     let first = acquire(&sb, &[]);
@@ -90,6 +91,12 @@ fn a_stopped_lock_holder_makes_a_command_give_up_after_the_wait_with_nothing_cha
         .unwrap();
     assert!(released.status.success());
     let lock = lock_path(&sb);
+    (sb, lock)
+}
+
+#[test]
+fn a_stopped_lock_holder_makes_a_command_give_up_after_the_wait_with_nothing_changed() {
+    let (sb, lock) = workspace_acquired_and_released();
     let mut holder = hold(&lock);
     signal(&holder, "-STOP");
     let before = tree(&sb.ws);
@@ -161,4 +168,168 @@ fn status_creates_nothing() {
         before,
         "status changed the state directory"
     );
+}
+
+/// The number of threads of process `pid` (`/proc/PID/status`).
+fn threads_of(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Whether process `pid` is queued in the kernel for a `flock` (`/proc/locks` lists a waiter).
+fn queued_for_a_lock(pid: u32) -> bool {
+    let pid = pid.to_string();
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            matches!(fields.as_slice(), [_, "->", "FLOCK", _, _, p, ..] if *p == pid)
+        })
+}
+
+/// Whether process `pid` is stopped (state `T` in `/proc/PID/stat`).
+fn stopped(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with('T'))
+}
+
+/// Waits (at most a minute, so a broken build fails instead of hanging) until `what` holds.
+fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !check() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "never: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// A workspace acquired and released once, its lock taken by this test process.
+fn workspace_with_its_lock_held() -> (Sandbox, PathBuf, std::fs::File) {
+    let (sb, lock) = workspace_acquired_and_released();
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
+    (sb, lock, held)
+}
+
+/// `acquire --json` with `--wait SECS`, started, its stderr going to the file `stderr`.
+fn spawn_acquire(sb: &Sandbox, wait: &str, stderr: &Path) -> Child {
+    sb.cmd()
+        .args([
+            "--wait",
+            wait,
+            "acquire",
+            "--provider",
+            "codex",
+            "--workspace",
+        ])
+        .arg(&sb.ws)
+        .args(["--prompt", "Session text.", "--holder-pid"])
+        .arg(std::process::id().to_string())
+        .arg("--json")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// The lines of the file `stderr` that tell of the wait.
+fn waiting_lines(stderr: &Path) -> Vec<String> {
+    std::fs::read_to_string(stderr)
+        .unwrap()
+        .lines()
+        .filter(|line| line.contains("waiting"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_cli_waits_on_its_one_thread_through_signals_and_takes_the_lock_once_let_go() {
+    let (sb, lock, held) = workspace_with_its_lock_held();
+    let stderr = sb.base.join("stderr");
+    let mut child = spawn_acquire(&sb, "600", &stderr);
+    let pid = child.id();
+    eventually("the command queues for the lock in the kernel", || {
+        queued_for_a_lock(pid)
+    });
+    eventually("the command says once that it waits", || {
+        !waiting_lines(&stderr).is_empty()
+    });
+    assert_eq!(threads_of(pid), 1, "the wait started a thread");
+
+    // Stopped and continued, and told a window changed: the wait goes on.
+    signal(&child, "-STOP");
+    eventually("the command stops", || stopped(pid));
+    signal(&child, "-CONT");
+    signal(&child, "-WINCH");
+    eventually("the command queues for the lock again", || {
+        !stopped(pid) && queued_for_a_lock(pid)
+    });
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "a signal ended the wait"
+    );
+    assert_eq!(threads_of(pid), 1, "the wait started a thread");
+
+    drop(held);
+    eventually("the command ends once the lock is let go", || {
+        child.try_wait().unwrap().is_some()
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        std::fs::read_to_string(&stderr).unwrap()
+    );
+    let receipt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(receipt["token"].is_string(), "{receipt}");
+    let waiting = waiting_lines(&stderr);
+    assert_eq!(waiting.len(), 1, "told once: {waiting:?}");
+    assert!(
+        waiting[0].contains(&lock.display().to_string()),
+        "{waiting:?}"
+    );
+    assert!(
+        std::fs::read_to_string(sb.ws.join("AGENTS.md"))
+            .unwrap()
+            .contains("Session text."),
+        "the session's block is in"
+    );
+}
+
+#[test]
+fn the_cli_gives_up_at_its_limit_with_nothing_changed_never_starting_a_thread() {
+    let (sb, _lock, held) = workspace_with_its_lock_held();
+    let before = tree(&sb.ws);
+    let stderr = sb.base.join("stderr");
+    let mut child = spawn_acquire(&sb, "1", &stderr);
+    let pid = child.id();
+    eventually("the command queues for the lock in the kernel", || {
+        queued_for_a_lock(pid)
+    });
+    // Sampled while it waits, until it gives up.
+    let mut most_threads = 0;
+    while child.try_wait().unwrap().is_none() {
+        if queued_for_a_lock(pid) {
+            most_threads = most_threads.max(threads_of(pid));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(most_threads, 1, "the wait started a thread");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["error"]["kind"], "busy", "{json}");
+    assert_eq!(waiting_lines(&stderr).len(), 1, "told once");
+    assert_eq!(tree(&sb.ws), before, "nothing changed");
+    drop(held);
 }

@@ -14,14 +14,21 @@
 //! point leaves the old bytes or the new bytes, plus at most a temporary file that
 //! [`Root::remove_temp_files`] cleans at the next start.
 //!
+//! Locks are `flock`s waited for in the kernel's queue, with a limit: on the calling thread
+//! ended by a timer signal in a one-command process ([`lock_alarm`]), on a waiter thread in a
+//! library host (see `wait_for_lock`).
+//!
 //! The [`faults`] submodule lets tests stop the process model after the k-th mutating operation.
 #![allow(clippy::disallowed_methods)]
 
 pub mod faults;
 pub mod links;
+mod lock_alarm;
 mod splice;
 pub mod tree;
 
+pub(crate) use lock_alarm::wait_on_calling_thread;
+pub use lock_alarm::with_lock_wait_on_calling_thread;
 pub use splice::OpenFile;
 pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
@@ -913,8 +920,10 @@ impl Root {
     ///
     /// The wait is queued in the kernel, so the lock is taken the moment its holder lets go; a
     /// signal does not end it; a wait given up leaves no lock behind (it polls every 20 ms only
-    /// where no waiter thread can be started). Safe to call from many threads at once: each call
-    /// waits on its own descriptor.
+    /// where neither a timer nor a waiter thread can be started). In a process that runs one
+    /// command (see [`crate::one_command_per_process`]) the calling thread itself waits, with
+    /// `SIGALRM` handled while it does; otherwise a waiter thread does. Safe to call from many
+    /// threads at once: each call waits on its own descriptor.
     pub fn lock_file(
         &self,
         rel: &RelPath,
@@ -974,11 +983,15 @@ pub fn with_polled_lock_wait<T>(f: impl FnOnce() -> T) -> T {
 
 /// Takes the exclusive lock on `file`, waiting at most `wait.limit` for another holder.
 ///
-/// The wait is the kernel's: a waiter thread blocks in `flock(LOCK_EX)` and the kernel wakes it
-/// the moment the holder lets go, while this thread waits on a channel with a deadline (first
-/// until the notice is due, then until the limit). The lock is taken on the same open file
-/// description as `file` (see [`LockWaiter`]), so it is this caller's once the thread has it.
-/// Where no waiter thread can be started, it polls with `try_lock` every 20 ms instead.
+/// The wait is the kernel's: a blocking `flock(LOCK_EX)`, which the kernel grants the moment
+/// the holder lets go. In a process that runs one command (see
+/// [`crate::one_command_per_process`]) the calling thread blocks in it, and a timer signal
+/// ([`lock_alarm`]) interrupts it at the notice and at the limit (see [`wait_on_this_thread`]).
+/// Otherwise (a library host, whose threads and signals are its own) a waiter thread blocks in
+/// it while this thread waits on a channel with a deadline (first until the notice is due,
+/// then until the limit); the lock is taken on the same open file description as `file` (see
+/// [`LockWaiter`]), so it is this caller's once the thread has it. Where neither the timer nor
+/// a waiter thread can be started, it polls with `try_lock` every 20 ms instead.
 fn wait_for_lock(
     file: &File,
     display: &Path,
@@ -994,7 +1007,14 @@ fn wait_for_lock(
         return Err(busy(display, stat, wait));
     }
     let start = Instant::now();
-    let mut waiter = if POLLED_LOCK_WAIT.with(std::cell::Cell::get) {
+    let polled = POLLED_LOCK_WAIT.with(std::cell::Cell::get);
+    if !polled
+        && lock_alarm::waits_on_calling_thread()
+        && let Ok(alarm) = lock_alarm::LockAlarm::start()
+    {
+        return wait_on_this_thread(file, display, stat, wait, start, alarm);
+    }
+    let mut waiter = if polled {
         LockWaiter::Poll
     } else {
         LockWaiter::start(file)
@@ -1022,6 +1042,66 @@ fn wait_for_lock(
         return Ok(());
     }
     Err(busy(display, stat, wait))
+}
+
+/// The wait of [`wait_for_lock`] on the calling thread: blocked in `flock(LOCK_EX)` on `file`
+/// itself, so the lock is this caller's the moment the kernel grants it, and a wait given up
+/// leaves nothing queued (an interrupted `flock` leaves the kernel's queue). `alarm` fires at
+/// the notice (when there is one to give), then at the limit; each interruption (the alarm's,
+/// or any other signal whose handler does not restart the call) checks the clock: before the
+/// deadline the wait goes on, at the notice the notice is given once, at the limit `Busy`.
+/// The alarm is dropped (timer deleted, signal state put back) before returning, on every
+/// path, and re-armed for the limit before the notice is given, so neither the notice's nor the
+/// refusal's own I/O is interrupted by it.
+fn wait_on_this_thread(
+    file: &File,
+    display: &Path,
+    stat: &rustix::fs::Stat,
+    wait: &LockWait,
+    start: Instant,
+    alarm: lock_alarm::LockAlarm,
+) -> Result<()> {
+    let lock_error = |e| Error::io(display, "lock", e);
+    let limit_at = start.checked_add(wait.limit);
+    let mut notice = wait
+        .notice
+        .as_ref()
+        .filter(|_| wait.notice_after <= wait.limit)
+        .zip(start.checked_add(wait.notice_after));
+    let first = notice.as_ref().map_or(limit_at, |(_, at)| Some(*at));
+    alarm.arm(first).map_err(lock_error)?;
+    let taken = loop {
+        match rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive) {
+            Ok(()) => break Ok(true),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => break Err(lock_error(errno(e))),
+        }
+        if let Some((tell, at)) = notice
+            && Instant::now() >= at
+        {
+            notice = None;
+            // Armed for the limit, or disarmed when that has passed too: the timer, repeating
+            // since the notice was due, does not interrupt the notice's own I/O.
+            let limit_reached = limit_at.is_some_and(|at| Instant::now() >= at);
+            alarm
+                .arm(limit_at.filter(|_| !limit_reached))
+                .map_err(lock_error)?;
+            tell(&LockNotice {
+                path: display.to_path_buf(),
+                holder: lock_holder(stat),
+                limit: wait.limit,
+            });
+        }
+        if limit_at.is_some_and(|at| Instant::now() >= at) {
+            break Ok(false);
+        }
+    };
+    drop(alarm);
+    if taken? {
+        Ok(())
+    } else {
+        Err(busy(display, stat, wait))
+    }
 }
 
 /// The refusal of a wait that reached its limit, naming the holder where `/proc/locks` does.
