@@ -551,8 +551,15 @@ impl Ledger {
         // The leases read apart (see `leases_json`), the rest by serde; anything the fast reading
         // declines is read by serde whole, which also says what is wrong.
         let fast = leases_json::split_leases(bytes).and_then(|(rest, leases)| {
+            let (rest, holders) = match leases_json::split_holders(&rest) {
+                Some((rest, holders)) => (rest, holders),
+                None => (rest, Vec::new()),
+            };
             let mut ledger: Ledger = serde_json::from_slice(&rest).ok()?;
             ledger.leases = leases.into_iter().collect();
+            for (path, tokens) in holders {
+                *ledger.entries.get_mut(&path)?.holders_mut() = tokens;
+            }
             Some(ledger)
         });
         let ledger = match fast {
@@ -626,12 +633,21 @@ impl Ledger {
             if n > 0 {
                 out.push(b',');
             }
-            serde_json::to_writer(&mut *out, token)?;
+            write_json_str(out, token)?;
             out.push(b':');
             lease.write_json(out)?;
         }
         out.push(b'}');
-        field(out, "entries", &self.entries)?;
+        out.extend_from_slice(b",\"entries\":{");
+        for (n, (path, entry)) in self.entries.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            write_json_str(out, path.as_str())?;
+            out.push(b':');
+            write_entry(out, entry)?;
+        }
+        out.push(b'}');
         field(out, "created_dirs", &self.created_dirs)?;
         if !self.block_files.is_empty() {
             field(out, "block_files", &self.block_files)?;
@@ -657,10 +673,231 @@ impl Ledger {
     }
 }
 
+/// Appends `entry` as the derived serialisation writes it (`"kind"`, then the fields in their
+/// declared order, skipped as it skips them), the holders' tokens by [`write_json_str`]: a
+/// ledger lists every lease's token in each entry the lease holds (`write_entry_is_the_derived_
+/// serialisation` holds the two equal).
+fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()> {
+    fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        serde_json::to_writer(out, value)
+    }
+    let (kind, holders) = match entry {
+        EntryRecord::Block { holders, .. } => ("block", holders),
+        EntryRecord::Owned { holders, .. } => ("owned", holders),
+        EntryRecord::Marker { holders, .. } => ("marker", holders),
+        EntryRecord::Skill { holders, .. } => ("skill", holders),
+    };
+    out.extend_from_slice(b"{\"kind\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"holders\":[");
+    for (n, token) in holders.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        write_json_str(out, token)?;
+    }
+    out.push(b']');
+    match entry {
+        EntryRecord::Block { namespaces, .. } => {
+            if !namespaces.is_empty() {
+                field(out, "namespaces", namespaces)?;
+            }
+        }
+        EntryRecord::Owned {
+            role,
+            prior,
+            written,
+            written_mode,
+            writing,
+            namespace,
+            ..
+        } => {
+            field(out, "role", role)?;
+            field(out, "prior", prior)?;
+            field(out, "written", written)?;
+            field(out, "written_mode", written_mode)?;
+            if writing.is_some() {
+                field(out, "writing", writing)?;
+            }
+            if namespace.is_some() {
+                field(out, "namespace", namespace)?;
+            }
+        }
+        EntryRecord::Marker { marker, .. } => field(out, "marker", marker)?,
+        EntryRecord::Skill {
+            source,
+            prior,
+            manifest,
+            retired,
+            namespace,
+            ..
+        } => {
+            field(out, "source", source)?;
+            field(out, "prior", prior)?;
+            field(out, "manifest", manifest)?;
+            if !retired.is_empty() {
+                field(out, "retired", retired)?;
+            }
+            if namespace.is_some() {
+                field(out, "namespace", namespace)?;
+            }
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Appends `text` as a JSON string, as serde_json writes it: a string with nothing to escape (a
+/// token, a path) is copied between its quotes at once, anything else goes through serde_json.
+fn write_json_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
+    if !leases_json::has_special(text.as_bytes(), true) {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+        Ok(())
+    } else {
+        serde_json::to_writer(out, text)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Any entry, each variant with its optional fields present or not.
+    pub(crate) fn any_entry() -> impl proptest::strategy::Strategy<Value = EntryRecord> {
+        use crate::plan::MarkerKind;
+        use proptest::prelude::*;
+        let tokens = || prop::collection::btree_set("[a-z0-9\"\\\\-]{1,6}", 0..4);
+        let text = || "[a-z\"\\\\\n\u{e9}]{0,6}";
+        let prior_ref = || (text(), text()).prop_map(|(dir, id)| PriorRef { dir, id });
+        let manifest = || {
+            (
+                text(),
+                prop::collection::btree_map(text(), (text(), any::<u32>()), 0..2),
+                prop::collection::btree_map(text(), any::<u32>(), 0..2),
+            )
+                .prop_map(|(build, files, dirs)| Manifest {
+                    build,
+                    files: files
+                        .into_iter()
+                        .map(|(k, (sha256, mode))| (k, ManifestFile { sha256, mode }))
+                        .collect(),
+                    dirs,
+                })
+        };
+        prop_oneof![
+            (tokens(), prop::collection::btree_set(text(), 0..2)).prop_map(
+                |(holders, namespaces)| EntryRecord::Block {
+                    holders,
+                    namespaces
+                }
+            ),
+            (
+                tokens(),
+                prop::sample::select(vec![OwnedRole::Instructions, OwnedRole::McpConfig]),
+                prop::option::of(prop_oneof![
+                    prior_ref().prop_map(OwnedPrior::Workspace),
+                    (text(), any::<u32>())
+                        .prop_map(|(file, mode)| OwnedPrior::Stash(Stash { file, mode })),
+                ]),
+                text(),
+                prop::option::of(any::<u32>()),
+                prop::option::of(text()),
+                prop::option::of(text()),
+            )
+                .prop_map(
+                    |(holders, role, prior, written, written_mode, writing, namespace)| {
+                        EntryRecord::Owned {
+                            holders,
+                            role,
+                            prior,
+                            written,
+                            written_mode,
+                            writing,
+                            namespace,
+                        }
+                    }
+                ),
+            (tokens(), any::<bool>()).prop_map(|(holders, file)| EntryRecord::Marker {
+                holders,
+                marker: if file {
+                    MarkerKind::File
+                } else {
+                    MarkerKind::Dir
+                },
+            }),
+            (
+                tokens(),
+                text(),
+                prop::option::of(prop_oneof![
+                    prior_ref().prop_map(FolderPrior::Workspace),
+                    (text(), text()).prop_map(|(stash, hidden)| FolderPrior::Stash(SkillPrior {
+                        stash,
+                        hidden
+                    })),
+                ]),
+                prop::option::of(manifest()),
+                prop::collection::vec(
+                    (text(), manifest()).prop_map(|(name, manifest)| Retired { name, manifest }),
+                    0..2
+                ),
+                prop::option::of(text()),
+            )
+                .prop_map(|(holders, source, prior, manifest, retired, namespace)| {
+                    EntryRecord::Skill {
+                        holders,
+                        source: source.into(),
+                        prior,
+                        manifest,
+                        retired,
+                        namespace,
+                    }
+                }),
+        ]
+    }
+
+    proptest::proptest! {
+        /// For any entries, the ledger's writer writes what the derived serialisation writes.
+        #[test]
+        fn write_entry_is_the_derived_serialisation(
+            entries in proptest::collection::btree_map(
+                proptest::strategy::Strategy::prop_filter_map(
+                    "[a-z\"\u{e9}]{1,4}",
+                    "a path",
+                    |p: String| RelPath::new(p).ok(),
+                ),
+                any_entry(),
+                0..4,
+            ),
+        ) {
+            let mut ledger = Ledger::new(Path::new("/w"));
+            ledger.entries = entries;
+            let derived = serde_json::to_vec(&ledger).unwrap();
+            let mut written = Vec::new();
+            ledger.write_json(&mut written, Path::new("f")).unwrap();
+            proptest::prop_assert_eq!(
+                String::from_utf8_lossy(&written),
+                String::from_utf8_lossy(&derived)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// For any string, the fast string writer writes what serde_json writes.
+        #[test]
+        fn strings_are_written_as_serde_writes_them(text in "(?s).{0,12}") {
+            let mut ours = b"x".to_vec();
+            write_json_str(&mut ours, &text).unwrap();
+            let theirs = serde_json::to_vec(&text).unwrap();
+            proptest::prop_assert_eq!(&ours[1..], theirs.as_slice());
+        }
+    }
 
     #[test]
     fn fnv_is_stable() {

@@ -1416,24 +1416,22 @@ impl<'a> OpenTail<'a> {
             .map_err(|_| Error::io(self.path, "read", std::io::ErrorKind::FileTooLarge.into()))?;
         let len = missing + tail.bytes.len();
         let mut bytes = Vec::with_capacity(len.saturating_add(spare));
-        bytes.resize(len, 0);
-        let mut filled = 0;
-        while filled < missing {
-            let at = from.saturating_add(filled as u64);
-            match rustix::io::pread(&self.file, &mut bytes[filled..missing], at) {
-                Ok(0) => {
-                    let short = std::io::ErrorKind::UnexpectedEof.into();
-                    return Err(Error::io(self.path, "read", short));
-                }
-                Ok(n) => {
-                    note_read(n);
-                    filled += n;
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(Error::io(self.path, "read", errno(e))),
-            }
+        // Read into the reserved room as it is: std reads a file into memory not yet written
+        // (no zeroing of what the read then overwrites), retrying an interrupted read.
+        let read = std::io::Seek::seek(&mut &self.file, std::io::SeekFrom::Start(from))
+            .and_then(|_| {
+                std::io::Read::read_to_end(
+                    &mut std::io::Read::take(&self.file, missing as u64),
+                    &mut bytes,
+                )
+            })
+            .map_err(|e| Error::io(self.path, "read", e))?;
+        note_read(read);
+        if read < missing {
+            let short = std::io::ErrorKind::UnexpectedEof.into();
+            return Err(Error::io(self.path, "read", short));
         }
-        bytes[missing..].copy_from_slice(&tail.bytes);
+        bytes.extend_from_slice(&tail.bytes);
         Ok(Tail {
             len: tail.len,
             start: from,

@@ -13,7 +13,7 @@
 //! over generated leases and their corruptions). A structure the scanner cannot follow makes both
 //! functions answer `None`, and the caller lets serde read the whole ledger (and report the error).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 use crate::holder::Holder;
@@ -32,13 +32,38 @@ static STRUCTURAL: [bool; 256] = {
     table
 };
 
-/// The bytes a string's scan stops at: its closing quote and the escape.
-static QUOTE_OR_ESCAPE: [bool; 256] = {
-    let mut table = [false; 256];
-    table[b'"' as usize] = true;
-    table[b'\\' as usize] = true;
-    table
-};
+/// Whether `bytes`, the inside of a string, hold no escape and no control character: what
+/// serde reads as those very bytes.
+pub(super) fn plain(bytes: &[u8]) -> bool {
+    !has_special(bytes, false)
+}
+
+/// Whether `bytes` hold a backslash, a control character (below a space) or, when `quote`, a
+/// double quote: the bytes a JSON string must escape. Eight bytes at a time, with the exact
+/// word tests "some byte is zero" (`(x - 0x01…) & !x & 0x80…` is non-zero exactly then) and
+/// "some byte is below `n`" (the same with `n` for 1, for `n` up to 128).
+pub(super) fn has_special(bytes: &[u8], quote: bool) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let equal = |x: u64, byte: u8| below(x ^ (ONES * u64::from(byte)), 1);
+    let mut words = bytes.chunks_exact(8);
+    let mut found = 0;
+    for word in &mut words {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        let x = u64::from_le_bytes(eight);
+        found |= below(x, 0x20) | equal(x, b'\\');
+        if quote {
+            found |= equal(x, b'"');
+        }
+    }
+    found != 0
+        || words
+            .remainder()
+            .iter()
+            .any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'))
+}
 
 /// A cursor over JSON bytes.
 struct Scan<'a> {
@@ -78,7 +103,7 @@ impl<'a> Scan<'a> {
         let mut at = start + 1;
         loop {
             let rest = self.bytes.get(at..)?;
-            let next = rest.iter().position(|b| QUOTE_OR_ESCAPE[usize::from(*b)])?;
+            let next = memchr::memchr2(b'"', b'\\', rest)?;
             at += next;
             if self.bytes[at] == b'"' {
                 self.at = at + 1;
@@ -134,7 +159,7 @@ impl<'a> Scan<'a> {
     fn plain_str(&mut self) -> Option<&'a str> {
         let range = self.string()?;
         let inner = self.bytes.get(range.start + 1..range.end - 1)?;
-        if inner.iter().any(|b| *b == b'\\' || *b < 0x20) {
+        if !plain(inner) {
             return None;
         }
         std::str::from_utf8(inner).ok()
@@ -197,6 +222,94 @@ pub(super) fn split_leases(body: &[u8]) -> Option<(Vec<u8>, Leases)> {
     }
 }
 
+/// Each entry's holder tokens, by the entry's path, in the order the ledger lists them.
+pub(super) type EntryHolders = Vec<(RelPath, BTreeSet<String>)>;
+
+/// The ledger's JSON with every entry's `holders` array emptied (`[]`), and the tokens those
+/// arrays held; `None` unless every entry has the exact shape this build writes: its path a
+/// plain string, the paths in strictly increasing order, the entry opening with `"kind"` (a
+/// plain string) and then `"holders"`, a list of plain strings in strictly increasing order (as
+/// a set is written). serde then reads each entry's other fields, and the caller puts each
+/// entry's tokens back; with `None` serde reads the entries whole. The scan stops at the end of
+/// the entries: serde reads what follows, a second `entries` included (an error).
+///
+/// A ledger lists every lease's token in the `holders` of each entry it holds, so these lists
+/// grow with the sessions like the leases do, and serde would buffer each entry whole (an
+/// internally tagged enum) before building its set one insertion at a time.
+pub(super) fn split_holders(body: &[u8]) -> Option<(Vec<u8>, EntryHolders)> {
+    let mut scan = Scan::new(body);
+    scan.take(b'{')?;
+    loop {
+        let key = scan.string()?;
+        scan.take(b':')?;
+        if &body[key] == b"\"entries\"" {
+            scan.skip_space();
+            let mut out = Vec::with_capacity(body.len());
+            let holders = cut_holders(&mut scan, &mut out)?;
+            out.extend_from_slice(&body[scan.at..]);
+            return Some((out, holders));
+        }
+        scan.value()?;
+        scan.take(b',')?;
+    }
+}
+
+/// The entries object at the cursor, which ends past it: `out` gets everything from the start
+/// of the body to there with the holders' tokens left out, and the tokens are returned.
+fn cut_holders(scan: &mut Scan<'_>, out: &mut Vec<u8>) -> Option<EntryHolders> {
+    let bytes = scan.bytes;
+    let mut holders: EntryHolders = Vec::new();
+    // `bytes[..copied]` is in `out` already (less the tokens cut).
+    let mut copied = 0;
+    scan.literal(b"{")?;
+    if scan.literal(b"}").is_none() {
+        loop {
+            let path = RelPath::new(scan.plain_str()?).ok()?;
+            if holders.last().is_some_and(|(last, _)| *last >= path) {
+                return None;
+            }
+            scan.literal(b":")?;
+            scan.literal(b"{")?;
+            scan.field(b"kind")?;
+            scan.plain_str()?;
+            scan.literal(b",")?;
+            scan.field(b"holders")?;
+            scan.literal(b"[")?;
+            out.extend_from_slice(&bytes[copied..scan.at]);
+            let mut tokens: Vec<String> = Vec::new();
+            if scan.literal(b"]").is_none() {
+                loop {
+                    let token = scan.plain_str()?;
+                    if tokens.last().is_some_and(|last| last.as_str() >= token) {
+                        return None;
+                    }
+                    tokens.push(token.to_string());
+                    if scan.literal(b",").is_none() {
+                        scan.literal(b"]")?;
+                        break;
+                    }
+                }
+            }
+            copied = scan.at - 1;
+            // The entry's other fields, for serde.
+            while scan.literal(b",").is_some() {
+                scan.string()?;
+                scan.take(b':')?;
+                scan.value()?;
+            }
+            scan.literal(b"}")?;
+            // Built from sorted, distinct tokens in one pass (no insertion search).
+            holders.push((path, tokens.into_iter().collect()));
+            if scan.literal(b",").is_none() {
+                scan.literal(b"}")?;
+                break;
+            }
+        }
+    }
+    out.extend_from_slice(&bytes[copied..scan.at]);
+    Some(holders)
+}
+
 /// Leases by token, in the order a ledger lists them.
 pub(super) type Leases = Vec<(String, Recorded)>;
 
@@ -221,7 +334,7 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
     loop {
         let key = scan.string()?;
         let token = match std::str::from_utf8(&bytes[key.start + 1..key.end - 1]) {
-            Ok(plain) if !plain.bytes().any(|b| b == b'\\' || b < 0x20) => plain.to_string(),
+            Ok(token) if plain(token.as_bytes()) => token.to_string(),
             _ => serde_json::from_slice::<String>(&bytes[key]).ok()?,
         };
         scan.take(b':')?;
@@ -453,6 +566,86 @@ mod tests {
             prop_assert!(rest.leases.is_empty());
             let read: BTreeMap<String, Recorded> = read.into_iter().collect();
             prop_assert_eq!(read, serde.leases);
+        }
+    }
+
+    proptest! {
+        /// For any ledger with leases and entries, and any corruption of its bytes, the ledger
+        /// read with the holders cut out is the ledger serde reads, and it reads whenever serde
+        /// reads it (and only then).
+        #[test]
+        fn entries_read_as_serde_reads_them(
+            leases in prop::collection::btree_map("[a-z0-9-]{1,6}", lease(), 0..3),
+            entries in prop::collection::btree_map(rel_path(), crate::ledger::tests::any_entry(), 0..4),
+            cut in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            how in 0..4u8,
+        ) {
+            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            for (token, lease) in leases {
+                ledger.leases.insert(token, Recorded::new(lease));
+            }
+            ledger.entries = entries;
+            let json = serde_json::to_vec(&ledger).unwrap();
+            let file = std::path::Path::new("f");
+            let read = crate::ledger::Ledger::parse(&json, file, None).unwrap();
+            prop_assert_eq!(&read, &ledger);
+            let mut bad = json.clone();
+            let at = cut.index(bad.len());
+            match how {
+                0 => bad[at] = byte,
+                1 => bad.insert(at, byte),
+                2 => { bad.remove(at); }
+                _ => {}
+            }
+            let serde = serde_json::from_slice::<crate::ledger::Ledger>(&bad);
+            let ours = crate::ledger::Ledger::parse(&bad, file, None);
+            match (ours, serde) {
+                (Ok(ours), Ok(serde)) => prop_assert_eq!(ours, serde),
+                (Err(_), Err(_)) => {}
+                (ours, serde) => prop_assert!(false, "ours {:?}, serde {:?}", ours.is_ok(), serde.is_ok()),
+            }
+        }
+    }
+
+    #[test]
+    fn entry_holders_are_cut_out_for_serde_and_given_back() {
+        let body = br#"{"entries":{"A":{"kind":"block","holders":["a","b"],"namespaces":["n"]},"B":{"kind":"marker","holders":[],"marker":"file"}},"kept":[]}"#;
+        let (rest, holders) = split_holders(body).unwrap();
+        assert_eq!(
+            String::from_utf8(rest).unwrap(),
+            r#"{"entries":{"A":{"kind":"block","holders":[],"namespaces":["n"]},"B":{"kind":"marker","holders":[],"marker":"file"}},"kept":[]}"#
+        );
+        let tokens: Vec<Vec<&str>> = holders
+            .iter()
+            .map(|(_, set)| set.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(tokens, [vec!["a", "b"], vec![]]);
+        // Out of order, twice, or escaped: serde's to read.
+        for body in [
+            &br#"{"entries":{"A":{"kind":"block","holders":["b","a"]}}}"#[..],
+            br#"{"entries":{"A":{"kind":"block","holders":["a","a"]}}}"#,
+            br#"{"entries":{"B":{"kind":"block","holders":[]},"A":{"kind":"block","holders":[]}}}"#,
+            br#"{"entries":{"A":{"kind":"block","holders":["\u0061"]}}}"#,
+            br#"{"entries":{"A":{"holders":["a"],"kind":"block"}}}"#,
+        ] {
+            assert!(
+                split_holders(body).is_none(),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    proptest! {
+        /// For any bytes, the word-at-a-time test finds what a byte-by-byte look finds.
+        #[test]
+        fn special_bytes_are_found_as_one_by_one(
+            bytes in prop::collection::vec(prop_oneof![any::<u8>(), Just(b'"'), Just(b'\\'), Just(0x1f), Just(0x20)], 0..40),
+            quote in any::<bool>(),
+        ) {
+            let one_by_one = bytes.iter().any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'));
+            prop_assert_eq!(has_special(&bytes, quote), one_by_one);
         }
     }
 
