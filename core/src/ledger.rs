@@ -92,21 +92,21 @@ impl FolderIdentity {
 /// One session's hold.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaseRecord {
-    /// The provider that planned it.
-    pub provider: String,
+    /// The provider that planned it (shared: the leases read from one record mostly name one).
+    pub provider: std::sync::Arc<str>,
     /// What keeps it alive.
     pub holder: Holder,
     /// Seconds since the Unix epoch when it was taken.
     pub acquired_at: u64,
     /// The paths it holds.
-    pub paths: Vec<RelPath>,
+    pub paths: std::sync::Arc<[RelPath]>,
     /// Read from ledgers of earlier builds and never used: a session's private directory is
     /// derived from its token, never from a recorded path.
     #[serde(default, skip_serializing)]
     pub private_dir: Option<PathBuf>,
     /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub namespace: Option<std::sync::Arc<str>>,
     /// The session text this lease put in each shared block, by file: when the session whose
     /// text a block holds ends, the block is given back the text of the newest live session
     /// that shares it. Private, like the whole ledger; empty in ledgers of earlier builds.
@@ -160,7 +160,31 @@ pub struct Recorded {
     /// Boxed: a map of hundreds of leases is built (and sorted) from a list of them, which moves
     /// a pointer, not the whole record.
     record: Box<LeaseRecord>,
-    json: std::cell::OnceCell<Box<[u8]>>,
+    json: std::cell::OnceCell<LeaseJson>,
+}
+
+/// A lease's compact JSON: its range of a buffer the leases read from one record share (one
+/// copy of the record's leases, not one per lease), or a buffer of its own.
+#[derive(Clone, Debug)]
+pub(crate) struct LeaseJson {
+    buffer: std::sync::Arc<[u8]>,
+    range: std::ops::Range<usize>,
+}
+
+impl LeaseJson {
+    /// The JSON of a lease at `range` of `buffer`.
+    pub(crate) fn shared(buffer: &std::sync::Arc<[u8]>, range: std::ops::Range<usize>) -> Self {
+        LeaseJson {
+            buffer: buffer.clone(),
+            range,
+        }
+    }
+
+    /// Its bytes; `None` if its range is not inside its buffer (never, as the reader makes
+    /// them; the lease is then serialised anew instead).
+    fn bytes(&self) -> Option<&[u8]> {
+        self.buffer.get(self.range.clone())
+    }
 }
 
 impl Recorded {
@@ -175,33 +199,40 @@ impl Recorded {
     /// A lease read by serde from `raw`, one value of a ledger's `leases` object.
     fn read(raw: &serde_json::value::RawValue) -> serde_json::Result<Recorded> {
         let record: LeaseRecord = serde_json::from_str(raw.get())?;
-        Ok(Recorded::with_json(record, raw.get().as_bytes()))
+        let bytes: std::sync::Arc<[u8]> = raw.get().as_bytes().into();
+        let range = 0..bytes.len();
+        Ok(Recorded::with_json(
+            record,
+            LeaseJson::shared(&bytes, range),
+        ))
     }
 
-    /// A lease read from `raw`, keeping `raw` as its JSON. A lease of an earlier build that names
+    /// A lease read from `json`, keeping it as its JSON. A lease of an earlier build that names
     /// its private directory is serialised anew at the next save instead, which leaves that field
     /// out.
-    fn with_json(record: LeaseRecord, raw: &[u8]) -> Recorded {
-        let json = std::cell::OnceCell::new();
+    pub(crate) fn with_json(record: LeaseRecord, json: LeaseJson) -> Recorded {
+        let kept = std::cell::OnceCell::new();
         if record.private_dir.is_none() {
-            let _ = json.set(raw.into());
+            let _ = kept.set(json);
         }
         Recorded {
             record: Box::new(record),
-            json,
+            json: kept,
         }
     }
 
     /// Appends its compact JSON to `out`: serialised there the first time, and kept.
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        if let Some(json) = self.json.get() {
+        if let Some(json) = self.json.get().and_then(LeaseJson::bytes) {
             out.extend_from_slice(json);
             return Ok(());
         }
         LEASES_SERIALISED.with(|c| c.set(c.get() + 1));
         let start = out.len();
         serde_json::to_writer(&mut *out, &self.record)?;
-        let _ = self.json.set(out[start..].into());
+        let buffer: std::sync::Arc<[u8]> = out[start..].into();
+        let range = 0..buffer.len();
+        let _ = self.json.set(LeaseJson { buffer, range });
         Ok(())
     }
 }
@@ -917,9 +948,9 @@ pub(crate) mod tests {
                     path: PathBuf::from(format!("/h/{n}")),
                 },
                 acquired_at: 7,
-                paths: vec![path.clone()],
+                paths: vec![path.clone()].into(),
                 private_dir: Some(PathBuf::from("/never/written")),
-                namespace: (n == 0).then(|| "ns".to_string()),
+                namespace: (n == 0).then(|| "ns".into()),
                 block_texts: std::sync::Arc::new(
                     [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
                 ),
@@ -984,7 +1015,7 @@ pub(crate) mod tests {
                 provider: "p".into(),
                 holder: Holder::Lock { path: PathBuf::from("/l") },
                 acquired_at: 0,
-                paths: Vec::new(),
+                paths: Vec::new().into(),
                 private_dir: None,
                 namespace: None,
                 block_texts: Default::default(),

@@ -15,11 +15,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::holder::Holder;
 use crate::plan::RelPath;
 
-use super::{BlockTexts, LeaseRecord, Recorded};
+use super::{BlockTexts, LeaseJson, LeaseRecord, Recorded};
 
 /// The bytes that open or close a string, an object or an array.
 static STRUCTURAL: [bool; 256] = {
@@ -317,14 +318,20 @@ pub(super) type Leases = Vec<(String, Recorded)>;
 /// every lease, and sessions of one workspace share their paths and texts.
 #[derive(Default)]
 struct Seen<'a> {
+    provider: Option<(&'a [u8], Arc<str>)>,
+    namespace: Option<(&'a [u8], Arc<str>)>,
     holder: Option<(&'a [u8], Holder)>,
-    paths: Option<(&'a [u8], Vec<RelPath>)>,
+    paths: Option<(&'a [u8], Arc<[RelPath]>)>,
     texts: Option<(&'a [u8], BlockTexts)>,
 }
 
 /// The leases of the `leases` object at the cursor, which ends past it.
 fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
     let bytes = scan.bytes;
+    scan.skip_space();
+    // One copy of the leases (and what follows them) for every lease's JSON to share.
+    let base = scan.at;
+    let shared: std::sync::Arc<[u8]> = bytes.get(base..)?.into();
     scan.take(b'{')?;
     let mut leases = Vec::new();
     let mut seen = Seen::default();
@@ -348,7 +355,8 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
                 serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?
             }
         };
-        leases.push((token, Recorded::with_json(record, &bytes[start..scan.at])));
+        let json = LeaseJson::shared(&shared, start - base..scan.at - base);
+        leases.push((token, Recorded::with_json(record, json)));
         scan.skip_space();
         match bytes.get(scan.at)? {
             b',' => scan.at += 1,
@@ -367,8 +375,9 @@ fn same_or<'a, T: Clone>(
     seen: &mut Option<(&'a [u8], T)>,
     read: impl FnOnce(&'a [u8]) -> Option<T>,
 ) -> Option<T> {
-    // The value read last, byte for byte, is that value again: each is an object or an array,
-    // which ends at its own closing bracket, so no scan is needed to find its end.
+    // The value read last, byte for byte, is that value again: each is an object, an array or
+    // a plain string (no escape), which ends at its own closing bracket or quote, so no scan is
+    // needed to find its end.
     if let Some((last, value)) = seen
         && scan.bytes[scan.at..].starts_with(last)
     {
@@ -387,7 +396,7 @@ fn same_or<'a, T: Clone>(
 fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecord> {
     scan.literal(b"{")?;
     scan.field(b"provider")?;
-    let provider = scan.plain_str()?.to_string();
+    let provider = same_or(scan, &mut seen.provider, plain_shared)?;
     scan.literal(b",")?;
     scan.field(b"holder")?;
     let holder = same_or(scan, &mut seen.holder, |bytes| {
@@ -399,10 +408,10 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
     scan.literal(b",")?;
     scan.field(b"paths")?;
     let paths = same_or(scan, &mut seen.paths, |bytes| {
-        plain_paths(&mut Scan::new(bytes))
+        plain_paths(&mut Scan::new(bytes)).map(Arc::from)
     })?;
     let namespace = if scan.next_field(b"namespace") {
-        Some(scan.plain_str()?.to_string())
+        Some(same_or(scan, &mut seen.namespace, plain_shared)?)
     } else {
         None
     };
@@ -432,6 +441,13 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         block_texts,
         seq,
     })
+}
+
+/// `"text"`, a plain string (nothing after it), shared.
+fn plain_shared(bytes: &[u8]) -> Option<Arc<str>> {
+    let mut scan = Scan::new(bytes);
+    let text = scan.plain_str()?;
+    (scan.at == bytes.len()).then(|| text.into())
 }
 
 /// `["a","b/c"]`, plain strings that are valid relative paths.
@@ -518,7 +534,16 @@ mod tests {
                 .prop_map(std::sync::Arc::new),
             seq in prop_oneof![Just(0u64), any::<u64>()],
         ) -> LeaseRecord {
-            LeaseRecord { provider, holder, acquired_at, paths, private_dir: None, namespace, block_texts, seq }
+            LeaseRecord {
+                provider: provider.into(),
+                holder,
+                acquired_at,
+                paths: paths.into(),
+                private_dir: None,
+                namespace: namespace.map(Into::into),
+                block_texts,
+                seq,
+            }
         }
     }
 

@@ -336,12 +336,12 @@ impl Projector {
         )?;
         let token = format!("pf1-{key}-{}", fsio::random_hex(16)?);
         let lease = LeaseRecord {
-            provider: provider.name().to_string(),
+            provider: provider.name().into(),
             holder: request.holder.clone(),
             acquired_at: now_secs(),
-            paths: plan_paths(&plan)?,
+            paths: plan_paths(&plan)?.into(),
             private_dir: None,
-            namespace: Some(self.namespace.as_str().to_string()),
+            namespace: Some(self.namespace.as_str().into()),
             block_texts: std::sync::Arc::new(
                 plan.blocks
                     .iter()
@@ -580,16 +580,17 @@ impl Projector {
     /// priors no ledger names (a lost state directory).
     fn strip_stale_locked(&self, cx: &mut Cx<'_>) {
         let check = &mut cx.l.liveness;
-        let dead: Vec<(String, String, String)> = cx
-            .l
-            .ledger
-            .leases
-            .iter()
-            .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
-                Liveness::Alive => None,
-                Liveness::Dead { reason } => Some((token.clone(), lease.provider.clone(), reason)),
-            })
-            .collect();
+        let dead: Vec<(String, String, String)> =
+            cx.l.ledger
+                .leases
+                .iter()
+                .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
+                    Liveness::Alive => None,
+                    Liveness::Dead { reason } => {
+                        Some((token.clone(), lease.provider.to_string(), reason))
+                    }
+                })
+                .collect();
         for (token, provider, reason) in dead {
             release_token(cx, &token);
             cx.out.stale.push(StaleCleaned {
@@ -670,11 +671,11 @@ impl Projector {
                 }
                 LeaseStatus {
                     token: token.clone(),
-                    provider: lease.provider.clone(),
+                    provider: lease.provider.to_string(),
                     holder: lease.holder.clone(),
                     liveness,
                     acquired_at: lease.acquired_at,
-                    paths: lease.paths.clone(),
+                    paths: lease.paths.to_vec(),
                 }
             })
             .collect();
