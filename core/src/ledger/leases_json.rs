@@ -1,17 +1,22 @@
-//! Reading a ledger's leases without serde's per-field machinery: the one part of a ledger whose
-//! size grows with the sessions a workspace holds, read at every command.
+//! Reading a ledger's leases, and its entries' holder tokens, without serde's per-field
+//! machinery: the parts of a ledger whose size grows with the sessions a workspace holds, read at
+//! every command.
 //!
 //! [`split_leases`] finds the `leases` object of a ledger's JSON with a value scanner (strings
 //! skipped to their closing quote, objects and arrays by depth), so serde reads the rest of the
 //! ledger with `{}` in its place. [`read_leases`] then reads each lease of the exact shape this
 //! build writes (the fields in their declared order, strings without escapes, numbers as plain
-//! digits) field by field, and a holder equal byte for byte to the one before it (one process
-//! often holds every lease) is copied instead of read again. Anything else, a lease of an earlier
-//! build, a field of a later one, an escaped string, is read by serde from the same bytes, so what
-//! is accepted and what it reads as is serde's answer either way: the fast path only ever accepts
-//! a subset of what serde accepts and reads it the same (`fast_and_serde_read_alike` checks both
-//! over generated leases and their corruptions). A structure the scanner cannot follow makes both
-//! functions answer `None`, and the caller lets serde read the whole ledger (and report the error).
+//! digits) field by field; a provider, namespace, holder, paths or texts equal byte for byte to
+//! the previous lease's (one process often holds every lease, sessions share their paths) are
+//! shared instead of read again, and every lease keeps its range of one copy of the leases as its
+//! JSON. [`split_holders`] likewise cuts each entry's `holders` tokens out for serde and hands
+//! them back as sets. Anything else, a lease of an earlier build, a field of a later one, an
+//! escaped string, is read by serde from the same bytes, so what is accepted and what it reads as
+//! is serde's answer either way: the fast paths only ever accept a subset of what serde accepts
+//! and read it the same (`fast_and_serde_read_alike` and `entries_read_as_serde_reads_them` check
+//! both over generated ledgers and their corruptions). A structure the scanner cannot follow
+//! makes these functions answer `None`, and the caller lets serde read that part (and report the
+//! error).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
