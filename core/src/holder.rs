@@ -35,7 +35,7 @@ pub enum Holder {
         /// Start time in clock ticks since boot.
         start_time: u64,
         /// The boot this process belongs to.
-        boot_id: String,
+        boot_id: std::sync::Arc<str>,
     },
     /// Whoever holds an exclusive lock on this file.
     Lock {
@@ -74,7 +74,7 @@ impl<'de> Deserialize<'de> for Holder {
             HolderKind::Process => Holder::Process {
                 pid: fields.pid.ok_or_else(|| missing("pid"))?,
                 start_time: fields.start_time.ok_or_else(|| missing("start_time"))?,
-                boot_id: fields.boot_id.ok_or_else(|| missing("boot_id"))?,
+                boot_id: fields.boot_id.ok_or_else(|| missing("boot_id"))?.into(),
             },
             HolderKind::Lock => Holder::Lock {
                 path: fields.path.ok_or_else(|| missing("path"))?,
@@ -147,10 +147,10 @@ fn read_proc<'b>(path: &Path, buf: &'b mut Vec<u8>) -> std::io::Result<Option<&'
 }
 
 /// The boot id, read once per process (it cannot change while the process runs).
-static BOOT_ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+static BOOT_ID: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
 
 /// The current boot id.
-pub fn boot_id() -> Result<String> {
+pub fn boot_id() -> Result<std::sync::Arc<str>> {
     if let Some(id) = BOOT_ID.get() {
         return Ok(id.clone());
     }
@@ -164,7 +164,7 @@ pub fn boot_id() -> Result<String> {
         }
         Err(e) => return Err(Error::io(path, "read the boot id", e)),
     };
-    Ok(BOOT_ID.get_or_init(|| text).clone())
+    Ok(BOOT_ID.get_or_init(|| text.into()).clone())
 }
 
 /// The fields after the command name of a `/proc/<pid>/stat` text, from field 3 (state) on.

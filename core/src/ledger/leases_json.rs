@@ -328,6 +328,8 @@ struct Seen<'a> {
     holder: Option<(&'a [u8], Holder)>,
     paths: Option<(&'a [u8], Arc<[RelPath]>)>,
     texts: Option<(&'a [u8], BlockTexts)>,
+    /// The empty texts of the leases that put no session text in a block, one for all.
+    no_texts: Option<BlockTexts>,
 }
 
 /// The leases of the `leases` object at the cursor, which ends past it.
@@ -427,7 +429,7 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         // The writer leaves an empty map out; one written anyway is serde's to read.
         (!texts.is_empty()).then_some(texts)?
     } else {
-        Default::default()
+        seen.no_texts.get_or_insert_with(Default::default).clone()
     };
     let seq = if scan.next_field(b"seq") {
         // The writer leaves a zero out.
@@ -516,7 +518,7 @@ mod tests {
                 Holder::Process {
                     pid,
                     start_time,
-                    boot_id: boot,
+                    boot_id: boot.into(),
                 }
             }),
             "/[a-z\"\\\\é/]{0,12}".prop_map(|p| Holder::Lock { path: p.into() }),
