@@ -715,6 +715,17 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
         out.extend_from_slice(b"\":");
         serde_json::to_writer(out, value)
     }
+    /// A field the derived serialisation skips when it is `None`.
+    fn some<T: Serialize>(
+        out: &mut Vec<u8>,
+        name: &str,
+        value: &Option<T>,
+    ) -> serde_json::Result<()> {
+        match value {
+            Some(_) => field(out, name, value),
+            None => Ok(()),
+        }
+    }
     let (kind, holders) = match entry {
         EntryRecord::Block { holders, .. } => ("block", holders),
         EntryRecord::Owned { holders, .. } => ("owned", holders),
@@ -750,12 +761,8 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
             field(out, "prior", prior)?;
             field(out, "written", written)?;
             field(out, "written_mode", written_mode)?;
-            if writing.is_some() {
-                field(out, "writing", writing)?;
-            }
-            if namespace.is_some() {
-                field(out, "namespace", namespace)?;
-            }
+            some(out, "writing", writing)?;
+            some(out, "namespace", namespace)?;
         }
         EntryRecord::Marker { marker, .. } => field(out, "marker", marker)?,
         EntryRecord::Skill {
@@ -772,9 +779,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
             if !retired.is_empty() {
                 field(out, "retired", retired)?;
             }
-            if namespace.is_some() {
-                field(out, "namespace", namespace)?;
-            }
+            some(out, "namespace", namespace)?;
         }
     }
     out.push(b'}');

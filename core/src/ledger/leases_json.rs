@@ -192,6 +192,23 @@ impl<'a> Scan<'a> {
         self.literal(b"\":")
     }
 
+    /// From the start of an object, to the value of its top-level field whose key is written as
+    /// `key` (quotes included), white space before the value skipped; `None` when the object
+    /// has no such key or cannot be followed.
+    fn seek_field(&mut self, key: &[u8]) -> Option<()> {
+        self.take(b'{')?;
+        loop {
+            let name = self.string()?;
+            self.take(b':')?;
+            if self.bytes.get(name) == Some(key) {
+                self.skip_space();
+                return Some(());
+            }
+            self.value()?;
+            self.take(b',')?;
+        }
+    }
+
     /// Whether `"name":` comes next (consumed when it does).
     fn next_field(&mut self, name: &[u8]) -> bool {
         let at = self.at;
@@ -209,23 +226,14 @@ impl<'a> Scan<'a> {
 /// stops at the end of the leases: serde reads what follows, a second `leases` included (an error).
 pub(super) fn split_leases(body: &[u8]) -> Option<(Vec<u8>, Leases)> {
     let mut scan = Scan::new(body);
-    scan.take(b'{')?;
-    loop {
-        let key = scan.string()?;
-        scan.take(b':')?;
-        if &body[key] == b"\"leases\"" {
-            scan.skip_space();
-            let start = scan.at;
-            let leases = read_leases(&mut scan)?;
-            let mut rest = Vec::with_capacity(body.len() - (scan.at - start) + 2);
-            rest.extend_from_slice(&body[..start]);
-            rest.extend_from_slice(b"{}");
-            rest.extend_from_slice(&body[scan.at..]);
-            return Some((rest, leases));
-        }
-        scan.value()?;
-        scan.take(b',')?;
-    }
+    scan.seek_field(b"\"leases\"")?;
+    let start = scan.at;
+    let leases = read_leases(&mut scan)?;
+    let mut rest = Vec::with_capacity(body.len() - (scan.at - start) + 2);
+    rest.extend_from_slice(&body[..start]);
+    rest.extend_from_slice(b"{}");
+    rest.extend_from_slice(&body[scan.at..]);
+    Some((rest, leases))
 }
 
 /// Each entry's holder tokens, by the entry's path, in the order the ledger lists them.
@@ -244,20 +252,11 @@ pub(super) type EntryHolders = Vec<(RelPath, BTreeSet<String>)>;
 /// internally tagged enum) before building its set one insertion at a time.
 pub(super) fn split_holders(body: &[u8]) -> Option<(Vec<u8>, EntryHolders)> {
     let mut scan = Scan::new(body);
-    scan.take(b'{')?;
-    loop {
-        let key = scan.string()?;
-        scan.take(b':')?;
-        if &body[key] == b"\"entries\"" {
-            scan.skip_space();
-            let mut out = Vec::with_capacity(body.len());
-            let holders = cut_holders(&mut scan, &mut out)?;
-            out.extend_from_slice(&body[scan.at..]);
-            return Some((out, holders));
-        }
-        scan.value()?;
-        scan.take(b',')?;
-    }
+    scan.seek_field(b"\"entries\"")?;
+    let mut out = Vec::with_capacity(body.len());
+    let holders = cut_holders(&mut scan, &mut out)?;
+    out.extend_from_slice(&body[scan.at..]);
+    Some((out, holders))
 }
 
 /// The entries object at the cursor, which ends past it: `out` gets everything from the start
