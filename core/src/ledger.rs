@@ -169,6 +169,10 @@ pub struct Recorded {
 pub(crate) struct LeaseJson {
     buffer: std::sync::Arc<[u8]>,
     range: std::ops::Range<usize>,
+    /// How many bytes of `range` come before the lease's JSON: its key as the ledger wrote it
+    /// (`"<token>":`, a token with nothing to escape), so it is copied with the lease; 0 when
+    /// the range holds the lease alone.
+    key: usize,
 }
 
 impl LeaseJson {
@@ -177,13 +181,37 @@ impl LeaseJson {
         LeaseJson {
             buffer: buffer.clone(),
             range,
+            key: 0,
         }
     }
 
-    /// Its bytes; `None` if its range is not inside its buffer (never, as the reader makes
-    /// them; the lease is then serialised anew instead).
+    /// The key and JSON of a lease at `range` of `buffer`, the JSON starting `key` bytes in.
+    pub(crate) fn keyed(
+        buffer: &std::sync::Arc<[u8]>,
+        range: std::ops::Range<usize>,
+        key: usize,
+    ) -> Self {
+        LeaseJson {
+            buffer: buffer.clone(),
+            range,
+            key,
+        }
+    }
+
+    /// Its bytes, the lease's JSON alone; `None` if its range is not inside its buffer (never,
+    /// as the reader makes them; the lease is then serialised anew instead).
     fn bytes(&self) -> Option<&[u8]> {
-        self.buffer.get(self.range.clone())
+        self.buffer
+            .get(self.range.clone())
+            .and_then(|keyed| keyed.get(self.key..))
+    }
+
+    /// `"<token>":` and the lease's JSON, when the bytes kept are those of this very key.
+    fn keyed_bytes(&self, token: &str) -> Option<&[u8]> {
+        let keyed = self.buffer.get(self.range.clone())?;
+        let key = keyed.get(..self.key)?;
+        let written = key.strip_prefix(b"\"")?.strip_suffix(b"\":")?;
+        (written == token.as_bytes()).then_some(keyed)
     }
 }
 
@@ -221,6 +249,18 @@ impl Recorded {
         }
     }
 
+    /// Appends `"<token>":` and its compact JSON to `out`: copied at once when both were read
+    /// together as this build writes them, otherwise the key written and then the JSON.
+    fn write_keyed_json(&self, token: &str, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        if let Some(keyed) = self.json.get().and_then(|json| json.keyed_bytes(token)) {
+            out.extend_from_slice(keyed);
+            return Ok(());
+        }
+        write_json_str(out, token)?;
+        out.push(b':');
+        self.write_json(out)
+    }
+
     /// Appends its compact JSON to `out`: serialised there the first time, and kept.
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         if let Some(json) = self.json.get().and_then(LeaseJson::bytes) {
@@ -232,7 +272,11 @@ impl Recorded {
         serde_json::to_writer(&mut *out, &self.record)?;
         let buffer: std::sync::Arc<[u8]> = out[start..].into();
         let range = 0..buffer.len();
-        let _ = self.json.set(LeaseJson { buffer, range });
+        let _ = self.json.set(LeaseJson {
+            buffer,
+            range,
+            key: 0,
+        });
         Ok(())
     }
 }
@@ -664,9 +708,7 @@ impl Ledger {
             if n > 0 {
                 out.push(b',');
             }
-            write_json_str(out, token)?;
-            out.push(b':');
-            lease.write_json(out)?;
+            lease.write_keyed_json(token, out)?;
         }
         out.push(b'}');
         out.extend_from_slice(b",\"entries\":{");

@@ -173,16 +173,24 @@ impl<'a> Scan<'a> {
 
     /// An unsigned integer written as plain digits, no leading zero, that fits in a `u64`.
     fn plain_u64(&mut self) -> Option<u64> {
-        let start = self.at;
-        let mut value: u64 = 0;
-        while let Some(digit) = self.bytes.get(self.at).filter(|b| b.is_ascii_digit()) {
-            value = value
-                .checked_mul(10)?
-                .checked_add(u64::from(digit - b'0'))?;
-            self.at += 1;
+        let rest = self.bytes.get(self.at..)?;
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let number = rest.get(..digits)?;
+        if digits == 0 || (digits > 1 && number[0] == b'0') {
+            return None;
         }
-        let digits = self.at - start;
-        (digits == 1 || (digits > 1 && self.bytes[start] != b'0')).then_some(value)
+        let value = if digits <= 19 {
+            // At most 19 digits: below 10^19, which a u64 holds, so no step can overflow.
+            number
+                .iter()
+                .fold(0u64, |value, digit| value * 10 + u64::from(digit - b'0'))
+        } else {
+            number.iter().try_fold(0u64, |value, digit| {
+                value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+            })?
+        };
+        self.at += digits;
+        Some(value)
     }
 
     /// `"name":` exactly, as this build writes a field.
@@ -346,13 +354,18 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
     }
     loop {
         let key = scan.string()?;
-        let token = match std::str::from_utf8(&bytes[key.start + 1..key.end - 1]) {
-            Ok(token) if plain(token.as_bytes()) => token.to_string(),
-            _ => serde_json::from_slice::<String>(&bytes[key]).ok()?,
+        let (token, plain_key) = match std::str::from_utf8(&bytes[key.start + 1..key.end - 1]) {
+            Ok(token) if plain(token.as_bytes()) => (token.to_string(), true),
+            _ => (
+                serde_json::from_slice::<String>(&bytes[key.clone()]).ok()?,
+                false,
+            ),
         };
         scan.take(b':')?;
         scan.skip_space();
         let start = scan.at;
+        // `"<token>":` right before the value, as the writer writes it: kept with the value.
+        let keyed = plain_key && start == key.end + 1;
         let record = match fast_lease(scan, &mut seen) {
             Some(record) => record,
             None => {
@@ -361,7 +374,11 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
                 serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?
             }
         };
-        let json = LeaseJson::shared(&shared, start - base..scan.at - base);
+        let json = if keyed {
+            LeaseJson::keyed(&shared, key.start - base..scan.at - base, start - key.start)
+        } else {
+            LeaseJson::shared(&shared, start - base..scan.at - base)
+        };
         leases.push((token, Recorded::with_json(record, json)));
         scan.skip_space();
         match bytes.get(scan.at)? {
@@ -636,6 +653,36 @@ mod tests {
                 (Err(_), Err(_)) => {}
                 (ours, serde) => prop_assert!(false, "ours {:?}, serde {:?}", ours.is_ok(), serde.is_ok()),
             }
+        }
+    }
+
+    proptest! {
+        /// For any ledger, what is read from its JSON is written back byte for byte (each lease
+        /// copied with its key), and a lease moved under another token is written under that
+        /// token.
+        #[test]
+        fn a_read_ledger_is_written_back_byte_for_byte(
+            leases in prop::collection::btree_map("[a-z0-9\"\\\\-]{1,10}", lease(), 1..5),
+            entries in prop::collection::btree_map(rel_path(), crate::ledger::tests::any_entry(), 0..3),
+        ) {
+            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            for (token, lease) in leases {
+                ledger.leases.insert(token, Recorded::new(lease));
+            }
+            ledger.entries = entries;
+            let file = std::path::Path::new("f");
+            let json = serde_json::to_vec(&ledger).unwrap();
+            let read = crate::ledger::Ledger::parse(&json, file, None).unwrap();
+            let mut written = Vec::new();
+            read.write_json(&mut written, file).unwrap();
+            prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&json));
+            let mut moved = read.clone();
+            let (token, lease) = moved.leases.pop_first().unwrap();
+            moved.leases.insert(format!("{token}-moved"), lease);
+            let mut written = Vec::new();
+            moved.write_json(&mut written, file).unwrap();
+            let derived = serde_json::to_vec(&moved).unwrap();
+            prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&derived));
         }
     }
 
