@@ -176,17 +176,8 @@ pub(crate) struct LeaseJson {
 }
 
 impl LeaseJson {
-    /// The JSON of a lease at `range` of `buffer`.
-    pub(crate) fn shared(buffer: &std::sync::Arc<[u8]>, range: std::ops::Range<usize>) -> Self {
-        LeaseJson {
-            buffer: buffer.clone(),
-            range,
-            key: 0,
-        }
-    }
-
-    /// The key and JSON of a lease at `range` of `buffer`, the JSON starting `key` bytes in.
-    pub(crate) fn keyed(
+    /// The JSON of a lease at `range` of `buffer`, starting `key` bytes in (0: at once).
+    pub(crate) fn new(
         buffer: &std::sync::Arc<[u8]>,
         range: std::ops::Range<usize>,
         key: usize,
@@ -231,7 +222,7 @@ impl Recorded {
         let range = 0..bytes.len();
         Ok(Recorded::with_json(
             record,
-            LeaseJson::shared(&bytes, range),
+            LeaseJson::new(&bytes, range, 0),
         ))
     }
 
@@ -272,11 +263,7 @@ impl Recorded {
         serde_json::to_writer(&mut *out, &self.record)?;
         let buffer: std::sync::Arc<[u8]> = out[start..].into();
         let range = 0..buffer.len();
-        let _ = self.json.set(LeaseJson {
-            buffer,
-            range,
-            key: 0,
-        });
+        let _ = self.json.set(LeaseJson::new(&buffer, range, 0));
         Ok(())
     }
 }

@@ -374,11 +374,8 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
                 serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?
             }
         };
-        let json = if keyed {
-            LeaseJson::keyed(&shared, key.start - base..scan.at - base, start - key.start)
-        } else {
-            LeaseJson::shared(&shared, start - base..scan.at - base)
-        };
+        let from = if keyed { key.start } else { start };
+        let json = LeaseJson::new(&shared, from - base..scan.at - base, start - from);
         leases.push((token, Recorded::with_json(record, json)));
         scan.skip_space();
         match bytes.get(scan.at)? {
