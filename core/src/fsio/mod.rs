@@ -1213,21 +1213,29 @@ pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
 
 /// The process holding a `flock` on the file `stat` describes, from `/proc/locks` (Linux);
 /// `None` when it cannot be told.
+///
+/// The kernel writes `/proc/locks` a page at a time as it is read, by position in its list of
+/// locks: while other locks come and go between two pages, a line can be skipped. So a file not
+/// found is looked for in up to three readings.
 pub fn lock_holder(stat: &rustix::fs::Stat) -> Option<u32> {
-    let text = std::fs::read_to_string("/proc/locks").ok()?;
     let device = format!(
         "{:02x}:{:02x}:{}",
         rustix::fs::major(stat.st_dev),
         rustix::fs::minor(stat.st_dev),
         stat.st_ino
     );
-    text.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`; waiters have a `->` first.
-        match fields.as_slice() {
-            [_, kind, _, _, pid, dev, ..] if *kind != "->" && *dev == device => pid.parse().ok(),
-            _ => None,
-        }
+    (0..3).find_map(|_| {
+        let text = std::fs::read_to_string("/proc/locks").ok()?;
+        text.lines().find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE START END`; waiters have a `->` first.
+            match fields.as_slice() {
+                [_, kind, _, _, pid, dev, ..] if *kind != "->" && *dev == device => {
+                    pid.parse().ok()
+                }
+                _ => None,
+            }
+        })
     })
 }
 
