@@ -367,11 +367,8 @@ fn the_binary_maps_no_library_but_libc() {
         .filter(|path| path.contains(".so"))
         .filter_map(|path| path.rsplit('/').next())
         .collect();
-    // The dynamic loader and libc; the unwinder is linked in (no libgcc_s.so.1 to load).
-    assert!(
-        libraries.iter().any(|l| l.starts_with("libc")),
-        "{libraries:?}"
-    );
+    // The dynamic loader and libc, or nothing (a static release build, build.rs); the unwinder
+    // is linked in either way (no libgcc_s.so.1 to load).
     assert!(
         libraries
             .iter()
