@@ -138,24 +138,45 @@ struct Section {
 }
 
 /// The input sections of code an lld link map lists (`VMA LMA Size Align file:(.text.SYMBOL)`),
-/// sorted by address. Sections without a symbol in their name (`.text` of C objects) are left
-/// out: the linker cannot be told where to put them by name.
+/// sorted by address, each named by its symbol: a function section's name holds it (Rust's, one
+/// section per function); a C object's section (`.text`, or `.text.avx` of libc's string
+/// functions in a static link) is named by the first symbol the map lists in it. A section
+/// with neither is left out: the linker cannot be told where to put it by name.
 fn text_sections(map: &str) -> Vec<Section> {
-    let mut sections: Vec<Section> = map.lines().filter_map(text_section).collect();
+    let lines: Vec<&str> = map.lines().collect();
+    let mut sections: Vec<Section> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| text_section(line, lines.get(i + 1).copied()))
+        .collect();
     sections.sort_by_key(|s| s.start);
     sections
 }
 
-fn text_section(line: &str) -> Option<Section> {
+/// The section `line` lists, when it is one of code; `next` is the map's line after it.
+fn text_section(line: &str, next: Option<&str>) -> Option<Section> {
     let mut fields = line.split_whitespace();
     let start = u64::from_str_radix(fields.next()?, 16).ok()?;
     let _lma = fields.next()?;
     let size = u64::from_str_radix(fields.next()?, 16).ok()?;
     let _align = fields.next()?;
     let name = line.rsplit_once(":(")?.1.strip_suffix(')')?;
-    let symbol = [".text.unlikely.", ".text.startup.", ".text.hot.", ".text."]
-        .iter()
-        .find_map(|prefix| name.strip_prefix(prefix))?;
+    let suffix = if name == ".text" {
+        Some("")
+    } else {
+        [".text.unlikely.", ".text.startup.", ".text.hot.", ".text."]
+            .iter()
+            .find_map(|prefix| name.strip_prefix(prefix))
+    }?;
+    let mangled = suffix.starts_with("_R") || suffix.starts_with("_Z");
+    // A symbol line: `VMA LMA Size Align NAME`, no file.
+    let first_symbol = next
+        .filter(|next| !next.contains(":("))
+        .and_then(|next| next.split_whitespace().nth(4));
+    let symbol = match first_symbol {
+        Some(first) if !mangled => first,
+        _ => suffix,
+    };
     (!symbol.is_empty()).then(|| Section {
         start,
         size,
@@ -218,6 +239,11 @@ mod tests {
           401070           401070       10    16         /t/c.o:(.text)
           401080           401080      100    16         /t/a.o:(.text.main)
           401180           401180       40    16         /t/a.o:(.text._ZN4sha26sha2563x8613digest_blocks17h0E)
+          4011c0           4011c0       40    32         /l/libc.a(memchr-avx2.o):(.text.avx)
+          4011c0           4011c0       40     1                 __memchr_avx2
+          401200           401200       40    16         /l/libc.a(write.o):(.text)
+          401200           401200       10     1                 __libc_write
+          401200           401200       10     1                 write
 ";
 
     #[test]
@@ -230,7 +256,9 @@ mod tests {
                 "_RNvCs1_3foo3bar",
                 "_ZN3baz4coldE",
                 "main",
-                "_ZN4sha26sha2563x8613digest_blocks17h0E"
+                "_ZN4sha26sha2563x8613digest_blocks17h0E",
+                "__memchr_avx2",
+                "__libc_write"
             ]
         );
         assert_eq!(sections[0].start, 0x401000);
