@@ -353,16 +353,20 @@ struct Seen<'a> {
     shape: Option<Shape<'a>>,
 }
 
-/// A lease read field by field, cut around its two numbers: its bytes up to its `acquired_at`
-/// value (`{"provider":…,"acquired_at":`), its bytes from after that value up to its `seq` value
-/// (`,"paths":…,"seq":`) or to its end (`…}`, no `seq`), and what it read as. The leases of one
-/// workspace often differ in those numbers alone (one holder, one provider, no paths or texts),
-/// and a lease whose bytes match both parts reads as this one with its own numbers: the field
-/// by field reading of bytes equal to these would take the same steps and read the same values.
+/// A lease read field by field, cut around what differs most between the leases of one
+/// workspace, its two numbers and its session texts: its bytes up to its `acquired_at` value
+/// (`{"provider":…,"acquired_at":`), from after that value up to its texts (`,"paths":…,
+/// "block_texts":`), or when it has none up to its `seq` value or its end, then from after its
+/// texts likewise; and what it read as. The leases of one workspace often differ in those parts
+/// alone (one holder, one provider, the same paths), and a lease whose bytes match the others
+/// reads as this one with its own numbers and texts: the field by field reading of bytes equal
+/// to these would take the same steps and read the same values.
 struct Shape<'a> {
     head: &'a [u8],
-    tail: &'a [u8],
-    /// Whether `tail` ends at the `seq` value (else at the lease's closing brace).
+    middle: &'a [u8],
+    /// With texts: the bytes after them (else none: `middle` runs to the `seq` value or the end).
+    tail: Option<&'a [u8]>,
+    /// Whether the last part ends at the `seq` value (else at the lease's closing brace).
     seq: bool,
     record: LeaseRecord,
 }
@@ -443,7 +447,9 @@ fn same_or<'a, T: Clone>(
 /// otherwise (serde reads it instead).
 fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecord> {
     let start = scan.at;
-    if let Some(record) = seen.shape.as_ref().and_then(|shape| shape.repeated(scan)) {
+    if let Some(shape) = &seen.shape
+        && let Some(record) = shape.repeated(scan, &mut seen.texts)
+    {
         return Some(record);
     }
     scan.at = start;
@@ -460,7 +466,7 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
     scan.field(b"acquired_at")?;
     let head = start..scan.at;
     let acquired_at = scan.plain_u64()?;
-    let tail_start = scan.at;
+    let middle_start = scan.at;
     scan.literal(b",")?;
     scan.field(b"paths")?;
     let paths = same_or(scan, &mut seen.paths, |bytes| {
@@ -471,21 +477,24 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
     } else {
         None
     };
+    // Where the part running to the end (or to the `seq` value) starts, and the part before
+    // the texts when there are texts.
+    let mut last_start = middle_start;
+    let mut middle = None;
     let block_texts = if scan.next_field(b"block_texts") {
-        let texts = same_or(scan, &mut seen.texts, |bytes| {
-            plain_texts(&mut Scan::new(bytes)).map(std::sync::Arc::new)
-        })?;
-        // The writer leaves an empty map out; one written anyway is serde's to read.
-        (!texts.is_empty()).then_some(texts)?
+        middle = Some(middle_start..scan.at);
+        let texts = texts(scan, &mut seen.texts)?;
+        last_start = scan.at;
+        texts
     } else {
         seen.no_texts.get_or_insert_with(Default::default).clone()
     };
-    let (seq, tail) = if scan.next_field(b"seq") {
-        let tail = tail_start..scan.at;
+    let (seq, last) = if scan.next_field(b"seq") {
+        let last = last_start..scan.at;
         // The writer leaves a zero out.
         let seq = Some(scan.plain_u64()?).filter(|seq| *seq != 0)?;
         scan.literal(b"}")?;
-        (seq, Some(tail))
+        (seq, Some(last))
     } else {
         scan.literal(b"}")?;
         (0, None)
@@ -500,22 +509,55 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         block_texts,
         seq,
     };
-    seen.shape = Some(Shape {
-        head: &bytes[head],
-        tail: &bytes[tail.clone().unwrap_or(tail_start..scan.at)],
-        seq: tail.is_some(),
-        record: record.clone(),
+    let last = &bytes[last.clone().unwrap_or(last_start..scan.at)];
+    seen.shape = Some(match middle {
+        Some(middle) => Shape {
+            head: &bytes[head],
+            middle: &bytes[middle],
+            tail: Some(last),
+            seq: seq != 0,
+            record: record.clone(),
+        },
+        None => Shape {
+            head: &bytes[head],
+            middle: last,
+            tail: None,
+            seq: seq != 0,
+            record: record.clone(),
+        },
     });
     Some(record)
 }
 
-impl Shape<'_> {
-    /// The lease at the cursor when its bytes are this shape's around two numbers of its own
-    /// (the cursor then past it); `None` otherwise, the cursor anywhere.
-    fn repeated(&self, scan: &mut Scan<'_>) -> Option<LeaseRecord> {
+/// A lease's session texts at the cursor (a `block_texts` value), or what `seen` read from the
+/// same bytes; `None` when they are not plain or are empty (the writer leaves an empty map out;
+/// one written anyway is serde's to read).
+fn texts<'a>(scan: &mut Scan<'a>, seen: &mut Option<(&'a [u8], BlockTexts)>) -> Option<BlockTexts> {
+    let texts = same_or(scan, seen, |bytes| {
+        plain_texts(&mut Scan::new(bytes)).map(std::sync::Arc::new)
+    })?;
+    (!texts.is_empty()).then_some(texts)
+}
+
+impl<'a> Shape<'a> {
+    /// The lease at the cursor when its bytes are this shape's around numbers and texts of its
+    /// own (the cursor then past it); `None` otherwise, the cursor anywhere.
+    fn repeated(
+        &self,
+        scan: &mut Scan<'a>,
+        seen_texts: &mut Option<(&'a [u8], BlockTexts)>,
+    ) -> Option<LeaseRecord> {
         scan.literal(self.head)?;
         let acquired_at = scan.plain_u64()?;
-        scan.literal(self.tail)?;
+        scan.literal(self.middle)?;
+        let block_texts = match self.tail {
+            Some(tail) => {
+                let texts = texts(scan, seen_texts)?;
+                scan.literal(tail)?;
+                texts
+            }
+            None => self.record.block_texts.clone(),
+        };
         let seq = if self.seq {
             let seq = Some(scan.plain_u64()?).filter(|seq| *seq != 0)?;
             scan.literal(b"}")?;
@@ -526,6 +568,7 @@ impl Shape<'_> {
         Some(LeaseRecord {
             acquired_at,
             seq,
+            block_texts,
             ..self.record.clone()
         })
     }
@@ -845,11 +888,13 @@ mod tests {
             )
         };
         let json = format!(
-            "{{{},{},{},{}}}",
+            "{{{},{},{},{},{},{}}}",
             lease(1, ""),
             lease(22, ""),
             lease(333, r#","seq":4"#),
             lease(4444, r#","seq":55"#),
+            lease(5, r#","block_texts":{"AGENTS.md":"one"},"seq":6"#),
+            lease(7, r#","block_texts":{"AGENTS.md":"two"},"seq":8"#),
         );
         let mut scan = Scan::new(json.as_bytes());
         scan.literal(b"{").unwrap();
@@ -868,8 +913,13 @@ mod tests {
         scan.literal(b"}").unwrap();
         assert_eq!(scan.at, json.len());
         let numbers: Vec<(u64, u64)> = read.iter().map(|l| (l.acquired_at, l.seq)).collect();
-        assert_eq!(numbers, [(1, 0), (22, 0), (333, 4), (4444, 55)]);
-        assert_eq!(shapes, [1, 1, 333, 333]);
+        assert_eq!(
+            numbers,
+            [(1, 0), (22, 0), (333, 4), (4444, 55), (5, 6), (7, 8)]
+        );
+        assert_eq!(shapes, [1, 1, 333, 333, 5, 5]);
+        let text = |i: usize| read[i].block_texts.values().next().unwrap().clone();
+        assert_eq!((text(4), text(5)), ("one".to_string(), "two".to_string()));
         assert!(
             read.iter()
                 .all(|l| l.holder == read[0].holder && l.provider == read[0].provider)
