@@ -44,21 +44,35 @@ pub(super) fn plain(bytes: &[u8]) -> bool {
     !has_special(bytes, false)
 }
 
+/// Eight bytes at a time: the word tests "some byte is zero" (`(x - 0x01…) & !x & 0x80…` is
+/// non-zero exactly then, its lowest set bit in the first zero byte: a borrow only runs upward)
+/// and "some byte is below `n`" (the same with `n` for 1, for `n` up to 128).
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` below `n` (exact up to the first such byte).
+fn below(x: u64, n: u8) -> u64 {
+    x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH
+}
+
+/// The high bit of each byte of `x` equal to `byte` (exact up to the first such byte).
+fn equal(x: u64, byte: u8) -> u64 {
+    below(x ^ (ONES * u64::from(byte)), 1)
+}
+
+fn word(eight: &[u8]) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(eight);
+    u64::from_le_bytes(bytes)
+}
+
 /// Whether `bytes` hold a backslash, a control character (below a space) or, when `quote`, a
-/// double quote: the bytes a JSON string must escape. Eight bytes at a time, with the exact
-/// word tests "some byte is zero" (`(x - 0x01…) & !x & 0x80…` is non-zero exactly then) and
-/// "some byte is below `n`" (the same with `n` for 1, for `n` up to 128).
+/// double quote: the bytes a JSON string must escape.
 pub(super) fn has_special(bytes: &[u8], quote: bool) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
-    let equal = |x: u64, byte: u8| below(x ^ (ONES * u64::from(byte)), 1);
     let mut words = bytes.chunks_exact(8);
     let mut found = 0;
-    for word in &mut words {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(word);
-        let x = u64::from_le_bytes(eight);
+    for eight in &mut words {
+        let x = word(eight);
         found |= below(x, 0x20) | equal(x, b'\\');
         if quote {
             found |= equal(x, b'"');
@@ -69,6 +83,26 @@ pub(super) fn has_special(bytes: &[u8], quote: bool) -> bool {
             .remainder()
             .iter()
             .any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'))
+}
+
+/// Where the first double quote or backslash of `bytes` is: the end of a string, or an escape.
+/// Eight bytes at a time, like [`has_special`] (no processor features to detect first).
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for eight in &mut words {
+        let x = word(eight);
+        let found = equal(x, b'"') | equal(x, b'\\');
+        if found != 0 {
+            // Exact in the lowest match (the word is little-endian: byte i is bits 8i..8i+8).
+            return Some(at + found.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter()
+        .position(|b| *b == b'"' || *b == b'\\')
+        .map(|i| at + i)
 }
 
 /// A cursor over JSON bytes.
@@ -109,7 +143,7 @@ impl<'a> Scan<'a> {
         let mut at = start + 1;
         loop {
             let rest = self.bytes.get(at..)?;
-            let next = memchr::memchr2(b'"', b'\\', rest)?;
+            let next = quote_or_backslash(rest)?;
             at += next;
             if self.bytes[at] == b'"' {
                 self.at = at + 1;
@@ -986,6 +1020,16 @@ mod tests {
         ) {
             let one_by_one = bytes.iter().any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'));
             prop_assert_eq!(has_special(&bytes, quote), one_by_one);
+        }
+
+        /// For any bytes, the first quote or backslash is found where a byte-by-byte look
+        /// finds it.
+        #[test]
+        fn quotes_and_backslashes_are_found_as_one_by_one(
+            bytes in prop::collection::vec(prop_oneof![any::<u8>(), Just(b'"'), Just(b'\\'), Just(0x21), Just(0x5b), Just(0x01), Just(0)], 0..40),
+        ) {
+            let one_by_one = bytes.iter().position(|b| *b == b'"' || *b == b'\\');
+            prop_assert_eq!(quote_or_backslash(&bytes), one_by_one);
         }
     }
 
