@@ -567,8 +567,9 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
 /// same bytes; `None` when they are not plain or are empty (the writer leaves an empty map out;
 /// one written anyway is serde's to read).
 fn texts<'a>(scan: &mut Scan<'a>, seen: &mut Option<(&'a [u8], BlockTexts)>) -> Option<BlockTexts> {
+    let previous = seen.as_ref().map(|(_, texts)| texts.clone());
     let texts = same_or(scan, seen, |bytes| {
-        plain_texts(&mut Scan::new(bytes)).map(std::sync::Arc::new)
+        plain_texts(&mut Scan::new(bytes), previous.as_deref()).map(std::sync::Arc::new)
     })?;
     (!texts.is_empty()).then_some(texts)
 }
@@ -632,27 +633,38 @@ fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
 }
 
 /// `{"path":"text",…}`, plain strings, paths valid, in strictly increasing order (as the writer
-/// writes a map; a path twice is serde's to read).
-fn plain_texts(scan: &mut Scan<'_>) -> Option<BTreeMap<RelPath, String>> {
+/// writes a map; a path twice is serde's to read). A path written as the same bytes as a path of
+/// `previous` (the texts read before, often another session's text for the same file) is that
+/// path again, not checked anew.
+fn plain_texts(
+    scan: &mut Scan<'_>,
+    previous: Option<&BTreeMap<RelPath, String>>,
+) -> Option<BTreeMap<RelPath, String>> {
     scan.literal(b"{")?;
-    let mut texts = Vec::new();
+    let mut texts = BTreeMap::new();
     if scan.literal(b"}").is_some() {
-        return (scan.at == scan.bytes.len()).then(BTreeMap::new);
+        return (scan.at == scan.bytes.len()).then_some(texts);
     }
     loop {
-        let path = RelPath::new(scan.plain_str()?).ok()?;
+        let key = scan.plain_str()?;
+        // A handful of paths at most (one per file a session's text goes to).
+        let known = previous.and_then(|previous| previous.keys().find(|p| p.as_str() == key));
+        let path = match known {
+            Some(path) => path.clone(),
+            None => RelPath::new(key).ok()?,
+        };
         scan.literal(b":")?;
         let text = scan.plain_str()?.to_string();
         if texts
-            .last()
-            .is_some_and(|(last, _): &(RelPath, String)| *last >= path)
+            .last_key_value()
+            .is_some_and(|(last, _): (&RelPath, &String)| *last >= path)
         {
             return None;
         }
-        texts.push((path, text));
+        texts.insert(path, text);
         if scan.literal(b",").is_none() {
             scan.literal(b"}")?;
-            return (scan.at == scan.bytes.len()).then(|| texts.into_iter().collect());
+            return (scan.at == scan.bytes.len()).then_some(texts);
         }
     }
 }
