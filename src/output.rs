@@ -69,10 +69,12 @@ pub fn json(value: &impl serde::Serialize, what: &'static str) -> anyhow::Result
     Ok(stdout(&line, what)?)
 }
 
-/// Writes `line` and a line break to standard error, best effort.
+/// Writes `line` and a line break to standard error, best effort, in one write: standard error
+/// is unbuffered, and a line formatted straight to it would go out a piece at a time (one system
+/// call each, and pieces another process's lines could come between).
 pub fn stderr(line: impl std::fmt::Display) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}").and_then(|()| err.flush());
+    let line = format!("{line}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// A text buffer for a command's human output, written at once by [`stdout`].
