@@ -799,6 +799,47 @@ mod tests {
         }
     }
 
+    /// `ledger`'s JSON reads as `ledger`; corrupted at `cut` with `byte` (`how`: 0 replaced, 1
+    /// inserted, 2 removed, else left whole), it reads exactly when serde reads it at this
+    /// build's version, and as serde reads it.
+    fn read_as_serde_reads(
+        ledger: &crate::ledger::Ledger,
+        cut: prop::sample::Index,
+        byte: u8,
+        how: u8,
+    ) -> Result<(), TestCaseError> {
+        let json = serde_json::to_vec(ledger).unwrap();
+        let file = std::path::Path::new("f");
+        let read = crate::ledger::Ledger::parse(&json, file, None).unwrap();
+        prop_assert_eq!(&read, ledger);
+        let mut bad = json.clone();
+        let at = cut.index(bad.len());
+        match how {
+            0 => bad[at] = byte,
+            1 => bad.insert(at, byte),
+            2 => {
+                bad.remove(at);
+            }
+            _ => {}
+        }
+        // A version this build does not understand is refused, however it reads.
+        let serde = serde_json::from_slice::<crate::ledger::Ledger>(&bad)
+            .ok()
+            .filter(|l| l.version == crate::ledger::LEDGER_VERSION);
+        let ours = crate::ledger::Ledger::parse(&bad, file, None);
+        match (ours, serde) {
+            (Ok(ours), Some(serde)) => prop_assert_eq!(ours, serde),
+            (Err(_), None) => {}
+            (ours, serde) => prop_assert!(
+                false,
+                "ours {:?}, serde {:?}",
+                ours.is_ok(),
+                serde.is_some()
+            ),
+        }
+        Ok(())
+    }
+
     proptest! {
         /// For any ledger with leases and entries, and any corruption of its bytes, the ledger
         /// read with the holders cut out is the ledger serde reads, and it reads whenever serde
@@ -816,28 +857,7 @@ mod tests {
                 ledger.leases.insert(token, Recorded::new(lease));
             }
             ledger.entries = entries;
-            let json = serde_json::to_vec(&ledger).unwrap();
-            let file = std::path::Path::new("f");
-            let read = crate::ledger::Ledger::parse(&json, file, None).unwrap();
-            prop_assert_eq!(&read, &ledger);
-            let mut bad = json.clone();
-            let at = cut.index(bad.len());
-            match how {
-                0 => bad[at] = byte,
-                1 => bad.insert(at, byte),
-                2 => { bad.remove(at); }
-                _ => {}
-            }
-            // A version this build does not understand is refused, however it reads.
-            let serde = serde_json::from_slice::<crate::ledger::Ledger>(&bad)
-                .ok()
-                .filter(|l| l.version == crate::ledger::LEDGER_VERSION);
-            let ours = crate::ledger::Ledger::parse(&bad, file, None);
-            match (ours, serde) {
-                (Ok(ours), Some(serde)) => prop_assert_eq!(ours, serde),
-                (Err(_), None) => {}
-                (ours, serde) => prop_assert!(false, "ours {:?}, serde {:?}", ours.is_ok(), serde.is_some()),
-            }
+            read_as_serde_reads(&ledger, cut, byte, how)?;
         }
     }
 
@@ -900,28 +920,7 @@ mod tests {
                 }
                 ledger.leases.insert(format!("t{i}"), Recorded::new(lease));
             }
-            let json = serde_json::to_vec(&ledger).unwrap();
-            let file = std::path::Path::new("f");
-            let read = crate::ledger::Ledger::parse(&json, file, None).unwrap();
-            prop_assert_eq!(&read, &ledger);
-            let mut bad = json.clone();
-            let at = cut.index(bad.len());
-            match how {
-                0 => bad[at] = byte,
-                1 => bad.insert(at, byte),
-                2 => { bad.remove(at); }
-                _ => {}
-            }
-            // A version this build does not understand is refused, however it reads.
-            let serde = serde_json::from_slice::<crate::ledger::Ledger>(&bad)
-                .ok()
-                .filter(|l| l.version == crate::ledger::LEDGER_VERSION);
-            let ours = crate::ledger::Ledger::parse(&bad, file, None);
-            match (ours, serde) {
-                (Ok(ours), Some(serde)) => prop_assert_eq!(ours, serde),
-                (Err(_), None) => {}
-                (ours, serde) => prop_assert!(false, "ours {:?}, serde {:?}", ours.is_ok(), serde.is_some()),
-            }
+            read_as_serde_reads(&ledger, cut, byte, how)?;
         }
     }
 
