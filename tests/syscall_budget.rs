@@ -64,6 +64,11 @@ fn calls_in(log: &str) -> u64 {
 /// `LD_LIBRARY_PATH` for tests would have the loader search its folders): its standard output
 /// and the system calls it made, or `None` when `strace` could not trace it.
 fn traced(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8>, u64)> {
+    traced_log(strace, sandbox, args).map(|(out, log)| (out, calls_in(&log)))
+}
+
+/// [`traced`], with the `strace` log itself.
+fn traced_log(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8>, String)> {
     let log = sandbox.base.join("strace.log");
     let out = Command::new(strace)
         .args(["-f", "-o"])
@@ -88,7 +93,7 @@ fn traced(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8>, u
         "{args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    Some((out.stdout, calls_in(&log)))
+    Some((out.stdout, log))
 }
 
 #[test]
@@ -150,5 +155,76 @@ fn acquire_and_release_stay_under_their_system_call_ceilings() {
     assert!(
         release_calls <= RELEASE_CEILING,
         "release made {release_calls} system calls, more than {RELEASE_CEILING}"
+    );
+}
+
+/// Where in an `strace` log of an `acquire` the workspace lock is let go (the `close` of the
+/// descriptor it was `flock`ed on), and where the delivery verdict starts looking for the
+/// repository root (its first look at a `.git`): line numbers.
+fn lock_and_verdict(log: &str) -> (usize, usize) {
+    let lines: Vec<&str> = log.lines().collect();
+    let (locked_at, fd) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(i, line)| {
+            let rest = line.split_once("flock(")?.1;
+            let fd = rest.split_once(',')?.0;
+            rest.contains("LOCK_EX").then(|| (i, fd.to_string()))
+        })
+        .expect("the lock was taken");
+    let close = format!("close({fd})");
+    let released = lines
+        .iter()
+        .enumerate()
+        .skip(locked_at)
+        .find(|(_, line)| line.contains(&close))
+        .map(|(i, _)| i)
+        .expect("the lock's descriptor was closed");
+    let verdict = lines
+        .iter()
+        .position(|line| line.contains("/.git\""))
+        .expect("the verdict looked for the repository root");
+    (released, verdict)
+}
+
+#[test]
+fn the_workspace_lock_is_let_go_before_the_delivery_verdict_unless_delivery_is_required() {
+    let Some(strace) = strace() else {
+        eprintln!("note: strace is not installed; nothing was traced");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    std::fs::write(sandbox.ws.join("AGENTS.md"), "# Team rules\n").unwrap();
+    let ws = sandbox.ws.to_str().unwrap().to_string();
+    let pid = std::process::id().to_string();
+    let mut acquire = vec![
+        "acquire",
+        "--json",
+        "--provider",
+        "codex",
+        "--workspace",
+        &ws,
+        "--prompt",
+        "Session text.",
+        "--holder-pid",
+        &pid,
+    ];
+    let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
+        return;
+    };
+    let (released, verdict) = lock_and_verdict(&log);
+    assert!(
+        released < verdict,
+        "the lock was let go at line {released}, after the verdict began at {verdict}"
+    );
+    // Required, a refusal undoes the start under the lock: it is held through the verdict.
+    acquire.push("--require-delivery");
+    let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
+        return;
+    };
+    let (released, verdict) = lock_and_verdict(&log);
+    assert!(
+        verdict < released,
+        "the lock was let go at line {released}, before the verdict began at {verdict}"
     );
 }

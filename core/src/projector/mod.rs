@@ -376,12 +376,20 @@ impl Projector {
         };
         // What the start just wrote is judged from what it wrote, not read again.
         let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
+        // The start is done and recorded. The verdict only reads (what this start wrote, from
+        // `written`; the files it did not write, as any reader would, between others' atomic
+        // renames), so the workspace lock is let go first, and the next command waits for one
+        // thing less; unless delivery is required, when a refusal undoes the start under it.
+        let held = request.require_delivery.then_some(locked);
         let delivery = delivery::judge(&written, provider, &probes, session);
-        if !delivery.delivered && request.require_delivery {
+        if let Some(mut locked) = held
+            && !delivery.delivered
+        {
+            let mut cx = self.cx(&mut locked, &mut outcome);
             return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
         }
         launch_args.extend(delivery.launch_args.iter().cloned());
-        warn_undelivered(&mut cx, &delivery);
+        warn_undelivered(&mut outcome, &delivery);
         Ok(AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -839,16 +847,15 @@ fn undelivered(workspace: &Path, delivery: &crate::guidance::DeliveryVerdict, th
 
 /// A file route that does not deliver is also a warning (a provider that projects nothing says
 /// so in its notes).
-fn warn_undelivered(cx: &mut Cx<'_>, delivery: &crate::guidance::DeliveryVerdict) {
+fn warn_undelivered(out: &mut Outcome, delivery: &crate::guidance::DeliveryVerdict) {
     if delivery.delivered || delivery.via == "not_projected" {
         return;
     }
-    let path = delivery.path.clone().unwrap_or_default();
     let why = delivery.note.clone().unwrap_or_default();
-    cx.warn(
-        path,
-        format!("the session text will not reach the model: {why}"),
-    );
+    out.warnings.push(Warning {
+        path: delivery.path.clone().unwrap_or_default(),
+        message: format!("the session text will not reach the model: {why}"),
+    });
 }
 
 /// The order of a lease taken now: one more than that of every lease recorded.
