@@ -96,17 +96,12 @@ fn traced_log(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8
     Some((out.stdout, log))
 }
 
-#[test]
-fn acquire_and_release_stay_under_their_system_call_ceilings() {
-    let Some(strace) = strace() else {
-        eprintln!("note: strace is not installed; the system calls were not counted");
-        return;
-    };
-    let sandbox = Sandbox::new();
+/// The command line of an `acquire --json` of Codex's block into the sandbox's small
+/// AGENTS.md (written here), held by this process.
+fn small_acquire(sandbox: &Sandbox) -> Vec<String> {
     std::fs::write(sandbox.ws.join("AGENTS.md"), "# Team rules\n").unwrap();
     let ws = sandbox.ws.to_str().unwrap().to_string();
-    let pid = std::process::id().to_string();
-    let acquire = [
+    [
         "acquire",
         "--json",
         "--provider",
@@ -116,13 +111,26 @@ fn acquire_and_release_stay_under_their_system_call_ceilings() {
         "--prompt",
         "Session text.",
         "--holder-pid",
-        &pid,
-    ];
+        &std::process::id().to_string(),
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+#[test]
+fn acquire_and_release_stay_under_their_system_call_ceilings() {
+    let Some(strace) = strace() else {
+        eprintln!("note: strace is not installed; the system calls were not counted");
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let acquire = small_acquire(&sandbox);
+    let acquire: Vec<&str> = acquire.iter().map(String::as_str).collect();
     // A first session makes the state directory, the ledger and the path's note: the counted
     // one is a session like every later one.
     let first = sandbox
         .cmd()
-        .args(acquire)
+        .args(&acquire)
         .env("HOME", &sandbox.base)
         .output();
     let first: serde_json::Value = serde_json::from_slice(&first.unwrap().stdout).unwrap();
@@ -194,21 +202,8 @@ fn the_workspace_lock_is_let_go_before_the_delivery_verdict_unless_delivery_is_r
         return;
     };
     let sandbox = Sandbox::new();
-    std::fs::write(sandbox.ws.join("AGENTS.md"), "# Team rules\n").unwrap();
-    let ws = sandbox.ws.to_str().unwrap().to_string();
-    let pid = std::process::id().to_string();
-    let mut acquire = vec![
-        "acquire",
-        "--json",
-        "--provider",
-        "codex",
-        "--workspace",
-        &ws,
-        "--prompt",
-        "Session text.",
-        "--holder-pid",
-        &pid,
-    ];
+    let acquire = small_acquire(&sandbox);
+    let mut acquire: Vec<&str> = acquire.iter().map(String::as_str).collect();
     let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
         return;
     };
