@@ -543,22 +543,17 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         block_texts,
         seq,
     };
-    let last = &bytes[last.clone().unwrap_or(last_start..scan.at)];
-    seen.shape = Some(match middle {
-        Some(middle) => Shape {
-            head: &bytes[head],
-            middle: &bytes[middle],
-            tail: Some(last),
-            seq: seq != 0,
-            record: record.clone(),
-        },
-        None => Shape {
-            head: &bytes[head],
-            middle: last,
-            tail: None,
-            seq: seq != 0,
-            record: record.clone(),
-        },
+    let last = &bytes[last.unwrap_or(last_start..scan.at)];
+    let (middle, tail) = match middle {
+        Some(middle) => (&bytes[middle], Some(last)),
+        None => (last, None),
+    };
+    seen.shape = Some(Shape {
+        head: &bytes[head],
+        middle,
+        tail,
+        seq: seq != 0,
+        record: record.clone(),
     });
     Some(record)
 }
