@@ -41,6 +41,16 @@ pub(crate) struct Outcome {
     pub pending: Vec<PendingUndo>,
 }
 
+impl Outcome {
+    /// Adds a warning about `path` to the receipt.
+    pub fn warn(&mut self, path: impl ToString, message: impl Into<String>) {
+        self.warnings.push(Warning {
+            path: path.to_string(),
+            message: message.into(),
+        });
+    }
+}
+
 /// What stood at a path when a session first recorded it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Arrival {
@@ -91,10 +101,7 @@ impl Cx<'_> {
 
     /// Reports a problem that did not stop the operation.
     pub fn warn(&mut self, path: impl ToString, message: impl Into<String>) {
-        self.out.warnings.push(Warning {
-            path: path.to_string(),
-            message: message.into(),
-        });
+        self.out.warn(path, message);
     }
 
     /// The absolute path of `rel` in the workspace, for messages.

@@ -852,10 +852,10 @@ fn warn_undelivered(out: &mut Outcome, delivery: &crate::guidance::DeliveryVerdi
         return;
     }
     let why = delivery.note.clone().unwrap_or_default();
-    out.warnings.push(Warning {
-        path: delivery.path.clone().unwrap_or_default(),
-        message: format!("the session text will not reach the model: {why}"),
-    });
+    out.warn(
+        delivery.path.clone().unwrap_or_default(),
+        format!("the session text will not reach the model: {why}"),
+    );
 }
 
 /// The order of a lease taken now: one more than that of every lease recorded.
