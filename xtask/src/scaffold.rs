@@ -435,8 +435,8 @@ mod tests {
     /// Scaffolds a provider in a copy of the workspace, then builds it and runs its conformance
     /// suite there, and runs the facade built with only that provider. Slow on purpose: this is
     /// the proof that `cargo xtask new-provider` gives a crate that builds, is registered, and
-    /// fails only on what its maintainer must fill in. Its build goes to `target/scaffold-check/`
-    /// (kept between runs, so only the first one compiles the dependencies).
+    /// fails only on what its maintainer must fill in. It builds into the workspace's own `target/`,
+    /// so the dependencies the tests were built with are not compiled again.
     #[test]
     fn a_scaffolded_provider_builds_and_fails_only_on_its_facts() {
         let root = crate::workspace_root();
@@ -469,10 +469,11 @@ mod tests {
             assert!(p.message.contains("fill in"), "{p}");
         }
 
+        // The workspace's own build folder: the dependencies the tests were built with are
+        // reused where the copy resolves them alike (cargo holds no lock on it while tests run).
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
-            .unwrap_or_else(|| root.join("target"))
-            .join("scaffold-check");
+            .unwrap_or_else(|| root.join("target"));
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let run = |args: &[&str]| {
             std::process::Command::new(&cargo)
