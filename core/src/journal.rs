@@ -302,6 +302,21 @@ impl Newest {
     fn body(&self) -> &[u8] {
         self.bytes.get(self.body.clone()).unwrap_or_default()
     }
+
+    /// The check of its body: the one a record of this build states (it held when the record
+    /// was read, so the body is not hashed a second time), computed for an earlier build's.
+    fn check(&self) -> u64 {
+        let head = PREFIX.len() + CHECK_HEX + MIDDLE.len();
+        let stated = self
+            .body
+            .start
+            .checked_sub(head)
+            .and_then(|line| self.bytes.get(line..self.body.start))
+            .and_then(|head| head.strip_prefix(PREFIX)?.strip_suffix(MIDDLE))
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+        stated.unwrap_or_else(|| check64(self.body()))
+    }
 }
 
 /// The room a save reserves for its record when the last one had `last_len` bytes: an eighth
@@ -482,7 +497,7 @@ impl Journal {
             let body = newest.body();
             let ledger = Ledger::parse(body, &journal.display, canonical)?;
             journal.last.set(Some(Last {
-                check: check64(body),
+                check: newest.check(),
                 body_at: newest.start + newest.body.start as u64,
                 body_len: body.len(),
                 record_len: newest.bytes.len(),
@@ -664,6 +679,7 @@ mod tests {
         std::fs::write(&path, &bytes).unwrap();
         let (extent, last) = read_newest(&path).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&body(1999)[..]));
+        assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(1999))));
         assert_eq!(
             (extent.len, extent.good_len),
             (bytes.len() as u64, bytes.len() as u64)
@@ -672,10 +688,22 @@ mod tests {
         let big = format!("{{\"big\":\"{}\"}}", "y".repeat(TAIL as usize * 2)).into_bytes();
         bytes.extend(frame(&big));
         let good = bytes.len() as u64;
+        // Whole, it is found by its trailer and read back from where it starts.
+        std::fs::write(&path, &bytes).unwrap();
+        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
+        assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
+        assert_eq!((extent.len, extent.good_len), (good, good));
         bytes.extend_from_slice(&frame(&body(7))[..30]);
         std::fs::write(&path, &bytes).unwrap();
         let (extent, last) = read_newest(&path).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
+        assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
+        // A record of an earlier build states no check of ours: its check is computed.
+        std::fs::write(&path, frame_sha256(&body(5))).unwrap();
+        let (_, last) = read_newest(&path).unwrap().unwrap();
+        assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(5))));
+        std::fs::write(&path, &bytes).unwrap();
         assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
         // Bytes with no intact record at all: damage, refused with the path.

@@ -443,6 +443,13 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
         let from = if keyed { key.start } else { start };
         let json = LeaseJson::new(&shared, from - base..scan.at - base, start - from);
         leases.push((token, Recorded::with_json(record, json)));
+        if leases.len() == 1 {
+            // Room for as many more leases as the bytes left would hold if each were as long
+            // as this one (a few too many when others follow them), so the list is not moved
+            // and copied as it grows.
+            let each = (scan.at - key.start).max(1);
+            leases.reserve(bytes.len().saturating_sub(scan.at) / each);
+        }
         scan.skip_space();
         match bytes.get(scan.at)? {
             b',' => scan.at += 1,

@@ -185,21 +185,17 @@ impl SharedBlock {
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
         let (token, text) = {
             let listed = Self::ours(cx, path).unwrap_or_default();
-            let only_listed = (listed.len() == 1).then(|| listed[0].as_str());
-            let mut newest: Option<((u64, u64, &str), &str)> = None;
-            let mut holds_a_live_text = false;
-            for (order, text) in Self::live_texts(cx, path) {
-                holds_a_live_text |= only_listed == Some(text);
-                if newest.is_none_or(|(newest, _)| order > newest) {
-                    newest = Some((order, text));
-                }
+            // The block holds a live session's text already: often the first one looked at
+            // (sessions of a workspace mostly share their text), so the others are not.
+            if let [only_listed] = listed.as_slice()
+                && Self::live_texts(cx, path).any(|(_, text)| text == only_listed)
+            {
+                return Ok(());
             }
+            let newest = Self::live_texts(cx, path).max_by_key(|(order, _)| *order);
             let Some(((_, _, token), text)) = newest else {
                 return Ok(());
             };
-            if holds_a_live_text {
-                return Ok(());
-            }
             (token.to_string(), text.to_string())
         };
         let Some(file) = scan(cx, path)? else {
@@ -401,10 +397,17 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
         return;
     };
     // The namespaces of the live holders: each distinct one copied once, however many share it.
-    let live: BTreeSet<&str> = crate::ledger::leases_of(holders, &cx.l.ledger.leases)
-        .map(|(_, lease)| lease.namespace())
-        .collect();
-    let live: BTreeSet<String> = live.into_iter().map(str::to_string).collect();
+    // Leases read from one record share their namespace's text, so a lease whose namespace is
+    // the very text of the one before it is passed over without comparing.
+    let mut distinct: Vec<&str> = Vec::new();
+    for (_, lease) in crate::ledger::leases_of(holders, &cx.l.ledger.leases) {
+        let ns = lease.namespace();
+        let same_text = |seen: &&str| std::ptr::eq(*seen, ns);
+        if !distinct.last().is_some_and(same_text) && !distinct.contains(&ns) {
+            distinct.push(ns);
+        }
+    }
+    let live: BTreeSet<String> = distinct.into_iter().map(str::to_string).collect();
     let no_holder = holders.is_empty();
     let namespaces = namespaces.clone();
     let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
