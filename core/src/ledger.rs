@@ -349,9 +349,22 @@ pub fn leases_of<'a>(
         if !walk {
             return leases.get(token).map(|lease| (token.as_str(), lease));
         }
-        while ordered.next_if(|(key, _)| *key < token).is_some() {}
-        let (key, lease) = ordered.peek()?;
-        (*key == token).then_some((token.as_str(), *lease))
+        // One comparison a step: most holders are the very next lease (an entry is often held
+        // by every lease), and a lease matched is passed (the next holder is a greater token).
+        loop {
+            let (key, lease) = ordered.peek()?;
+            match key.as_str().cmp(token.as_str()) {
+                std::cmp::Ordering::Less => {
+                    ordered.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    let found = (token.as_str(), *lease);
+                    ordered.next();
+                    return Some(found);
+                }
+                std::cmp::Ordering::Greater => return None,
+            }
+        }
     })
 }
 
