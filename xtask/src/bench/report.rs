@@ -62,7 +62,7 @@ pub fn targets(r: &Value) -> Value {
     }
     if let Some(point) = r["leases"].as_array().and_then(|v| {
         v.iter()
-            .find(|p| p["leases"] == 256 && p["distinct_holders"] == 1)
+            .find(|p| p["leases"] == 256 && p["distinct_holders"] == 1 && p["provider"] == "agy")
     }) {
         let ratio = f(&point["ratio_to_none"]);
         out.push(verdict(
@@ -149,9 +149,13 @@ fn print_process(r: &Value) {
             Some(n) => format!("{n} holders"),
             None => "?".to_string(),
         };
+        let kind = match point["provider"].as_str() {
+            Some("codex") => ", sharing its block",
+            _ => "",
+        };
         row(
             &format!(
-                "one more, {} live leases (holders: {holders})",
+                "one more, {} live leases{kind} (holders: {holders})",
                 point["leases"]
             ),
             &ms(&point["ours"]["median_ms"]),

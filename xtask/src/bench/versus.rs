@@ -174,19 +174,31 @@ impl Drop for Sleepers {
 }
 
 /// One point of the lease curve: a workspace with `leases` live leases already held (by this
-/// process, or with `distinct` each by its own live process), which touch no file of the
+/// process, or with `distinct` each by its own live process). Agy leases touch no file of the
 /// workspace (Agy sessions without hooks project nothing), so the measured acquire + release does
-/// the same I/O at every point and only the leases differ.
+/// the same I/O at every point and only the leases differ. Codex leases with the measured
+/// session's own text share its block in AGENTS.md: every lease is a holder of that file's
+/// entry, and the measured session's text is theirs (one more point, beside the curve).
 struct LeasePoint {
     leases: usize,
     distinct: bool,
+    provider: &'static str,
     ws: Workspace,
     _holders: Sleepers,
 }
 
 impl LeasePoint {
-    fn prepare(programs: &Programs, scratch: &Path, leases: usize, distinct: bool) -> Result<Self> {
-        let name = format!("leases-{leases}{}", if distinct { "-distinct" } else { "" });
+    fn prepare(
+        programs: &Programs,
+        scratch: &Path,
+        leases: usize,
+        distinct: bool,
+        provider: &'static str,
+    ) -> Result<Self> {
+        let name = format!(
+            "leases-{provider}-{leases}{}",
+            if distinct { "-distinct" } else { "" }
+        );
         let ws = Workspace::create(&scratch.join(name))?;
         write_user_text(&ws.dir.join("AGENTS.md"), 1024)?;
         let holders = Sleepers::spawn(if distinct { leases } else { 0 })?;
@@ -195,11 +207,16 @@ impl LeasePoint {
                 Some(child) => child.id().to_string(),
                 None => programs.holder_pid.clone(),
             };
-            ws.acquire(programs, "agy", &format!("background lease {i}"), &pid)?;
+            let text = match provider {
+                "agy" => format!("background lease {i}"),
+                _ => PROMPT.to_string(),
+            };
+            ws.acquire(programs, provider, &text, &pid)?;
         }
         Ok(LeasePoint {
             leases,
             distinct,
+            provider,
             ws,
             _holders: holders,
         })
@@ -216,10 +233,13 @@ pub fn live_leases(
 ) -> Result<Value> {
     let mut points = Vec::new();
     for &n in counts {
-        points.push(LeasePoint::prepare(programs, scratch, n, false)?);
+        points.push(LeasePoint::prepare(programs, scratch, n, false, "agy")?);
     }
     if let Some(&most) = counts.iter().max().filter(|n| **n > 0) {
-        points.push(LeasePoint::prepare(programs, scratch, most, true)?);
+        points.push(LeasePoint::prepare(programs, scratch, most, true, "agy")?);
+        points.push(LeasePoint::prepare(
+            programs, scratch, most, false, "codex",
+        )?);
     }
     eprintln!(
         "    {} points prepared, {iterations} interleaved rounds",
@@ -256,6 +276,7 @@ pub fn live_leases(
         );
         out.push(json!({
             "leases": point.leases,
+            "provider": point.provider,
             "distinct_holders": if point.distinct { point.leases } else { point.leases.min(1) },
             "ratio_to_none": none.as_ref().map_or(0.0, |none| ratio(&s, none)),
             "ours": s,
