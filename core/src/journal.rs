@@ -699,12 +699,11 @@ mod tests {
         let (extent, last) = read_newest(&path).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
+        assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         // A record of an earlier build states no check of ours: its check is computed.
         std::fs::write(&path, frame_sha256(&body(5))).unwrap();
         let (_, last) = read_newest(&path).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(5))));
-        std::fs::write(&path, &bytes).unwrap();
-        assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
         // Bytes with no intact record at all: damage, refused with the path.
         std::fs::write(&path, b"{\"sha256\":\"00\",\"ledger\":{}}\n").unwrap();
