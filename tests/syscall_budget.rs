@@ -96,6 +96,18 @@ fn traced_log(strace: &Path, sandbox: &Sandbox, args: &[&str]) -> Option<(Vec<u8
     Some((out.stdout, log))
 }
 
+/// `strace`, a sandbox and [`small_acquire`]'s command line in it; `None` where `strace` is not
+/// installed, with a note that says `what` (what the test could not do).
+fn traced_small_acquire(what: &str) -> Option<(PathBuf, Sandbox, Vec<String>)> {
+    let Some(strace) = strace() else {
+        eprintln!("note: strace is not installed; {what}");
+        return None;
+    };
+    let sandbox = Sandbox::new();
+    let acquire = small_acquire(&sandbox);
+    Some((strace, sandbox, acquire))
+}
+
 /// The command line of an `acquire --json` of Codex's block into the sandbox's small
 /// AGENTS.md (written here), held by this process.
 fn small_acquire(sandbox: &Sandbox) -> Vec<String> {
@@ -119,12 +131,11 @@ fn small_acquire(sandbox: &Sandbox) -> Vec<String> {
 
 #[test]
 fn acquire_and_release_stay_under_their_system_call_ceilings() {
-    let Some(strace) = strace() else {
-        eprintln!("note: strace is not installed; the system calls were not counted");
+    let Some((strace, sandbox, acquire)) =
+        traced_small_acquire("the system calls were not counted")
+    else {
         return;
     };
-    let sandbox = Sandbox::new();
-    let acquire = small_acquire(&sandbox);
     let acquire: Vec<&str> = acquire.iter().map(String::as_str).collect();
     // A first session makes the state directory, the ledger and the path's note: the counted
     // one is a session like every later one.
@@ -197,12 +208,9 @@ fn lock_and_verdict(log: &str) -> (usize, usize) {
 
 #[test]
 fn the_workspace_lock_is_let_go_before_the_delivery_verdict_unless_delivery_is_required() {
-    let Some(strace) = strace() else {
-        eprintln!("note: strace is not installed; nothing was traced");
+    let Some((strace, sandbox, acquire)) = traced_small_acquire("nothing was traced") else {
         return;
     };
-    let sandbox = Sandbox::new();
-    let acquire = small_acquire(&sandbox);
     let mut acquire: Vec<&str> = acquire.iter().map(String::as_str).collect();
     let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
         return;
