@@ -29,7 +29,8 @@
 //! as a sync on ext4. A journal grown past [`COMPACT_AT`], or past [`COMPACT_RECORDS`] records
 //! of the newest one's size when that is more (a ledger of hundreds of leases), is rewritten as
 //! its newest record alone, atomically (temporary file, fsync, rename, fsync): the syncs of a
-//! compaction are paid once per that many saves, never on every save. The file is created that
+//! compaction are paid once per that many saves, never on every save (and the file it replaced
+//! comes back open, for the caller to close once its lock is let go). The file is created that
 //! way too, once per workspace, and then kept. Reads take the file's last [`TAIL`] bytes; when
 //! the file ends in a good record of this build, its stated length says where it starts, and the
 //! rest of it is read in one more `pread` of just that size (the length is trusted only when the
@@ -78,12 +79,13 @@ pub const JOURNAL_FILE: &str = "ledger.jsonl";
 /// The single-snapshot ledger file earlier builds wrote; read once and migrated.
 pub const LEGACY_LEDGER_FILE: &str = "ledger.json";
 
-/// Past this many bytes, the next save rewrites the journal as its newest record alone.
-pub const COMPACT_AT: u64 = 64 * 1024;
+/// Past this many bytes, the next save rewrites the journal as its newest record alone. Reads
+/// take the file's tail, so its length costs a read nothing; a compaction costs three syncs.
+pub const COMPACT_AT: u64 = 256 * 1024;
 
 /// A journal may also grow to this many records of the newest one's size before it is
 /// compacted, so a large ledger is not rewritten durably on every save.
-pub const COMPACT_RECORDS: u64 = 32;
+pub const COMPACT_RECORDS: u64 = 64;
 
 /// How much of the journal's end a read takes first.
 pub const TAIL: u64 = 4 * 1024;
@@ -519,12 +521,19 @@ impl Journal {
         &self.display
     }
 
-    /// Records `ledger`, synced when `durability` (or this journal) requires it.
-    pub fn save(&self, state: &Root, ledger: &Ledger, durability: Durability) -> Result<()> {
+    /// Records `ledger`, synced when `durability` (or this journal) requires it. When the save
+    /// compacted the journal, the file it replaced comes back still open: its last close frees
+    /// it, which the caller may put off until its lock is let go.
+    pub fn save(
+        &self,
+        state: &Root,
+        ledger: &Ledger,
+        durability: Durability,
+    ) -> Result<Option<fsio::OpenFile>> {
         let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
         // Nothing recorded and no file: nothing to write.
         if ledger.is_empty() && self.len.get() == 0 {
-            return self.finish_legacy(state);
+            return self.finish_legacy(state).map(|()| None);
         }
         let mut line = self.spare.take();
         // Room for the whole record at once: about the size of the last one, exactly (growing by
@@ -541,10 +550,10 @@ impl Journal {
             && last.is_some_and(|last| self.holds(last, check, &line[body_start..]));
         if unchanged {
             self.spare.replace(line);
-            return self.finish_legacy(state);
+            return self.finish_legacy(state).map(|()| None);
         }
         let body = end_frame(&mut line, body_start, check);
-        let at = self.write(state, &line, durable)?;
+        let (at, replaced) = self.write(state, &line, durable)?;
         self.last.set(Some(Last {
             check,
             body_at: at + body.start as u64,
@@ -552,7 +561,7 @@ impl Journal {
             record_len: line.len(),
         }));
         self.spare.replace(line);
-        self.finish_legacy(state)
+        self.finish_legacy(state).map(|()| replaced)
     }
 
     /// Whether the newest record `last` holds `body` (whose check is `check`): the same length
@@ -570,10 +579,21 @@ impl Journal {
 
     /// Appends `record` (a whole line), or rewrites the journal as it alone when the file is new
     /// or has grown past its limit.
-    /// Returns where in the file the record starts.
-    fn write(&self, state: &Root, record: &[u8], durable: bool) -> Result<u64> {
+    /// Returns where in the file the record starts, and the file a compaction replaced, open.
+    fn write(
+        &self,
+        state: &Root,
+        record: &[u8],
+        durable: bool,
+    ) -> Result<(u64, Option<fsio::OpenFile>)> {
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
+            // Held open across the rename, so freeing it is left to the caller (a file that
+            // cannot be opened is simply freed by the rename).
+            let replaced = match self.exists.get() {
+                true => state.open_file(&self.file).ok().flatten(),
+                false => None,
+            };
             // Created, or compacted: one record, atomically and durably.
             state.write_atomic(&self.file, record, Some(0o600))?;
             self.exists.set(true);
@@ -581,7 +601,7 @@ impl Journal {
             self.good_len.set(self.len.get());
             self.synced.set(true);
             self.note_durable();
-            return Ok(0);
+            return Ok((0, replaced));
         }
         if self.good_len.get() < self.len.get() {
             // A torn record from a crash mid-append: cut it off, or the next line joins it.
@@ -597,7 +617,7 @@ impl Journal {
         if durable {
             self.note_durable();
         }
-        Ok(at)
+        Ok((at, None))
     }
 
     /// Removes a migrated legacy ledger once the journal holds its content durably.
@@ -731,6 +751,40 @@ mod tests {
         let (_, again) = Journal::load(&state, None, always_durable).unwrap();
         assert_eq!(again, Some(ledger));
         syncs
+    }
+
+    #[test]
+    fn a_compaction_hands_back_the_file_it_replaced_still_open() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let state = Root::create_private(dir.path()).unwrap();
+        let path = dir.path().join(JOURNAL_FILE);
+        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+        let mut ledger = ledger.unwrap();
+        let mut replaced = Vec::new();
+        for n in 0..COMPACT_AT {
+            let before = std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()));
+            ledger
+                .created_dirs
+                .insert(RelPath::new(format!("d{n}")).unwrap());
+            let kept = journal.save(&state, &ledger, Durability::Deferred).unwrap();
+            let after = std::fs::metadata(&path).map(|m| (m.dev(), m.ino())).ok();
+            match kept {
+                // The file it names was the journal before this save, and is no longer.
+                Some(file) => {
+                    assert_ne!(after, before);
+                    replaced.push(file);
+                }
+                // Appended (or created: nothing was replaced).
+                None => assert!(before.is_none() || after == before, "save {n}"),
+            }
+            if replaced.len() == 2 {
+                break;
+            }
+        }
+        assert_eq!(replaced.len(), 2, "the journal was compacted twice");
+        let (_, again) = Journal::load(&state, None, false).unwrap();
+        assert_eq!(again, Some(ledger));
     }
 
     #[test]

@@ -59,8 +59,15 @@ pub(crate) struct Locked {
     /// What this command already knows needs no sweeping: see [`Swept`].
     swept: std::cell::RefCell<Swept>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
-    _lock: Option<LockGuard>,
+    lock: Option<LockGuard>,
+    /// Files this command replaced or removed while it had them open, still open: see
+    /// [`Locked::retire`]. Closed when this is dropped, after the lock is let go.
+    retired: std::cell::RefCell<Vec<fsio::OpenFile>>,
 }
+
+/// How many replaced files a command keeps open until its lock is let go; past that, each is
+/// closed at once (a command that rewrites hundreds of files keeps its descriptors few).
+pub(crate) const RETIRED_MAX: usize = 32;
 
 /// The folders under `<state>/workspaces/<key>/` a save sweeps.
 #[derive(Clone, Copy)]
@@ -115,6 +122,8 @@ pub(crate) fn leave_ledgers_to_exit() {
 
 impl Drop for Locked {
     fn drop(&mut self) {
+        // The lock first: the retired files are closed after it, with the other fields.
+        drop(self.lock.take());
         if FREE_LEDGERS.load(std::sync::atomic::Ordering::Relaxed) {
             // SAFETY: `ledger` is dropped here once and never used again: `self` is being dropped.
             unsafe { std::mem::ManuallyDrop::drop(&mut self.ledger) }
@@ -282,8 +291,27 @@ impl Locked {
             scans: Default::default(),
             written: None,
             swept: Default::default(),
-            _lock: lock,
+            lock,
+            retired: Default::default(),
         }))
+    }
+
+    /// Keeps `file`, which this command has just replaced or removed, open until the workspace
+    /// lock is let go. The last close of a replaced file frees its inode and blocks, and that
+    /// waits on the file system's writes of the same inode table (the syncs of the write that
+    /// replaced it, or another command's): work that need not hold up the next command waiting
+    /// for the lock. Past [`RETIRED_MAX`], `file` is closed at once.
+    pub fn retire(&self, file: fsio::OpenFile) {
+        let mut retired = self.retired.borrow_mut();
+        if retired.len() < RETIRED_MAX {
+            retired.push(file);
+        }
+    }
+
+    /// How many replaced files this command keeps open until its lock is let go.
+    #[cfg(test)]
+    pub fn retired(&self) -> usize {
+        self.retired.borrow().len()
     }
 
     /// Saves the ledger, then sweeps what it no longer names from the state directory.
@@ -297,7 +325,9 @@ impl Locked {
             } else {
                 durability
             };
-        self.journal.save(&self.state, &self.ledger, durability)?;
+        if let Some(replaced) = self.journal.save(&self.state, &self.ledger, durability)? {
+            self.retire(replaced);
+        }
         if durability == Durability::Durable {
             self.kept_durable.set(self.ledger.kept.len());
         }
@@ -438,5 +468,59 @@ impl Locked {
     /// The absolute path of a session's private directory.
     pub fn session_path(&self, token: &str) -> Result<PathBuf> {
         Ok(self.state.display_path(&session_dir(token)?))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)]
+mod tests {
+    use super::*;
+
+    /// How many of this process's descriptors name a file under `dir` that is no longer there.
+    fn open_deleted(dir: &Path) -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .filter(|target| {
+                let target = target.to_string_lossy();
+                target.starts_with(&*dir.to_string_lossy()) && target.ends_with(" (deleted)")
+            })
+            .count()
+    }
+
+    #[test]
+    fn replaced_files_stay_open_until_the_lock_is_let_go() {
+        let tmp = tempfile::tempdir().unwrap();
+        let workspace = tmp.path().join("ws");
+        std::fs::create_dir(&workspace).unwrap();
+        let canonical = workspace.canonicalize().unwrap();
+        let state_dir = tmp.path().join("state");
+        let key = crate::ledger::workspace_key(&canonical);
+        let locked = Locked::open(
+            &state_dir,
+            &key,
+            Access::Create(&canonical),
+            &LockWait::default(),
+        )
+        .unwrap()
+        .unwrap();
+        for n in 0..RETIRED_MAX + 3 {
+            let rel = RelPath::new(format!("f{n}.md")).unwrap();
+            locked.root.write_atomic(&rel, b"old", None).unwrap();
+            let old = locked.root.open_file(&rel).unwrap().unwrap();
+            locked.root.write_atomic(&rel, b"new", None).unwrap();
+            locked.retire(old);
+        }
+        // At most RETIRED_MAX are kept; the others were closed at once.
+        assert_eq!(locked.retired(), RETIRED_MAX);
+        assert_eq!(open_deleted(&canonical), RETIRED_MAX);
+        // The lock is held meanwhile (flock: another open of the file conflicts)...
+        let lock =
+            std::fs::File::open(state_dir.join("workspaces").join(&key).join("lock")).unwrap();
+        assert!(lock.try_lock().is_err());
+        drop(locked);
+        // ...and let go with every replaced file closed.
+        assert!(lock.try_lock().is_ok());
+        assert_eq!(open_deleted(&canonical), 0);
     }
 }

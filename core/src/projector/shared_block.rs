@@ -77,6 +77,7 @@ impl SharedBlock {
                 .splice_atomic(path, &file.file, &removed.pieces, None)?;
             cx.report(path, FileKind::Block, FileAction::Restored);
         }
+        cx.l.retire(file.file);
         if removed.kept_lines > 0 {
             cx.kept_in_place(path, KEPT_REASON);
         }
@@ -332,7 +333,10 @@ impl Projection for SharedBlock {
                 Some(Written::of(bytes))
             }
         };
-        drop(current);
+        // The file replaced stays open until the lock is let go (see `Locked::retire`).
+        if let Some(current) = current.filter(|_| upserted.pieces.is_some()) {
+            cx.l.retire(current.file);
+        }
         match written {
             Some(written) => cx.wrote(path, || written),
             None => cx.rewrote(path),
