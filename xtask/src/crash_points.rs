@@ -67,29 +67,65 @@ fn runs(root: &Path) -> Result<Vec<Vec<String>>> {
     Ok(runs)
 }
 
+/// Runs one enumeration (`cargo test` for `run`'s package and arguments, output captured) and
+/// returns the counts it printed.
+fn enumerate(root: &Path, run: &[String]) -> Result<Vec<Counted>> {
+    let (package, rest) = run.split_first().context("a run names its package")?;
+    let mut args = vec!["test", "--all-features", "-p", package.as_str()];
+    args.extend(rest.iter().map(String::as_str));
+    args.extend(["--", "--nocapture"]);
+    eprintln!("$ cargo {}", args.join(" "));
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(&args)
+        .current_dir(root)
+        .output()
+        .with_context(|| format!("run cargo {}", args.join(" ")))?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    let found: Vec<Counted> = text.lines().filter_map(parse).collect();
+    if !out.status.success() {
+        eprintln!("{text}{}", String::from_utf8_lossy(&out.stdout));
+        bail!("cargo {} failed with {}", args.join(" "), out.status);
+    }
+    if found.is_empty() {
+        bail!("cargo {} printed no crash-point count", args.join(" "));
+    }
+    Ok(found)
+}
+
+/// Every enumeration, as many at once as the machine has processors (each is one test on one
+/// thread, so two processors take half the time; everything is built before, so no `cargo`
+/// waits on another's build lock), then the table of their counts.
 pub fn run(root: &Path) -> Result<()> {
+    let runs = runs(root)?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(runs.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<Result<Vec<Counted>>>>> =
+        runs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(run) = runs.get(i) else { break };
+                    let result = enumerate(root, run);
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(result);
+                    }
+                }
+            });
+        }
+    });
     let mut counted = Vec::new();
-    for run in runs(root)? {
-        let (package, rest) = run.split_first().context("a run names its package")?;
-        let mut args = vec!["test", "--all-features", "-p", package.as_str()];
-        args.extend(rest.iter().map(String::as_str));
-        args.extend(["--", "--nocapture"]);
-        eprintln!("$ cargo {}", args.join(" "));
-        let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(&args)
-            .current_dir(root)
-            .output()
-            .with_context(|| format!("run cargo {}", args.join(" ")))?;
-        let text = String::from_utf8_lossy(&out.stderr);
-        let found: Vec<Counted> = text.lines().filter_map(parse).collect();
-        if !out.status.success() {
-            eprintln!("{text}{}", String::from_utf8_lossy(&out.stdout));
-            bail!("cargo {} failed with {}", args.join(" "), out.status);
-        }
-        if found.is_empty() {
-            bail!("cargo {} printed no crash-point count", args.join(" "));
-        }
-        counted.extend(found);
+    for (run, slot) in runs.iter().zip(results) {
+        let result = slot
+            .into_inner()
+            .ok()
+            .flatten()
+            .with_context(|| format!("the enumeration {run:?} did not finish"))?;
+        counted.extend(result?);
     }
     counted.sort_by(|a, b| a.who.cmp(&b.who));
     println!();
