@@ -134,7 +134,10 @@ impl Place {
         Ok(guard.expect("the lock file exists"))
     }
 
-    /// What a third process sees: can it take the lock now?
+    /// What a third process sees: can it take the lock now? A sibling test's child between its
+    /// fork and its exec holds a copy of every descriptor, ours too, so a lock just let go can
+    /// look held for that moment: callers that expect it free wait for it
+    /// ([`Place::becomes_free`]).
     fn free_for_another_process(&self) -> bool {
         Command::new("flock")
             .arg("-n")
@@ -143,6 +146,14 @@ impl Place {
             .status()
             .unwrap()
             .success()
+    }
+
+    /// Waits until another process can take the lock (see [`Place::free_for_another_process`]);
+    /// fails if it never can.
+    fn becomes_free(&self) {
+        eventually("another process can take the lock", || {
+            self.free_for_another_process()
+        });
     }
 }
 
@@ -184,7 +195,7 @@ fn a_limit_past_what_the_clock_counts_waits_for_as_long_as_it_takes() {
     holder.release();
     eventually("the waiter takes the lock", || waiter.is_finished());
     assert!(waiter.join().unwrap().unwrap());
-    assert!(place.free_for_another_process());
+    place.becomes_free();
 }
 
 fn recording(limit: Duration) -> (LockWait, Arc<Mutex<Vec<LockNotice>>>) {
@@ -240,7 +251,7 @@ fn giving_up_names_the_holder_tells_once_and_the_abandoned_wait_never_keeps_the_
     eventually("the abandoned wait lets the lock go", || {
         entries(&place.lock).is_empty()
     });
-    assert!(place.free_for_another_process());
+    place.becomes_free();
     // And this process can take it again, at once.
     drop(place.take(&LockWait::at_most(Duration::ZERO)).unwrap());
 }
@@ -270,7 +281,7 @@ fn the_polling_fallback_keeps_the_same_promises() {
         holder.release();
         drop(waiter.join().unwrap().unwrap());
     });
-    assert!(place.free_for_another_process());
+    place.becomes_free();
 }
 
 static INTERRUPTIONS: AtomicUsize = AtomicUsize::new(0);
@@ -390,7 +401,7 @@ fn threads_of_one_process_take_turns_and_lose_no_update() {
         std::fs::read_to_string(&counter).unwrap(),
         (THREADS * TURNS).to_string()
     );
-    assert!(place.free_for_another_process());
+    place.becomes_free();
 }
 
 /// The waits on the calling thread below share the process's `SIGALRM` disposition and
@@ -480,7 +491,7 @@ fn a_wait_on_the_calling_thread_blocks_that_thread_in_the_queue_through_signals(
         assert_eq!(entries(&place.lock), vec![Entry::Held(me())]);
         drop(guard);
     });
-    assert!(place.free_for_another_process());
+    place.becomes_free();
     assert_eq!(timers(), 0, "the timer is deleted");
     assert_eq!(alarm_disposition(), disposition, "the handler is put back");
 }
@@ -570,7 +581,7 @@ fn waits_on_calling_threads_give_up_at_their_limits_and_put_the_signal_state_bac
     // A wait given up on this thread left nothing in the kernel's queue.
     assert_eq!(entries(&place.lock), vec![Entry::Held(holder.pid())]);
     holder.release();
-    assert!(place.free_for_another_process());
+    place.becomes_free();
     unsafe {
         assert_eq!(
             libc::sigaction(libc::SIGALRM, &previous, std::ptr::null_mut()),
