@@ -788,6 +788,38 @@ mod tests {
     }
 
     #[test]
+    fn a_symlink_planted_at_the_journal_before_a_compaction_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = Root::create_private(dir.path()).unwrap();
+        let path = dir.path().join(JOURNAL_FILE);
+        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+        let mut ledger = ledger.unwrap();
+        ledger.created_dirs.insert(RelPath::new("a").unwrap());
+        journal.save(&state, &ledger, Durability::Durable).unwrap();
+        // The journal's bytes moved aside and a link to them left in its place.
+        let victim = dir.path().join("victim");
+        std::fs::rename(&path, &victim).unwrap();
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        let before = std::fs::read(&victim).unwrap();
+        // The next save compacts (as if the journal had grown to its limit): the file it would
+        // hold open and then replace is the link, which is neither opened nor written through.
+        journal.good_len.set(COMPACT_AT);
+        journal.len.set(COMPACT_AT);
+        ledger.created_dirs.insert(RelPath::new("b").unwrap());
+        let refused = journal
+            .save(&state, &ledger, Durability::Deferred)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains(JOURNAL_FILE), "{refused}");
+        assert_eq!(
+            std::fs::read(&victim).unwrap(),
+            before,
+            "the link's target is untouched"
+        );
+        assert!(std::fs::symlink_metadata(&path).unwrap().is_symlink());
+    }
+
+    #[test]
     fn a_deferred_save_syncs_only_on_a_remote_state_directory() {
         assert_eq!(syncs_of_a_deferred_save(false), 0);
         assert_eq!(syncs_of_a_deferred_save(true), 1);

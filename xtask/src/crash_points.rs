@@ -92,9 +92,9 @@ fn enumerate(root: &Path, run: &[String]) -> Result<Vec<Counted>> {
     Ok(found)
 }
 
-/// Every enumeration, as many at once as the machine has processors (each is one test on one
-/// thread, so two processors take half the time; everything is built before, so no `cargo`
-/// waits on another's build lock), then the table of their counts.
+/// Every enumeration, as many at once as the machine has processors (each is mostly one test on
+/// one thread; the tests are built before, so no `cargo` waits on another's build lock), then
+/// the table of their counts.
 pub fn run(root: &Path) -> Result<()> {
     let runs = runs(root)?;
     let workers = std::thread::available_parallelism()
