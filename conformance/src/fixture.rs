@@ -184,7 +184,7 @@ impl Default for Fixture {
 /// ledger journals whose newest record is an empty ledger, and the `paths/` notes of which folder
 /// each path named (all kept once a workspace has been used).
 pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
-    use projectfile_core::testing::journal::{JOURNAL_FILE, records_nothing};
+    use projectfile_core::testing::journal::{JOURNAL_FILE, SLOTS_FILE, records_nothing};
     walk_files(state)
         .into_iter()
         .filter(|p| match p.file_name().and_then(|n| n.to_str()) {
@@ -193,6 +193,9 @@ pub fn state_leftovers(state: &Path) -> Vec<PathBuf> {
                 false
             }
             Some("lock") => false,
+            // The journal's sync slots: records older than the journal's newest, never read
+            // back while the journal holds a newer one.
+            Some(SLOTS_FILE) => false,
             Some(JOURNAL_FILE) => !std::fs::read(p).is_ok_and(|b| records_nothing(&b)),
             _ => true,
         })

@@ -9,6 +9,10 @@
 //! {"check":"<16 hex digits>","ledger":<the ledger as compact JSON>,"line":<length>}
 //! ```
 //!
+//! The ledger JSON ends in the record's save number, `,"saved":N}`: one more than the newest
+//! record's, so of any two records the newer is the one with the higher number (earlier builds
+//! wrote none, which reads as 0, and ignore the field).
+//!
 //! The check is [`check64`], a 64-bit hash of the ledger JSON taken eight bytes at a time: it
 //! tells a whole record from a torn, cut or overwritten one (not an adversary's: the state
 //! directory is private to its user). Earlier builds wrote `{"sha256":"<64 hex
@@ -38,7 +42,7 @@
 //! build's record) a tail four times longer is read while no good record ends in it, up to the
 //! whole file.
 
-//! **Durability**: a save is synced (`fdatasync`) before the workspace is touched when it records
+//! **Durability**: a save is made durable before the workspace is touched when it records
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
 //! create a directory, a marker or a skill folder, write private files, put our block in a
 //! file the ledger does not yet list in [`Ledger::block_files`], or write a session text into a
@@ -57,6 +61,26 @@
 //! synced anyway when the state directory is on a remote file system (the holder may live on
 //! another machine), when they forget a stash or record kept user bytes (see the projector),
 //! or when they migrate a `ledger.json` from an earlier build.
+//!
+//! **Sync slots.** A durable save is appended to the journal like any other, unsynced, and also
+//! written, synced, into one of the two slots of `ledger.sync` beside it: each slot (a power of
+//! two of at least [`SLOT_MIN`] bytes) holds a head, `slot <save number> <record length>` in
+//! fixed-width digits, and the record line; the one written is the one not holding the newest
+//! record, so a write a power loss cuts leaves the other intact. The slot file keeps its size
+//! and its blocks, written once when it is made (atomically, at the first durable save that is
+//! not the journal's own creation or compaction, and again whenever a record outgrows a slot),
+//! so syncing a slot writes the record's bytes alone, where syncing an append also writes the
+//! journal's new size and allocation: on this project's measurements about half the time, and
+//! less waiting for a whole scheduler tick on a busy machine. Reading takes the journal's newest
+//! record, then the two heads (one small read each): a slot whose number is higher holds a
+//! durable record the journal lost with its unsynced bytes, and is read instead, if its head,
+//! its record's check and the number its JSON ends in agree (otherwise its write was cut, and
+//! it is passed over). The next save is numbered past every head, so it is newer than both
+//! slots though the journal lost records. Slots are read only beside a journal with a record
+//! (one moved aside starts the record afresh, numbered past them), only through the state
+//! directory's descriptor (a link there is refused), and are synced only where the journal
+//! itself is not (on a remote state directory, or for a migration, the append is synced as
+//! before).
 //!
 //! So a session that only puts a block into a known file makes exactly the workspace's own
 //! durable writes, the minimum for the same result; `core/tests/crash_points.rs` proves each
@@ -86,6 +110,19 @@ pub const COMPACT_AT: u64 = 256 * 1024;
 /// A journal may also grow to this many records of the newest one's size before it is
 /// compacted, so a large ledger is not rewritten durably on every save.
 pub const COMPACT_RECORDS: u64 = 64;
+
+/// The journal's sync slots, beside it (see "Durability" in the module docs).
+pub const SLOTS_FILE: &str = "ledger.sync";
+
+/// The head of a sync slot: `slot <save number, 20 digits> <record length, 20 digits>\n`.
+const SLOT_HEAD: usize = 47;
+
+/// The smallest sync slot: a slot is a power of two at least this large that holds its head
+/// and the record.
+const SLOT_MIN: u64 = 4096;
+
+/// The field a record's ledger JSON ends in: the record's save number.
+const SAVED_FIELD: &[u8] = b",\"saved\":";
 
 /// How much of the journal's end a read takes first.
 pub const TAIL: u64 = 4 * 1024;
@@ -328,6 +365,172 @@ fn next_record_room(last_len: usize) -> usize {
     last_len.saturating_add(last_len / 8).saturating_add(256)
 }
 
+/// The save number a record's ledger JSON ends in (`,"saved":N}`), 0 when it ends otherwise
+/// (a record of an earlier build).
+fn saved_number(body: &[u8]) -> u64 {
+    let Some(rest) = body.strip_suffix(b"}") else {
+        return 0;
+    };
+    let digits = rest.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    let (rest, number) = rest.split_at(rest.len() - digits);
+    if !rest.ends_with(SAVED_FIELD) || number.is_empty() || number.len() > 20 {
+        return 0;
+    }
+    std::str::from_utf8(number)
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Ends the ledger JSON that runs from `body_start` to the end of `line` (an object) with its
+/// save number: `{...}` becomes `{...,"saved":N}`.
+fn put_saved(line: &mut Vec<u8>, body_start: usize, saved: u64) {
+    if line.len() > body_start && line.last() == Some(&b'}') {
+        line.pop();
+        // An empty object takes the field with no comma before it.
+        let empty = line.len() == body_start + 1;
+        line.extend_from_slice(if empty {
+            &SAVED_FIELD[1..]
+        } else {
+            SAVED_FIELD
+        });
+        line.extend_from_slice(saved.to_string().as_bytes());
+        line.push(b'}');
+    }
+}
+
+/// Replaces the save number `put_saved` ended the JSON from `body_start` with (the end of
+/// `line`) by `saved`.
+fn replace_saved(line: &mut Vec<u8>, body_start: usize, saved: u64) {
+    let digits = line
+        .iter()
+        .rev()
+        .skip(1)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let keep = line.len() - 1 - digits;
+    if keep > body_start {
+        line.truncate(keep);
+        line.extend_from_slice(saved.to_string().as_bytes());
+        line.push(b'}');
+    }
+}
+
+/// A sync slot's head, for a record of `len` bytes with save number `saved`.
+fn slot_head(saved: u64, len: usize) -> [u8; SLOT_HEAD] {
+    let mut head = [b' '; SLOT_HEAD];
+    let text = format!("slot {saved:020} {len:020}\n");
+    if text.len() == SLOT_HEAD {
+        head.copy_from_slice(text.as_bytes());
+    }
+    head
+}
+
+/// The save number and record length a slot head states, if it is one.
+fn parse_slot_head(head: &[u8]) -> Option<(u64, usize)> {
+    let rest = head.strip_prefix(b"slot ")?.strip_suffix(b"\n")?;
+    let (saved, len) = (rest.get(..20)?, rest.get(21..)?);
+    if rest.get(20) != Some(&b' ') || len.len() != 20 {
+        return None;
+    }
+    let number = |digits: &[u8]| -> Option<u64> {
+        digits
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| std::str::from_utf8(digits).ok()?.parse().ok())?
+    };
+    Some((number(saved)?, usize::try_from(number(len)?).ok()?))
+}
+
+/// The sync slots as a journal knows them: the size of each, and which holds the newest record.
+#[derive(Clone, Copy, Debug)]
+struct Slots {
+    size: u64,
+    newest: Option<usize>,
+}
+
+/// What the sync slots hold: the slots (`None`: no usable file), the highest save number a head
+/// states, and the newest intact record saved after `after`, as a [`Newest`] with its number.
+struct SlotsRead {
+    slots: Option<Slots>,
+    highest: u64,
+    newer: Option<(u64, Newest)>,
+}
+
+/// Reads the sync slots in `state` (no link followed): their heads, and a record of one only
+/// when it was saved after `after` (the journal lost it: a power loss took the journal's
+/// unsynced bytes). A slot counts only when its head, its record's check and the save number
+/// its ledger ends in agree; anything else is a write a power loss cut, or not ours, and is
+/// passed over.
+fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
+    let rel = RelPath::new(SLOTS_FILE)?;
+    let mut read = SlotsRead {
+        slots: None,
+        highest: 0,
+        newer: None,
+    };
+    let Some(file) = state.open_file(&rel)? else {
+        return Ok(read);
+    };
+    let size = (file.len() / 2) as u64;
+    if size < SLOT_MIN {
+        return Ok(read);
+    }
+    let display = state.display_path(&rel);
+    let mut heads = [None, None];
+    for (index, head) in heads.iter_mut().enumerate() {
+        let mut bytes = [0u8; SLOT_HEAD];
+        let at = usize::try_from(index as u64 * size).unwrap_or(usize::MAX);
+        let n = file
+            .read_at(at, &mut bytes)
+            .map_err(|e| Error::io(&display, "read", e))?;
+        *head = parse_slot_head(&bytes[..n]);
+    }
+    read.highest = heads
+        .iter()
+        .flatten()
+        .map(|(saved, _)| *saved)
+        .max()
+        .unwrap_or(0);
+    let newest = (0..2).max_by_key(|i| heads[*i].map_or(0, |(saved, _)| saved));
+    read.slots = Some(Slots {
+        size,
+        newest: newest.filter(|i| heads[*i].is_some()),
+    });
+    let mut newer: Vec<(usize, u64, usize)> = (0..2)
+        .filter_map(|i| heads[i].map(|(saved, len)| (i, saved, len)))
+        .filter(|(_, saved, len)| {
+            *saved > after && (SLOT_HEAD as u64).saturating_add(*len as u64) <= size
+        })
+        .collect();
+    newer.sort_by_key(|(_, saved, _)| std::cmp::Reverse(*saved));
+    for (index, saved, len) in newer {
+        let mut bytes = vec![0u8; len];
+        let at = index as u64 * size + SLOT_HEAD as u64;
+        let n = file
+            .read_at(usize::try_from(at).unwrap_or(usize::MAX), &mut bytes)
+            .map_err(|e| Error::io(&display, "read", e))?;
+        let line = bytes.get(..n).and_then(|b| b.strip_suffix(b"\n"));
+        let body = line
+            .filter(|line| line.len() + 1 == len)
+            .and_then(record_body);
+        if let Some(body) = body
+            && bytes.get(body.clone()).map(saved_number) == Some(saved)
+        {
+            read.newer = Some((
+                saved,
+                Newest {
+                    bytes,
+                    start: 0,
+                    body,
+                },
+            ));
+            break;
+        }
+    }
+    Ok(read)
+}
+
 /// The newest record when the file ends in a good record of this build: its trailer says
 /// where it starts, so it is read whole with at most one more `pread` of its size. The tail
 /// comes back (the caller scans it) when it ends otherwise: a torn or damaged end, or an earlier
@@ -455,6 +658,10 @@ pub struct Journal {
     legacy: Cell<bool>,
     /// Whether every save must be durable (a remote state directory).
     always_durable: bool,
+    /// The highest save number seen: the next record's is one more.
+    saved: Cell<u64>,
+    /// The sync slots, once known to be there.
+    slots: Cell<Option<Slots>>,
 }
 
 impl Journal {
@@ -468,8 +675,9 @@ impl Journal {
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
         let file = RelPath::new(JOURNAL_FILE)?;
-        // A crash in the middle of creating or compacting it leaves a temporary file.
-        state.remove_temp_files(&file)?;
+        // A crash in the middle of creating or compacting it (or making its sync slots) leaves
+        // a temporary file.
+        state.remove_temp_files_beside(&file, &[SLOTS_FILE])?;
         Self::read(state, canonical, always_durable)
     }
 
@@ -494,8 +702,21 @@ impl Journal {
             synced: Cell::new(false),
             legacy: Cell::new(false),
             always_durable,
+            saved: Cell::new(0),
+            slots: Cell::new(None),
         };
         if let Some((_, Some(newest))) = newest {
+            let saved = saved_number(newest.body());
+            let slots = read_slots(state, saved)?;
+            journal.slots.set(slots.slots);
+            journal.saved.set(saved.max(slots.highest));
+            if let Some((_, newer)) = slots.newer {
+                // A durable save the journal lost with a power loss: its slot holds it. The
+                // journal's own newest record is not it, so the next save writes whatever it has.
+                let ledger = Ledger::parse(newer.body(), &journal.display, canonical)?;
+                journal.spare.replace(newer.bytes);
+                return Ok((journal, Some(ledger)));
+            }
             let body = newest.body();
             let ledger = Ledger::parse(body, &journal.display, canonical)?;
             journal.last.set(Some(Last {
@@ -507,6 +728,10 @@ impl Journal {
             journal.spare.replace(newest.bytes);
             return Ok((journal, Some(ledger)));
         }
+        // No record: slots left from a journal moved aside are not read, only numbered past.
+        let slots = read_slots(state, u64::MAX)?;
+        journal.slots.set(slots.slots);
+        journal.saved.set(slots.highest);
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
         if let Some(bytes) = fsio::read_private(&legacy)? {
             let ledger = Ledger::parse(&bytes, &legacy, canonical)?;
@@ -545,15 +770,22 @@ impl Journal {
         }
         let body_start = begin_frame(&mut line);
         ledger.write_json(&mut line, &self.display)?;
-        let check = check64(&line[body_start..]);
+        // Written with the newest record's number first, to compare with it.
+        put_saved(&mut line, body_start, self.saved.get());
         let unchanged = (self.synced.get() || !durable)
-            && last.is_some_and(|last| self.holds(last, check, &line[body_start..]));
+            && last.is_some_and(|last| {
+                self.holds(last, check64(&line[body_start..]), &line[body_start..])
+            });
         if unchanged {
             self.spare.replace(line);
             return self.finish_legacy(state).map(|()| None);
         }
+        let saved = self.saved.get().saturating_add(1);
+        replace_saved(&mut line, body_start, saved);
+        let check = check64(&line[body_start..]);
         let body = end_frame(&mut line, body_start, check);
-        let (at, replaced) = self.write(state, &line, durable)?;
+        let (at, replaced) = self.write(state, &line, durable, saved)?;
+        self.saved.set(saved);
         self.last.set(Some(Last {
             check,
             body_at: at + body.start as u64,
@@ -585,6 +817,7 @@ impl Journal {
         state: &Root,
         record: &[u8],
         durable: bool,
+        saved: u64,
     ) -> Result<(u64, Option<fsio::OpenFile>)> {
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         if !self.exists.get() || self.good_len.get() + record.len() as u64 > limit {
@@ -608,16 +841,68 @@ impl Journal {
             state.truncate(&self.file, self.good_len.get())?;
             self.len.set(self.good_len.get());
         }
-        state.append(&self.file, record, durable)?;
+        // A durable record goes to a sync slot; the journal itself is synced only where every
+        // save is (a remote state directory) or for a migration.
+        let to_slot = durable && !self.always_durable && !self.legacy.get();
+        state.append(&self.file, record, durable && !to_slot)?;
         let at = self.len.get();
         self.len.set(at + record.len() as u64);
         self.good_len.set(self.len.get());
-        // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
-        self.synced.set(durable);
-        if durable {
+        if to_slot {
+            self.write_slot(state, record, saved)?;
+        } else if durable {
             self.note_durable();
         }
+        // Syncing the file syncs every earlier write too; an unsynced write leaves it unknown.
+        self.synced.set(durable);
         Ok((at, None))
+    }
+
+    /// Writes `record` (save number `saved`) into the sync slot not holding the newest record,
+    /// in place, and syncs it: the slot file's size and blocks stay as they are, so the sync
+    /// writes the record's bytes alone. Without a slot file, or one too small for the record,
+    /// the file is made anew (atomically, durably), the record in its first slot.
+    fn write_slot(&self, state: &Root, record: &[u8], saved: u64) -> Result<()> {
+        let rel = RelPath::new(SLOTS_FILE)?;
+        let head = slot_head(saved, record.len());
+        let need = (SLOT_HEAD + record.len()) as u64;
+        match self.slots.get().filter(|slots| need <= slots.size) {
+            Some(slots) => {
+                let index = match slots.newest {
+                    Some(newest) => 1 - newest.min(1),
+                    None => 0,
+                };
+                state.write_at(&rel, index as u64 * slots.size, &[&head, record], true)?;
+                self.slots.set(Some(Slots {
+                    newest: Some(index),
+                    ..slots
+                }));
+            }
+            None => {
+                let size = need.next_power_of_two().max(SLOT_MIN);
+                let length = usize::try_from(size.saturating_mul(2)).map_err(|_| {
+                    Error::io(
+                        state.display_path(&rel),
+                        "write",
+                        std::io::ErrorKind::FileTooLarge.into(),
+                    )
+                })?;
+                let mut bytes = vec![0u8; length];
+                bytes[..SLOT_HEAD].copy_from_slice(&head);
+                bytes[SLOT_HEAD..SLOT_HEAD + record.len()].copy_from_slice(record);
+                state.write_atomic(&rel, &bytes, Some(0o600))?;
+                self.slots.set(Some(Slots {
+                    size,
+                    newest: Some(0),
+                }));
+            }
+        }
+        if faults::tracking_durability() {
+            let path = state.display_path(&rel);
+            let image = fsio::read_private(&path).ok().flatten().unwrap_or_default();
+            faults::note_durable(&path, image);
+        }
+        Ok(())
     }
 
     /// Removes a migrated legacy ledger once the journal holds its content durably.
@@ -823,6 +1108,156 @@ mod tests {
     fn a_deferred_save_syncs_only_on_a_remote_state_directory() {
         assert_eq!(syncs_of_a_deferred_save(false), 0);
         assert_eq!(syncs_of_a_deferred_save(true), 1);
+    }
+
+    /// A journal in a fresh state directory, with the ledger it starts from.
+    fn fresh() -> (tempfile::TempDir, Root, Journal, Ledger) {
+        let dir = tempfile::tempdir().unwrap();
+        let state = Root::create_private(dir.path()).unwrap();
+        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+        (dir, state, journal, ledger.unwrap())
+    }
+
+    /// `ledger` with one more created directory, `name`.
+    fn with_dir(ledger: &Ledger, name: &str) -> Ledger {
+        let mut next = ledger.clone();
+        next.created_dirs.insert(RelPath::new(name).unwrap());
+        next
+    }
+
+    fn load(state: &Root) -> Ledger {
+        Journal::load(state, None, false).unwrap().1.unwrap()
+    }
+
+    #[test]
+    fn durable_saves_go_to_a_sync_slot_written_in_place() {
+        let (dir, state, journal, ledger) = fresh();
+        let (journal_path, slots_path) =
+            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
+        // The journal's creation is durable by itself; a deferred save makes no slot.
+        let one = with_dir(&ledger, "a");
+        journal.save(&state, &one, Durability::Durable).unwrap();
+        let two = with_dir(&one, "b");
+        journal.save(&state, &two, Durability::Deferred).unwrap();
+        assert!(!slots_path.exists());
+        // The first durable append makes the slots (file + directory), the record in the first.
+        let three = with_dir(&two, "c");
+        let before = fsio::syncs_on_this_thread();
+        journal.save(&state, &three, Durability::Durable).unwrap();
+        assert_eq!(fsio::syncs_on_this_thread() - before, 2);
+        let size = std::fs::metadata(&slots_path).unwrap().len();
+        assert_eq!(size, 2 * SLOT_MIN);
+        // Later ones: the other slot, in place, one sync; the journal itself is not synced.
+        for (n, name) in ["d", "e", "f"].iter().enumerate() {
+            let next = with_dir(&load(&state), name);
+            let journal_len = std::fs::metadata(&journal_path).unwrap().len();
+            let before = fsio::syncs_on_this_thread();
+            journal.save(&state, &next, Durability::Durable).unwrap();
+            assert_eq!(fsio::syncs_on_this_thread() - before, 1, "save {n}");
+            assert_eq!(std::fs::metadata(&slots_path).unwrap().len(), size);
+            assert!(std::fs::metadata(&journal_path).unwrap().len() > journal_len);
+            assert_eq!(load(&state), next);
+        }
+        // Both slots hold a record now, the newest and the one before.
+        let bytes = std::fs::read(&slots_path).unwrap();
+        let half = usize::try_from(size / 2).unwrap();
+        let saved = |slot: &[u8]| parse_slot_head(&slot[..SLOT_HEAD]).unwrap().0;
+        let mut numbers = [saved(&bytes[..half]), saved(&bytes[half..])];
+        numbers.sort_unstable();
+        assert_eq!(numbers[1], numbers[0] + 1);
+    }
+
+    #[test]
+    fn a_durable_record_the_journal_lost_is_read_from_its_slot() {
+        let (dir, state, journal, ledger) = fresh();
+        let (journal_path, slots_path) =
+            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
+        let one = with_dir(&ledger, "a");
+        journal.save(&state, &one, Durability::Durable).unwrap();
+        // What a power loss keeps of the journal: its synced creation, and nothing after it.
+        let synced = std::fs::read(&journal_path).unwrap();
+        let two = with_dir(&one, "b");
+        journal.save(&state, &two, Durability::Durable).unwrap();
+        let three = with_dir(&two, "c");
+        journal.save(&state, &three, Durability::Durable).unwrap();
+        let four = with_dir(&three, "d");
+        journal.save(&state, &four, Durability::Deferred).unwrap();
+        std::fs::write(&journal_path, &synced).unwrap();
+        // The newest durable record comes back from its slot; the deferred one is lost.
+        assert_eq!(load(&state), three);
+        // A save after that is newer than either slot, though the journal lost records.
+        let (journal, _) = Journal::load(&state, None, false).unwrap();
+        let five = with_dir(&three, "e");
+        journal.save(&state, &five, Durability::Deferred).unwrap();
+        assert_eq!(load(&state), five);
+        // A slot whose write was cut counts for nothing: the other one's record is read.
+        std::fs::write(&journal_path, &synced).unwrap();
+        let mut slots = std::fs::read(&slots_path).unwrap();
+        let half = slots.len() / 2;
+        let newest = if parse_slot_head(&slots[..SLOT_HEAD]).unwrap().0
+            > parse_slot_head(&slots[half..half + SLOT_HEAD]).unwrap().0
+        {
+            0
+        } else {
+            half
+        };
+        slots[newest + SLOT_HEAD + 40] ^= 0x20;
+        std::fs::write(&slots_path, &slots).unwrap();
+        assert_eq!(load(&state), two);
+        // Slots are read only beside a journal: moved aside, nothing is recorded.
+        std::fs::remove_file(&journal_path).unwrap();
+        let (_, none) = Journal::load(&state, None, false).unwrap();
+        assert_eq!(none, None);
+    }
+
+    #[test]
+    fn a_symlink_or_fifo_planted_at_the_sync_slots_is_never_followed() {
+        let (dir, state, journal, ledger) = fresh();
+        let one = with_dir(&ledger, "a");
+        journal.save(&state, &one, Durability::Durable).unwrap();
+        let two = with_dir(&one, "b");
+        journal.save(&state, &two, Durability::Durable).unwrap();
+        // The slots swapped for a link to a file of the same bytes.
+        let slots_path = dir.path().join(SLOTS_FILE);
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::rename(&slots_path, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &slots_path).unwrap();
+        let before = std::fs::read(&elsewhere).unwrap();
+        let refused = Journal::load(&state, None, false).unwrap_err().to_string();
+        assert!(refused.contains(SLOTS_FILE), "{refused}");
+        let three = with_dir(&two, "c");
+        assert!(journal.save(&state, &three, Durability::Durable).is_err());
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), before);
+        assert!(slots_path.is_symlink());
+        // A FIFO there is refused at once, not waited on.
+        std::fs::remove_file(&slots_path).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &slots_path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let refused = Journal::load(&state, None, false).unwrap_err().to_string();
+        assert!(refused.contains(SLOTS_FILE), "{refused}");
+    }
+
+    proptest! {
+        #[test]
+        fn save_numbers_end_the_json_and_read_back(numbers in proptest::collection::vec(any::<u64>(), 1..4)) {
+            let mut line = b"xx{\"a\":1}".to_vec();
+            put_saved(&mut line, 2, numbers[0]);
+            prop_assert_eq!(saved_number(&line[2..]), numbers[0]);
+            for n in &numbers[1..] {
+                replace_saved(&mut line, 2, *n);
+                prop_assert_eq!(saved_number(&line[2..]), *n);
+                let value: serde_json::Value = serde_json::from_slice(&line[2..]).unwrap();
+                prop_assert_eq!(value["saved"].as_u64(), Some(*n));
+            }
+            let head = slot_head(numbers[0], numbers.len());
+            prop_assert_eq!(parse_slot_head(&head), Some((numbers[0], numbers.len())));
+        }
     }
 
     /// A body of about `size` bytes.

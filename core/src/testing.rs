@@ -37,7 +37,7 @@ pub mod fsio {
 /// The journal's record framing and file names.
 pub mod journal {
     pub use crate::journal::{
-        COMPACT_RECORDS, JOURNAL_FILE, LEGACY_LEDGER_FILE, Scan, TAIL, check64, frame,
+        COMPACT_RECORDS, JOURNAL_FILE, LEGACY_LEDGER_FILE, SLOTS_FILE, Scan, TAIL, check64, frame,
         frame_sha256, records_nothing, scan,
     };
 }

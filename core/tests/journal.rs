@@ -44,7 +44,14 @@ fn a_session_in_a_known_file_makes_only_the_workspaces_own_syncs() {
     });
     assert_eq!(first, 6, "the first cycle");
     // A new session text is listed durably before it is written (a refresh or a release tells
-    // the user's lines in the block from ours by it): one journal sync more.
+    // the user's lines in the block from ours by it). The first time, the journal's sync slots
+    // are made for it (file + directory, once per workspace)...
+    let (_, n) = syncs(|| {
+        let a = fx.acquire(&subject, "new").unwrap();
+        assert!(fx.release(&a.token));
+    });
+    assert_eq!(n, 6, "the first new text");
+    // ...and from then on a slot is written in place: one sync more.
     let (_, n) = syncs(|| {
         let a = fx.acquire(&subject, "again").unwrap();
         assert!(fx.release(&a.token));
@@ -92,6 +99,59 @@ fn a_power_loss_that_takes_a_start_record_leaves_a_block_the_next_start_removes(
     assert!(text.contains("next") && !text.contains("first"), "{text}");
     assert!(fx.release(&next.token));
     assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_power_loss_after_a_new_text_keeps_it_listed_through_the_sync_slot() {
+    faults::track_durability(true);
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    for text in ["first", "second"] {
+        let a = fx.acquire(&subject, text).unwrap();
+        assert!(fx.release(&a.token));
+    }
+    // A new text, held by a process that dies with the machine: listed durably in a sync slot,
+    // the journal's copy of the record left unsynced.
+    let holder = HolderProcess::spawn();
+    fx.acquire_as(&subject, "third text", holder.holder())
+        .unwrap();
+    // The user writes a line inside the block while the session runs.
+    let with_block = fx.read("AGENTS.md").unwrap();
+    let begin = with_block
+        .windows(b"BEGIN".len())
+        .position(|w| w == b"BEGIN")
+        .unwrap();
+    let after_begin = begin
+        + with_block[begin..]
+            .iter()
+            .position(|b| *b == b'\n')
+            .unwrap()
+        + 1;
+    let mut edited = with_block[..after_begin].to_vec();
+    edited.extend_from_slice(b"user line\r\n");
+    edited.extend_from_slice(&with_block[after_begin..]);
+    fx.write("AGENTS.md", &edited);
+    // The machine goes down: the journal loses what was not synced, the start's record with it.
+    assert!(faults::power_loss().contains(&journal_path(&fx)));
+    holder.kill9();
+    faults::track_durability(false);
+
+    // The next start reads the start's record from its slot: the dead session's block goes, its
+    // text told from the user's line, which stays.
+    let next = fx.acquire(&subject, "next").unwrap();
+    assert!(fx.release(&next.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(
+        text.starts_with("# House rules\r\nkeep it green\r\n"),
+        "{text}"
+    );
+    assert!(text.contains("user line\r\n"), "{text}");
+    assert!(
+        !text.contains("third text") && !text.contains("session-instructions"),
+        "{text}"
+    );
     fx.assert_no_ledger();
 }
 

@@ -328,6 +328,10 @@ fn a_command_opens_each_folder_it_needs_once() {
     let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("first"), me.clone());
     let first = setup.projector.acquire(&Block, &request).unwrap();
     assert!(setup.projector.release(&first.token).unwrap().released);
+    // A second text, so the journal's sync slots are there too (made once per workspace).
+    let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("second"), me.clone());
+    let second = setup.projector.acquire(&Block, &request).unwrap();
+    assert!(setup.projector.release(&second.token).unwrap().released);
 
     let request = AcquireRequest::new(&setup.ws, SessionRequest::with_prompt("counted"), me);
     let before = fsio::dir_opens_on_this_thread();

@@ -633,6 +633,45 @@ impl Root {
         Ok(())
     }
 
+    /// Writes `pieces`, one after another, over the existing regular file `rel` from `offset`
+    /// (the file grows only if they reach past its end). With `durable`, `fdatasync`s it before
+    /// returning: into blocks the file already has, written and synced once, that is a write of
+    /// the bytes alone, with no size or allocation of the file's to record. For the ledger
+    /// journal's sync slots (see `journal`).
+    pub fn write_at(
+        &self,
+        rel: &RelPath,
+        offset: u64,
+        pieces: &[&[u8]],
+        durable: bool,
+    ) -> Result<()> {
+        let display = self.display_path(rel);
+        faults::check("write_at", &display)?;
+        let file = self.open_existing_for_write(rel, OFlags::empty())?;
+        let mut at = offset;
+        for piece in pieces {
+            let mut rest: &[u8] = piece;
+            while !rest.is_empty() {
+                match rustix::io::pwrite(&file, rest, at) {
+                    Ok(0) => {
+                        let short = std::io::ErrorKind::WriteZero.into();
+                        return Err(Error::io(&display, "write to", short));
+                    }
+                    Ok(n) => {
+                        rest = &rest[n..];
+                        at += n as u64;
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(Error::io(&display, "write to", errno(e))),
+                }
+            }
+        }
+        if durable {
+            sync_data(&file).map_err(|e| Error::io(&display, "fdatasync", errno(e)))?;
+        }
+        Ok(())
+    }
+
     /// Cuts the existing regular file `rel` to `len` bytes (not synced: the next durable append
     /// syncs it).
     pub fn truncate(&self, rel: &RelPath, len: u64) -> Result<()> {
@@ -765,10 +804,19 @@ impl Root {
     /// Removes our temporary files left beside `rel` by a crash (`.{name}.projectfile-tmp.*`).
     /// Returns how many were removed.
     pub fn remove_temp_files(&self, rel: &RelPath) -> Result<usize> {
+        self.remove_temp_files_beside(rel, &[])
+    }
+
+    /// [`Root::remove_temp_files`] for `rel` and for the files named `others` in its folder,
+    /// in one listing of it.
+    pub fn remove_temp_files_beside(&self, rel: &RelPath, others: &[&str]) -> Result<usize> {
         let Ok(Some(parent)) = self.open_parent(rel) else {
             return Ok(0);
         };
-        let prefix = format!(".{}{TEMP_INFIX}", rel.file_name());
+        let prefixes: Vec<String> = std::iter::once(rel.file_name())
+            .chain(others.iter().copied())
+            .map(|name| format!(".{name}{TEMP_INFIX}"))
+            .collect();
         // Compared as bytes: a workspace root may list many entries, and only ours are copied.
         let Ok(mut dir) = parent.entries() else {
             return Ok(0);
@@ -776,9 +824,10 @@ impl Root {
         let mut doomed = Vec::new();
         while let Some(Ok(entry)) = dir.next() {
             let name = entry.file_name();
-            if name.to_bytes().starts_with(prefix.as_bytes())
-                && entry.file_type() == FileType::RegularFile
-            {
+            let ours = prefixes
+                .iter()
+                .any(|prefix| name.to_bytes().starts_with(prefix.as_bytes()));
+            if ours && entry.file_type() == FileType::RegularFile {
                 doomed.push(name.to_owned());
             }
         }

@@ -192,7 +192,10 @@ impl Fx {
                     !projectfile_core::testing::journal::records_nothing(bytes)
                 }
                 Node::File(..) => {
-                    !p.ends_with("/lock") && !p.contains("/kept/") && !p.starts_with("paths/")
+                    !p.ends_with("/lock")
+                        && !p.ends_with(projectfile_core::testing::journal::SLOTS_FILE)
+                        && !p.contains("/kept/")
+                        && !p.starts_with("paths/")
                 }
                 _ => false,
             })

@@ -149,8 +149,9 @@ fn print_process(r: &Value) {
             Some(n) => format!("{n} holders"),
             None => "?".to_string(),
         };
-        let kind = match point["provider"].as_str() {
-            Some("codex") => ", sharing its block",
+        let kind = match (point["provider"].as_str(), point["own_texts"].as_bool()) {
+            (Some("codex"), Some(true)) => ", sharing its block, each with its own text",
+            (Some("codex"), _) => ", sharing its block and text",
             _ => "",
         };
         row(

@@ -176,15 +176,26 @@ impl Drop for Sleepers {
 /// One point of the lease curve: a workspace with `leases` live leases already held (by this
 /// process, or with `distinct` each by its own live process). Agy leases touch no file of the
 /// workspace (Agy sessions without hooks project nothing), so the measured acquire + release does
-/// the same I/O at every point and only the leases differ. Codex leases with the measured
-/// session's own text share its block in AGENTS.md: every lease is a holder of that file's
-/// entry, and the measured session's text is theirs (one more point, beside the curve).
+/// the same I/O at every point and only the leases differ. Codex leases share the measured
+/// session's block in AGENTS.md: every lease is a holder of that file's entry; with
+/// [`Texts::Measured`] the measured session's text is theirs, with [`Texts::OwnEach`] each has
+/// a text of its own, which the ledger records per lease (two more points, beside the curve).
 struct LeasePoint {
     leases: usize,
     distinct: bool,
     provider: &'static str,
+    texts: Texts,
     ws: Workspace,
     _holders: Sleepers,
+}
+
+/// The session texts of a lease point's Codex leases.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Texts {
+    /// The measured session's own text.
+    Measured,
+    /// A text of its own for each lease.
+    OwnEach,
 }
 
 impl LeasePoint {
@@ -194,10 +205,16 @@ impl LeasePoint {
         leases: usize,
         distinct: bool,
         provider: &'static str,
+        texts: Texts,
     ) -> Result<Self> {
         let name = format!(
-            "leases-{provider}-{leases}{}",
-            if distinct { "-distinct" } else { "" }
+            "leases-{provider}-{leases}{}{}",
+            if distinct { "-distinct" } else { "" },
+            if texts == Texts::OwnEach {
+                "-texts"
+            } else {
+                ""
+            }
         );
         let ws = Workspace::create(&scratch.join(name))?;
         write_user_text(&ws.dir.join("AGENTS.md"), 1024)?;
@@ -207,8 +224,8 @@ impl LeasePoint {
                 Some(child) => child.id().to_string(),
                 None => programs.holder_pid.clone(),
             };
-            let text = match provider {
-                "agy" => format!("background lease {i}"),
+            let text = match (provider, texts) {
+                ("agy", _) | (_, Texts::OwnEach) => format!("background lease {i}"),
                 _ => PROMPT.to_string(),
             };
             ws.acquire(programs, provider, &text, &pid)?;
@@ -217,6 +234,7 @@ impl LeasePoint {
             leases,
             distinct,
             provider,
+            texts,
             ws,
             _holders: holders,
         })
@@ -233,13 +251,29 @@ pub fn live_leases(
 ) -> Result<Value> {
     let mut points = Vec::new();
     for &n in counts {
-        points.push(LeasePoint::prepare(programs, scratch, n, false, "agy")?);
+        points.push(LeasePoint::prepare(
+            programs,
+            scratch,
+            n,
+            false,
+            "agy",
+            Texts::Measured,
+        )?);
     }
     if let Some(&most) = counts.iter().max().filter(|n| **n > 0) {
-        points.push(LeasePoint::prepare(programs, scratch, most, true, "agy")?);
         points.push(LeasePoint::prepare(
-            programs, scratch, most, false, "codex",
+            programs,
+            scratch,
+            most,
+            true,
+            "agy",
+            Texts::Measured,
         )?);
+        for texts in [Texts::Measured, Texts::OwnEach] {
+            points.push(LeasePoint::prepare(
+                programs, scratch, most, false, "codex", texts,
+            )?);
+        }
     }
     eprintln!(
         "    {} points prepared, {iterations} interleaved rounds",
@@ -277,6 +311,7 @@ pub fn live_leases(
         out.push(json!({
             "leases": point.leases,
             "provider": point.provider,
+            "own_texts": point.texts == Texts::OwnEach,
             "distinct_holders": if point.distinct { point.leases } else { point.leases.min(1) },
             "ratio_to_none": none.as_ref().map_or(0.0, |none| ratio(&s, none)),
             "ours": s,
