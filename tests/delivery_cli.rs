@@ -301,6 +301,35 @@ fn a_shared_block_warns_and_gives_a_live_session_its_text_back() {
 }
 
 #[test]
+fn a_shared_block_warning_names_the_newest_three_and_counts_the_rest() {
+    let sb = Sandbox::new();
+    let sessions: Vec<serde_json::Value> = (0..6)
+        .map(|n| acquire(&sb, "codex", &format!("Text {n}."), &[]))
+        .collect();
+    let token = |n: usize| sessions[n]["token"].as_str().unwrap().to_string();
+    let message = sessions[5]["warnings"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // The three newest others by name, newest first, and the other two counted.
+    let at = |n: usize| message.find(&token(n));
+    assert!(
+        matches!((at(4), at(3), at(2)), (Some(a), Some(b), Some(c)) if a < b && b < c),
+        "{message}"
+    );
+    for older in [0, 1] {
+        assert!(!message.contains(&token(older)), "{message}");
+    }
+    assert!(
+        message.contains(" and 2 more share this block"),
+        "{message}"
+    );
+    for n in 0..6 {
+        sb.json(&["release", "--token", &token(n)]);
+    }
+}
+
+#[test]
 fn the_newest_live_text_comes_back_and_user_lines_in_the_block_stay() {
     let sb = Sandbox::new();
     let agents = sb.ws.join("AGENTS.md");

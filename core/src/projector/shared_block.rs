@@ -4,9 +4,10 @@
 //!
 //! One block, one text: live sessions with different texts share it, and the block holds the
 //! newest start's. Each lease records the text it put there (`LeaseRecord::block_texts`), so a
-//! start warns when live sessions with other texts share the block (naming their tokens), and
-//! when the session whose text the block holds ends, the block is given the text of the newest
-//! live session sharing it back (unless the user took the block out of the file).
+//! start warns when live sessions with other texts share the block (naming the newest three by
+//! token, counting the rest), and when the session whose text the block holds ends, the block is
+//! given the text of the newest live session sharing it back (unless the user took the block out
+//! of the file).
 //!
 //! The ledger lists every session text the block may hold from us ([`Ledger::block_bodies`]),
 //! durably before the text is written. A refresh or a release compares the block's body with
@@ -37,6 +38,10 @@ pub(crate) struct SharedBlock;
 
 /// How many session texts the ledger lists per block at most (a run of interrupted writes).
 const REMEMBERED: usize = 4;
+
+/// How many of the live sessions sharing a block with other texts a start's warning names (the
+/// newest); the rest are counted.
+const NAMED_SHARERS: usize = 3;
 
 const KEPT_REASON: &str = "lines written inside the session block are not ours: they were kept in place, where the block was";
 
@@ -234,16 +239,26 @@ impl SharedBlock {
             let mut others: Vec<((u64, u64, &str), &str)> = Self::live_texts(cx, &block.path)
                 .filter(|((_, _, other), text)| *other != token && *text != block.body)
                 .collect();
-            others.sort_unstable();
-            let others: Vec<&str> = others.into_iter().map(|((_, _, other), _)| other).collect();
             if others.is_empty() {
                 continue;
             }
+            // The newest first, and at most a few by name: the warning stays one line however
+            // many sessions share the block.
+            others.sort_unstable_by(|a, b| b.cmp(a));
+            let named: Vec<&str> = others
+                .iter()
+                .take(NAMED_SHARERS)
+                .map(|((_, _, other), _)| *other)
+                .collect();
+            let more = match others.len().saturating_sub(NAMED_SHARERS) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
             cx.warn(
                 cx.shown(&block.path),
                 format!(
-                    "live sessions {} share this block with another session text: it holds this session's text now, so a CLI started for them from here on reads this text, not theirs (when this session ends, the newest of them gets its text back); give a workspace one session text, or each session a route of its own (`run --runtime-root`)",
-                    others.join(", ")
+                    "live sessions {}{more} share this block with another session text: it holds this session's text now, so a CLI started for them from here on reads this text, not theirs (when this session ends, the newest of them gets its text back); give a workspace one session text, or each session a route of its own (`run --runtime-root`)",
+                    named.join(", ")
                 ),
             );
         }
