@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! <state>/workspaces/<key>/ledger.jsonl  the journal of one workspace's ledger
+//! <state>/workspaces/<key>/ledger.sync   its two sync slots: the newest durable records
 //! <state>/workspaces/<key>/lock          the workspace lock (held around every read-modify-write)
 //! <state>/workspaces/<key>/kept/         user bytes set aside (an owned file edited mid-session whose
 //!                                        prior content came back, files changed in or added to a

@@ -4,6 +4,7 @@
 //! ```text
 //! <state>/workspaces/<key>/lock             the workspace lock
 //! <state>/workspaces/<key>/ledger.jsonl     the ledger's journal (crate::journal)
+//! <state>/workspaces/<key>/ledger.sync      the journal's sync slots (crate::journal)
 //! <state>/workspaces/<key>/kept/            user bytes set aside
 //! <state>/workspaces/<key>/sessions/<token> one session's private files
 //! <state>/workspaces/<key>/stash/           prior contents kept by earlier builds
