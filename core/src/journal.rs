@@ -65,8 +65,11 @@
 //! **Sync slots.** A durable save is appended to the journal like any other, unsynced, and also
 //! written, synced, into one of the two slots of `ledger.sync` beside it: each slot (a power of
 //! two of at least [`SLOT_MIN`] bytes) holds a head, `slot <save number> <record length>` in
-//! fixed-width digits, and the record line; the one written is the one not holding the newest
-//! record, so a write a power loss cuts leaves the other intact. The slot file keeps its size
+//! fixed-width digits, and the record line, written record first and head last. The slot written
+//! is never the one holding the newest whole record: the other, unless the one whose head states
+//! the newest holds a record that is not whole (a write cut short, which is then written over;
+//! checked by reading it once per process that writes a slot). So a write cut by a power loss or
+//! a kill leaves the newest durable record intact in the other slot. The slot file keeps its size
 //! and its blocks, written once when it is made (atomically, at the first durable save that is
 //! not the journal's own creation or compaction, and again whenever a record outgrows a slot),
 //! so syncing a slot writes the record's bytes alone, where syncing an append also writes the
@@ -111,7 +114,7 @@ pub const COMPACT_AT: u64 = 256 * 1024;
 /// compacted, so a large ledger is not rewritten durably on every save.
 pub const COMPACT_RECORDS: u64 = 64;
 
-/// The journal's sync slots, beside it (see "Durability" in the module docs).
+/// The journal's sync slots, beside it (see "Sync slots" in the module docs).
 pub const SLOTS_FILE: &str = "ledger.sync";
 
 /// The head of a sync slot: `slot <save number, 20 digits> <record length, 20 digits>\n`.
@@ -442,11 +445,13 @@ fn parse_slot_head(head: &[u8]) -> Option<(u64, usize)> {
     Some((number(saved)?, usize::try_from(number(len)?).ok()?))
 }
 
-/// The sync slots as a journal knows them: the size of each, and which holds the newest record.
+/// The sync slots as a journal knows them: the size of each, which one's head states the newest
+/// record, and whether that record is known to be whole (this process wrote it, or read it).
 #[derive(Clone, Copy, Debug)]
 struct Slots {
     size: u64,
     newest: Option<usize>,
+    newest_whole: bool,
 }
 
 /// What the sync slots hold: the slots (`None`: no usable file), the highest save number a head
@@ -496,39 +501,72 @@ fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
     read.slots = Some(Slots {
         size,
         newest: newest.filter(|i| heads[*i].is_some()),
+        newest_whole: false,
     });
     let mut newer: Vec<(usize, u64, usize)> = (0..2)
         .filter_map(|i| heads[i].map(|(saved, len)| (i, saved, len)))
-        .filter(|(_, saved, len)| {
-            *saved > after && (SLOT_HEAD as u64).saturating_add(*len as u64) <= size
-        })
+        .filter(|(_, saved, _)| *saved > after)
         .collect();
     newer.sort_by_key(|(_, saved, _)| std::cmp::Reverse(*saved));
     for (index, saved, len) in newer {
-        let mut bytes = vec![0u8; len];
-        let at = index as u64 * size + SLOT_HEAD as u64;
-        let n = file
-            .read_at(usize::try_from(at).unwrap_or(usize::MAX), &mut bytes)
-            .map_err(|e| Error::io(&display, "read", e))?;
-        let line = bytes.get(..n).and_then(|b| b.strip_suffix(b"\n"));
-        let body = line
-            .filter(|line| line.len() + 1 == len)
-            .and_then(record_body);
-        if let Some(body) = body
-            && bytes.get(body.clone()).map(saved_number) == Some(saved)
-        {
-            read.newer = Some((
-                saved,
-                Newest {
-                    bytes,
-                    start: 0,
-                    body,
-                },
-            ));
+        if let Some(record) = read_slot_record(&file, &display, size, index, saved, len)? {
+            read.newer = Some((saved, record));
             break;
         }
     }
     Ok(read)
+}
+
+/// The record of slot `index` (each `size` bytes) of the open slot file, whose head stated
+/// save number `saved` and length `len`, when it is whole: its check holds and its JSON ends in
+/// that number. `None` otherwise: a write cut short (by a power loss, or a process killed in
+/// the middle of it), or not ours.
+fn read_slot_record(
+    file: &fsio::OpenFile,
+    display: &Path,
+    size: u64,
+    index: usize,
+    saved: u64,
+    len: usize,
+) -> Result<Option<Newest>> {
+    if (SLOT_HEAD as u64).saturating_add(len as u64) > size {
+        return Ok(None);
+    }
+    let mut bytes = vec![0u8; len];
+    let at = index as u64 * size + SLOT_HEAD as u64;
+    let n = file
+        .read_at(usize::try_from(at).unwrap_or(usize::MAX), &mut bytes)
+        .map_err(|e| Error::io(display, "read", e))?;
+    let line = bytes.get(..n).and_then(|b| b.strip_suffix(b"\n"));
+    let body = line
+        .filter(|line| line.len() + 1 == len)
+        .and_then(record_body);
+    Ok(match body {
+        Some(body) if bytes.get(body.clone()).map(saved_number) == Some(saved) => Some(Newest {
+            bytes,
+            start: 0,
+            body,
+        }),
+        _ => None,
+    })
+}
+
+/// Whether slot `index` of the slot file in `state` holds a whole record.
+fn slot_is_whole(state: &Root, size: u64, index: usize) -> Result<bool> {
+    let rel = RelPath::new(SLOTS_FILE)?;
+    let Some(file) = state.open_file(&rel)? else {
+        return Ok(false);
+    };
+    let display = state.display_path(&rel);
+    let mut head = [0u8; SLOT_HEAD];
+    let at = usize::try_from(index as u64 * size).unwrap_or(usize::MAX);
+    let n = file
+        .read_at(at, &mut head)
+        .map_err(|e| Error::io(&display, "read", e))?;
+    let Some((saved, len)) = parse_slot_head(&head[..n]) else {
+        return Ok(false);
+    };
+    Ok(read_slot_record(&file, &display, size, index, saved, len)?.is_some())
 }
 
 /// The newest record when the file ends in a good record of this build: its trailer says
@@ -868,13 +906,25 @@ impl Journal {
         let need = (SLOT_HEAD + record.len()) as u64;
         match self.slots.get().filter(|slots| need <= slots.size) {
             Some(slots) => {
+                // Never over the newest whole record: the slot whose head states the newest
+                // is written over only when its record is not whole (a cut write; the other
+                // slot's is then the newest durable one).
                 let index = match slots.newest {
-                    Some(newest) => 1 - newest.min(1),
                     None => 0,
+                    Some(newest) => {
+                        let newest = newest.min(1);
+                        let whole = slots.newest_whole || slot_is_whole(state, slots.size, newest)?;
+                        if whole { 1 - newest } else { newest }
+                    }
                 };
-                state.write_at(&rel, index as u64 * slots.size, &[&head, record], true)?;
+                // The record first, then the head that names it: a write cut in between
+                // leaves a head whose record does not match it, which counts for nothing.
+                let at = index as u64 * slots.size;
+                state.write_at(&rel, at + SLOT_HEAD as u64, &[record], false)?;
+                state.write_at(&rel, at, &[&head], true)?;
                 self.slots.set(Some(Slots {
                     newest: Some(index),
+                    newest_whole: true,
                     ..slots
                 }));
             }
@@ -894,6 +944,7 @@ impl Journal {
                 self.slots.set(Some(Slots {
                     size,
                     newest: Some(0),
+                    newest_whole: true,
                 }));
             }
         }
@@ -1208,6 +1259,47 @@ mod tests {
         std::fs::remove_file(&journal_path).unwrap();
         let (_, none) = Journal::load(&state, None, false).unwrap();
         assert_eq!(none, None);
+    }
+
+    /// Cuts the record of the slot whose head states save number `saved` (its head kept).
+    fn cut_slot(slots_path: &Path, saved: u64) {
+        let mut bytes = std::fs::read(slots_path).unwrap();
+        let half = bytes.len() / 2;
+        let at = if parse_slot_head(&bytes[..SLOT_HEAD]).map(|h| h.0) == Some(saved) {
+            0
+        } else {
+            half
+        };
+        assert_eq!(
+            parse_slot_head(&bytes[at..at + SLOT_HEAD]).unwrap().0,
+            saved
+        );
+        bytes[at + SLOT_HEAD + 40] ^= 0x20;
+        std::fs::write(slots_path, &bytes).unwrap();
+    }
+
+    #[test]
+    fn a_slot_whose_write_was_cut_is_written_over_never_the_whole_one() {
+        let (dir, state, journal, ledger) = fresh();
+        let (journal_path, slots_path) =
+            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
+        let one = with_dir(&ledger, "a");
+        journal.save(&state, &one, Durability::Durable).unwrap();
+        let synced = std::fs::read(&journal_path).unwrap();
+        let two = with_dir(&one, "b");
+        journal.save(&state, &two, Durability::Durable).unwrap();
+        let three = with_dir(&two, "c");
+        journal.save(&state, &three, Durability::Durable).unwrap();
+        // The write of the third's slot was cut (its head reached the disk, not its record):
+        // the second is the newest durable record, in the other slot.
+        cut_slot(&slots_path, 3);
+        let (journal, _) = Journal::load(&state, None, false).unwrap();
+        let four = with_dir(&three, "d");
+        journal.save(&state, &four, Durability::Durable).unwrap();
+        // The fourth went over the cut slot; its own write is cut too. The second survives.
+        cut_slot(&slots_path, 4);
+        std::fs::write(&journal_path, &synced).unwrap();
+        assert_eq!(load(&state), two);
     }
 
     #[test]
