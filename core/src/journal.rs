@@ -482,15 +482,10 @@ fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
         return Ok(read);
     }
     let display = state.display_path(&rel);
-    let mut heads = [None, None];
-    for (index, head) in heads.iter_mut().enumerate() {
-        let mut bytes = [0u8; SLOT_HEAD];
-        let at = usize::try_from(index as u64 * size).unwrap_or(usize::MAX);
-        let n = file
-            .read_at(at, &mut bytes)
-            .map_err(|e| Error::io(&display, "read", e))?;
-        *head = parse_slot_head(&bytes[..n]);
-    }
+    let heads = [
+        read_slot_head(&file, &display, size, 0)?,
+        read_slot_head(&file, &display, size, 1)?,
+    ];
     read.highest = heads
         .iter()
         .flatten()
@@ -551,6 +546,21 @@ fn read_slot_record(
     })
 }
 
+/// The save number and record length the head of slot `index` (each `size` bytes) states.
+fn read_slot_head(
+    file: &fsio::OpenFile,
+    display: &Path,
+    size: u64,
+    index: usize,
+) -> Result<Option<(u64, usize)>> {
+    let mut head = [0u8; SLOT_HEAD];
+    let at = usize::try_from(index as u64 * size).unwrap_or(usize::MAX);
+    let n = file
+        .read_at(at, &mut head)
+        .map_err(|e| Error::io(display, "read", e))?;
+    Ok(parse_slot_head(&head[..n]))
+}
+
 /// Whether slot `index` of the slot file in `state` holds a whole record.
 fn slot_is_whole(state: &Root, size: u64, index: usize) -> Result<bool> {
     let rel = RelPath::new(SLOTS_FILE)?;
@@ -558,12 +568,7 @@ fn slot_is_whole(state: &Root, size: u64, index: usize) -> Result<bool> {
         return Ok(false);
     };
     let display = state.display_path(&rel);
-    let mut head = [0u8; SLOT_HEAD];
-    let at = usize::try_from(index as u64 * size).unwrap_or(usize::MAX);
-    let n = file
-        .read_at(at, &mut head)
-        .map_err(|e| Error::io(&display, "read", e))?;
-    let Some((saved, len)) = parse_slot_head(&head[..n]) else {
+    let Some((saved, len)) = read_slot_head(&file, &display, size, index)? else {
         return Ok(false);
     };
     Ok(read_slot_record(&file, &display, size, index, saved, len)?.is_some())
@@ -1243,17 +1248,7 @@ mod tests {
         assert_eq!(load(&state), five);
         // A slot whose write was cut counts for nothing: the other one's record is read.
         std::fs::write(&journal_path, &synced).unwrap();
-        let mut slots = std::fs::read(&slots_path).unwrap();
-        let half = slots.len() / 2;
-        let newest = if parse_slot_head(&slots[..SLOT_HEAD]).unwrap().0
-            > parse_slot_head(&slots[half..half + SLOT_HEAD]).unwrap().0
-        {
-            0
-        } else {
-            half
-        };
-        slots[newest + SLOT_HEAD + 40] ^= 0x20;
-        std::fs::write(&slots_path, &slots).unwrap();
+        cut_slot(&slots_path, 3);
         assert_eq!(load(&state), two);
         // Slots are read only beside a journal: moved aside, nothing is recorded.
         std::fs::remove_file(&journal_path).unwrap();
