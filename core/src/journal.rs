@@ -1097,11 +1097,8 @@ mod tests {
     #[test]
     fn a_compaction_hands_back_the_file_it_replaced_still_open() {
         use std::os::unix::fs::MetadataExt as _;
-        let dir = tempfile::tempdir().unwrap();
-        let state = Root::create_private(dir.path()).unwrap();
+        let (dir, state, journal, mut ledger) = fresh();
         let path = dir.path().join(JOURNAL_FILE);
-        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
-        let mut ledger = ledger.unwrap();
         let mut replaced = Vec::new();
         for n in 0..COMPACT_AT {
             let before = std::fs::metadata(&path).ok().map(|m| (m.dev(), m.ino()));
@@ -1130,11 +1127,8 @@ mod tests {
 
     #[test]
     fn a_symlink_planted_at_the_journal_before_a_compaction_is_never_followed() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = Root::create_private(dir.path()).unwrap();
+        let (dir, state, journal, mut ledger) = fresh();
         let path = dir.path().join(JOURNAL_FILE);
-        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
-        let mut ledger = ledger.unwrap();
         ledger.created_dirs.insert(RelPath::new("a").unwrap());
         journal.save(&state, &ledger, Durability::Durable).unwrap();
         // The journal's bytes moved aside and a link to them left in its place.
@@ -1223,19 +1217,54 @@ mod tests {
         assert_eq!(numbers[1], numbers[0] + 1);
     }
 
-    #[test]
-    fn a_durable_record_the_journal_lost_is_read_from_its_slot() {
+    /// A journal after three durable saves (its creation, then two into the slots, numbered 2
+    /// and 3), with the journal's bytes as a power loss keeps them: its synced creation alone.
+    struct Durables {
+        _dir: tempfile::TempDir,
+        state: Root,
+        journal: Journal,
+        journal_path: PathBuf,
+        slots_path: PathBuf,
+        synced: Vec<u8>,
+        two: Ledger,
+        three: Ledger,
+    }
+
+    fn three_durable_saves() -> Durables {
         let (dir, state, journal, ledger) = fresh();
         let (journal_path, slots_path) =
             (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
         let one = with_dir(&ledger, "a");
         journal.save(&state, &one, Durability::Durable).unwrap();
-        // What a power loss keeps of the journal: its synced creation, and nothing after it.
         let synced = std::fs::read(&journal_path).unwrap();
         let two = with_dir(&one, "b");
         journal.save(&state, &two, Durability::Durable).unwrap();
         let three = with_dir(&two, "c");
         journal.save(&state, &three, Durability::Durable).unwrap();
+        Durables {
+            _dir: dir,
+            state,
+            journal,
+            journal_path,
+            slots_path,
+            synced,
+            two,
+            three,
+        }
+    }
+
+    #[test]
+    fn a_durable_record_the_journal_lost_is_read_from_its_slot() {
+        let Durables {
+            _dir,
+            state,
+            journal,
+            journal_path,
+            slots_path,
+            synced,
+            two,
+            three,
+        } = three_durable_saves();
         let four = with_dir(&three, "d");
         journal.save(&state, &four, Durability::Deferred).unwrap();
         std::fs::write(&journal_path, &synced).unwrap();
@@ -1275,16 +1304,16 @@ mod tests {
 
     #[test]
     fn a_slot_whose_write_was_cut_is_written_over_never_the_whole_one() {
-        let (dir, state, journal, ledger) = fresh();
-        let (journal_path, slots_path) =
-            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
-        let one = with_dir(&ledger, "a");
-        journal.save(&state, &one, Durability::Durable).unwrap();
-        let synced = std::fs::read(&journal_path).unwrap();
-        let two = with_dir(&one, "b");
-        journal.save(&state, &two, Durability::Durable).unwrap();
-        let three = with_dir(&two, "c");
-        journal.save(&state, &three, Durability::Durable).unwrap();
+        let Durables {
+            _dir,
+            state,
+            journal: _,
+            journal_path,
+            slots_path,
+            synced,
+            two,
+            three,
+        } = three_durable_saves();
         // The write of the third's slot was cut (its head reached the disk, not its record):
         // the second is the newest durable record, in the other slot.
         cut_slot(&slots_path, 3);
