@@ -409,6 +409,23 @@ pub fn user_lines<'a>(body: &'a [u8], ours: &[&str]) -> Vec<&'a [u8]> {
     left
 }
 
+/// Whether every line of `text` is a line of `body`, in order (a longest common subsequence
+/// of the two takes all of `text`, compared as [`user_lines`] compares): the block body holds
+/// that text whole, whatever lines were added around or between its lines. An empty text is
+/// held by no body; past [`DIFF_BUDGET`] nothing is held.
+pub fn holds_whole(body: &[u8], text: &str) -> bool {
+    let theirs: Vec<&[u8]> = body_lines(text).collect();
+    if theirs.is_empty() {
+        return false;
+    }
+    let lines: Vec<&[u8]> = body
+        .split_inclusive(|&b| b == b'\n')
+        .map(line_key)
+        .collect();
+    // The text's lines outside a longest common subsequence with the body's: none.
+    unmatched(&theirs, &lines).is_empty()
+}
+
 /// A line's content without its `\n` or `\r\n`.
 fn line_key(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);

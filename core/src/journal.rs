@@ -46,10 +46,13 @@
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
 //! create a directory, a marker or a skill folder, write private files, put our block in a
 //! file the ledger does not yet list in [`Ledger::block_files`], or write a session text into a
-//! block that the ledger does not list for it yet (a start with a new text, or a release giving a
-//! shared block the text of a live session back). Every other save is
+//! block that the ledger does not list for it yet (a start with a new text). Every other save is
 //! [`Durability::Deferred`], written and not synced:
 //!
+//! - a release giving a shared block the text of a live session back: that session's lease
+//!   records the text, and every record since its start keeps the lease, so whatever record a
+//!   power loss leaves tells the text's lines from the user's (see the projector's
+//!   `shared_block`);
 //! - a save that records an undo already durable in the workspace (a release, a cleaned stale
 //!   lease): losing it brings back leases whose undo finds its work done;
 //! - a start that only puts our block into files already listed: losing its record leaves a

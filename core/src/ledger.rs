@@ -592,8 +592,9 @@ pub struct Ledger {
     /// a release or a refresh compares the block's body with to tell the user's lines from ours.
     /// After a write completes only its text is listed; a write a crash may have interrupted
     /// leaves the earlier texts listed too. Kept after the last session ends, like
-    /// [`Ledger::block_files`]; a text is listed durably before it is written (see
-    /// [`crate::journal`]).
+    /// [`Ledger::block_files`]; a start's text is listed durably before it is written (see
+    /// [`crate::journal`]); a text a release gives back is the text of a live lease, recorded
+    /// in its [`LeaseRecord::block_texts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub block_bodies: BTreeMap<RelPath, BTreeMap<String, Vec<String>>>,
     /// User bytes set aside, for `status`.

@@ -6,8 +6,8 @@
 
 use projectfile_core::Namespace;
 use projectfile_core::block::{
-    DIFF_BUDGET, Markers, UpsertAction, find, remove_keeping, upsert, upsert_keeping, user_lines,
-    validate_body,
+    DIFF_BUDGET, Markers, UpsertAction, find, holds_whole, remove_keeping, upsert, upsert_keeping,
+    user_lines, validate_body,
 };
 use proptest::prelude::*;
 
@@ -130,6 +130,43 @@ proptest! {
         prop_assert!(!body.contains("user: "), "{}", body);
         let removed = remove_keeping(&m(), &refreshed.bytes, Some(&[next.as_str()])).unwrap().unwrap();
         prop_assert_eq!(&removed.bytes, &expected(&user, &lines));
+    }
+
+    /// A block body holds the text we wrote whole, whatever lines the user writes around and
+    /// between its lines; with one of its lines deleted (one no other line of it repeats), or
+    /// changed, it does not.
+    #[test]
+    fn a_body_holds_our_text_whole_until_a_line_of_it_goes(
+        user in user_text(),
+        ours in session_text(),
+        lines in user_written(),
+        at in prop::collection::vec(0usize..20, 5),
+        cut in 0usize..8,
+    ) {
+        prop_assume!(validate_body(&m(), &ours).is_ok());
+        let file = upsert(&m(), Some(&user), &ours).unwrap().bytes;
+        let edited = write_inside(&file, &lines, &at);
+        let span = find(&m(), &edited).unwrap().unwrap();
+        let body = &edited[span.body.clone()];
+        let text_lines: Vec<&str> = ours.strip_suffix('\n').unwrap_or(&ours).split('\n').collect();
+        prop_assert_eq!(holds_whole(body, &ours), !ours.is_empty());
+        // A line of ours that occurs once goes: the body no longer holds the text.
+        let cut = cut % text_lines.len();
+        let line = text_lines[cut];
+        prop_assume!(!ours.is_empty() && text_lines.iter().filter(|l| **l == line).count() == 1);
+        let mut removed = false;
+        let without: Vec<u8> = body
+            .split_inclusive(|&b| b == b'\n')
+            .filter(|l| {
+                let key = l.strip_suffix(b"\n").unwrap_or(l);
+                let key = key.strip_suffix(b"\r").unwrap_or(key);
+                let drop = !removed && key == line.as_bytes();
+                removed |= drop;
+                !drop
+            })
+            .flat_map(<[u8]>::to_vec)
+            .collect();
+        prop_assert!(!holds_whole(&without, &ours));
     }
 
     /// Lines of ours the user deleted are simply gone: nothing is kept, nothing is invented.

@@ -1,8 +1,10 @@
 //! The ledger journal through the projector (docs/promises.md, promises 6 and 8; benchmark (a)):
 //! a session that only puts a block into a file the ledger already lists makes exactly the
 //! workspace's own durable writes; a power loss that takes its unsynced record leaves a block the
-//! next start removes; a torn record is discarded and cut off; a `ledger.json` from an earlier
-//! build is taken over without losing its leases.
+//! next start removes; a text a release gives back syncs nothing of the ledger and is still told
+//! from the user's lines after a power loss, by the lease that put it there; a user's line equal
+//! to a session text stays; a torn record is discarded and cut off; a `ledger.json` from an
+//! earlier build is taken over without losing its leases.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 use projectfile_conformance::{Fixture, HolderProcess, Subject, state_leftovers};
@@ -152,6 +154,214 @@ fn a_power_loss_after_a_new_text_keeps_it_listed_through_the_sync_slot() {
         !text.contains("third text") && !text.contains("session-instructions"),
         "{text}"
     );
+    fx.assert_no_ledger();
+}
+
+/// Puts `line` (with `\r\n`) as the first line inside the session block of `bytes`.
+fn with_line_in_block(bytes: &[u8], line: &str) -> Vec<u8> {
+    let begin = bytes
+        .windows(b"BEGIN".len())
+        .position(|w| w == b"BEGIN")
+        .unwrap();
+    let after_begin = begin + bytes[begin..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    let mut edited = bytes[..after_begin].to_vec();
+    edited.extend_from_slice(line.as_bytes());
+    edited.extend_from_slice(b"\r\n");
+    edited.extend_from_slice(&bytes[after_begin..]);
+    edited
+}
+
+#[test]
+fn giving_a_block_its_live_sessions_text_back_makes_only_the_workspaces_own_syncs() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let warm = fx.acquire(&subject, "warm").unwrap();
+    assert!(fx.release(&warm.token));
+    let older = fx.acquire(&subject, "older text").unwrap();
+    let newer = fx.acquire(&subject, "newer text").unwrap();
+    // The block holds the newer text; its session ends and the older session's text comes back:
+    // that text is recorded, durably, by the older session's own lease, so the rewrite of
+    // AGENTS.md (file + directory) is all the release syncs.
+    let (_, n) = syncs(|| assert!(fx.release(&newer.token)));
+    assert_eq!(n, 2, "the release giving the block back");
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(
+        text.contains("older text") && !text.contains("newer text"),
+        "{text}"
+    );
+    assert!(fx.release(&older.token));
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_text_given_back_is_told_from_the_users_lines_by_its_lease_after_a_power_loss() {
+    faults::track_durability(true);
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let warm = fx.acquire(&subject, "warm").unwrap();
+    assert!(fx.release(&warm.token));
+    let (first, second, third) = (
+        HolderProcess::spawn(),
+        HolderProcess::spawn(),
+        HolderProcess::spawn(),
+    );
+    fx.acquire_as(&subject, "first text\nin two lines", first.holder())
+        .unwrap();
+    let second_lease = fx
+        .acquire_as(&subject, "second text", second.holder())
+        .unwrap();
+    // The third start's record, the last one synced, lists the third text and the second (what
+    // the block held), not the first.
+    let third_lease = fx
+        .acquire_as(&subject, "third text", third.holder())
+        .unwrap();
+    // The third session ends, then the second: the block gets the second text back, then the
+    // first, with no record of either synced. The user then writes a line inside the block.
+    assert!(fx.release(&third_lease.token));
+    assert!(fx.release(&second_lease.token));
+    let given_back = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(
+        given_back.contains("first text\r\nin two lines"),
+        "{given_back}"
+    );
+    fx.write(
+        "AGENTS.md",
+        &with_line_in_block(given_back.as_bytes(), "user line"),
+    );
+    // The machine goes down: the journal keeps the third start's record; the block holds the
+    // first text, which that record lists only as the text of the first session's lease.
+    faults::power_loss();
+    for holder in [first, second, third] {
+        holder.kill9();
+    }
+    faults::track_durability(false);
+
+    // The next start cleans the dead sessions up: the first session's lease says which text it
+    // put there, so its lines go and the user's line stays.
+    let next = fx.acquire(&subject, "next").unwrap();
+    assert!(fx.release(&next.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(
+        text.starts_with("# House rules\r\nkeep it green\r\n"),
+        "{text}"
+    );
+    assert!(text.contains("user line\r\n"), "{text}");
+    for ours in [
+        "first text",
+        "in two lines",
+        "second text",
+        "third text",
+        "session-instructions",
+    ] {
+        assert!(!text.contains(ours), "{ours} left in {text}");
+    }
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_text_given_back_stays_told_from_the_users_lines_when_its_cleanup_must_wait() {
+    faults::track_durability(true);
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let warm = fx.acquire(&subject, "warm").unwrap();
+    assert!(fx.release(&warm.token));
+    let (first, second, third) = (
+        HolderProcess::spawn(),
+        HolderProcess::spawn(),
+        HolderProcess::spawn(),
+    );
+    fx.acquire_as(&subject, "first text", first.holder())
+        .unwrap();
+    let second_lease = fx
+        .acquire_as(&subject, "second text", second.holder())
+        .unwrap();
+    let third_lease = fx
+        .acquire_as(&subject, "third text", third.holder())
+        .unwrap();
+    // The block gets the second text back, then the first; only the third start's record (the
+    // third and second texts listed) survives the power loss.
+    assert!(fx.release(&third_lease.token));
+    assert!(fx.release(&second_lease.token));
+    let held = fx.read("AGENTS.md").unwrap();
+    assert!(String::from_utf8_lossy(&held).contains("first text"));
+    let with_user_line = with_line_in_block(&held, "user line");
+    faults::power_loss();
+    for holder in [first, second, third] {
+        holder.kill9();
+    }
+    faults::track_durability(false);
+    // The user has cut the block's END line: the cleanup cannot take the block out and must
+    // wait for the next start.
+    let text = String::from_utf8(with_user_line.clone()).unwrap();
+    let end = text.find("<!-- END").unwrap();
+    let cut = format!(
+        "{}{}",
+        &text[..end],
+        &text[end..][text[end..].find('\n').unwrap() + 1..]
+    );
+    fx.write("AGENTS.md", cut.as_bytes());
+    let stripped = fx.projector.strip_stale(&fx.workspace).unwrap();
+    assert!(!stripped.pending.is_empty(), "{stripped:?}");
+    // The user puts the END line back: the dead sessions' leases are gone with the first
+    // cleanup, so the next one tells the first text by what that cleanup listed.
+    fx.write("AGENTS.md", &with_user_line);
+    let stripped = fx.projector.strip_stale(&fx.workspace).unwrap();
+    assert!(stripped.pending.is_empty(), "{stripped:?}");
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert!(text.contains("user line\r\n"), "{text}");
+    for ours in [
+        "first text",
+        "second text",
+        "third text",
+        "session-instructions",
+    ] {
+        assert!(!text.contains(ours), "{ours} left in {text}");
+    }
+}
+
+#[test]
+fn a_users_line_equal_to_another_live_sessions_text_stays() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let other = fx.acquire(&subject, "be brief").unwrap();
+    let newest = fx.acquire(&subject, "newest text").unwrap();
+    // The user writes, inside the block, the very line the other live session's text is.
+    let bytes = fx.read("AGENTS.md").unwrap();
+    fx.write("AGENTS.md", &with_line_in_block(&bytes, "be brief"));
+    // The block holds the newest text, as listed: the other session's text is not taken for
+    // ours, so the user's line stays when the block is given that text back...
+    assert!(fx.release(&newest.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert_eq!(text.matches("be brief").count(), 2, "{text}");
+    // ...and when the last session ends.
+    assert!(fx.release(&other.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert_eq!(text, "# House rules\r\nkeep it green\r\nbe brief\r\n");
+    fx.assert_no_ledger();
+}
+
+#[test]
+fn a_users_line_equal_to_the_next_sessions_text_stays() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let first = fx.acquire(&subject, "first text").unwrap();
+    let bytes = fx.read("AGENTS.md").unwrap();
+    fx.write("AGENTS.md", &with_line_in_block(&bytes, "be brief"));
+    // The next session's text is the user's line: the block held the first text, so the line
+    // is the user's and moves out of the block, before it.
+    let next = fx.acquire(&subject, "be brief").unwrap();
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert_eq!(text.matches("be brief").count(), 2, "{text}");
+    assert!(fx.release(&next.token));
+    assert!(fx.release(&first.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert_eq!(text, "# House rules\r\nkeep it green\r\nbe brief\r\n");
     fx.assert_no_ledger();
 }
 

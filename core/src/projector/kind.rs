@@ -39,6 +39,9 @@ pub(crate) struct Outcome {
     pub to_create: Vec<RelPath>,
     /// Undos that could not be done (the entry stays recorded and is retried at the next start).
     pub pending: Vec<PendingUndo>,
+    /// The session texts a block's file had listed before this start listed its own, by file:
+    /// what the block may hold until this start writes it.
+    pub listed_before: BTreeMap<RelPath, Vec<String>>,
 }
 
 impl Outcome {

@@ -57,6 +57,9 @@ pub(crate) struct Locked {
     /// What this command wrote to each file, kept for a start's delivery verdict so it reads
     /// no file again (`None`: no verdict is judged, nothing is kept).
     pub written: Option<std::collections::HashMap<RelPath, super::delivery::Written>>,
+    /// The session texts the leases this command released had put in blocks, by file and
+    /// namespace, in the order released: a block may still hold one (see `shared_block`).
+    pub released_texts: Vec<(RelPath, String, String)>,
     /// What this command already knows needs no sweeping: see [`Swept`].
     swept: std::cell::RefCell<Swept>,
     /// The workspace lock (absent only for a read-only look at a state without a lock file).
@@ -291,6 +294,7 @@ impl Locked {
             liveness: LivenessCheck::new(),
             scans: Default::default(),
             written: None,
+            released_texts: Vec::new(),
             swept: Default::default(),
             lock,
             retired: Default::default(),

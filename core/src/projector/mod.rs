@@ -871,8 +871,14 @@ fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.
 fn release_token(cx: &mut Cx<'_>, token: &str) {
-    if cx.l.ledger.leases.remove(token).is_none() {
+    let Some(lease) = cx.l.ledger.leases.remove(token) else {
         return;
+    };
+    // The block a released session's text is in may still hold it (see `shared_block`).
+    let ns = lease.namespace();
+    for (path, text) in lease.block_texts.iter() {
+        cx.l.released_texts
+            .push((path.clone(), ns.to_string(), text.clone()));
     }
     for entry in cx.l.ledger.entries.values_mut() {
         entry.holders_mut().remove(token);

@@ -9,10 +9,16 @@
 //! given the text of the newest live session sharing it back (unless the user took the block out
 //! of the file).
 //!
-//! The ledger lists every session text the block may hold from us ([`Ledger::block_bodies`]),
-//! durably before the text is written. A refresh or a release compares the block's body with
-//! them: lines that are not ours (the user's, written inside the block while a session ran) move
-//! out of the block to just before where its BEGIN line was, and are reported as kept in place.
+//! Every session text the block may hold from us is on disk before it is written: a start's
+//! text listed durably ([`Ledger::block_bodies`]); a text given back is the text of a live
+//! session, recorded by its lease (`LeaseRecord::block_texts`), which every record keeps from
+//! that session's start to its end, so giving it back syncs nothing of the ledger. A refresh or
+//! a release compares the block's body with the texts listed before it (never with the text
+//! about to be written, which the block does not hold yet): lines that are not ours (the user's,
+//! written inside the block while a session ran) move out of the block to just before where its
+//! BEGIN line was, and are reported as kept in place. When no listed text is in the block whole
+//! (a power loss took the record listing the text given back), the newest text of a session
+//! holding the block (live, or released by this command) that is in it whole counts as ours too.
 //! A block no ledger lists a text for (an earlier build's, or one whose record was lost with the
 //! state directory) counts as ours whole: its markers prove it ours, and nothing tells its lines
 //! apart.
@@ -56,13 +62,78 @@ impl SharedBlock {
             .cloned()
     }
 
+    /// The texts of ours the block body `body` in `path` is compared with, given the texts
+    /// `listed` for it: those, and when none of them is in the body whole, the newest text a
+    /// session holding the block put there (live, or released by this command) that is. `None`
+    /// (the block counts as ours whole) when nothing is listed.
+    fn recognized(
+        cx: &Cx<'_>,
+        path: &RelPath,
+        body: &[u8],
+        listed: Option<Vec<String>>,
+    ) -> Option<Vec<String>> {
+        let mut ours = listed?;
+        if ours
+            .iter()
+            .any(|text| crate::block::holds_whole(body, text))
+        {
+            return Some(ours);
+        }
+        let mut live: Vec<((u64, u64, &str), &str)> = Self::live_texts(cx, path).collect();
+        live.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        let ns = cx.ns.as_str();
+        let released =
+            cx.l.released_texts
+                .iter()
+                .rev()
+                .filter(|(p, n, _)| p == path && n == ns)
+                .map(|(_, _, text)| text.as_str());
+        let held = live
+            .into_iter()
+            .map(|(_, text)| text)
+            .chain(released)
+            .find(|text| !ours.iter().any(|o| o == text) && crate::block::holds_whole(body, text));
+        if let Some(text) = held {
+            ours.insert(0, text.to_string());
+        }
+        Some(ours)
+    }
+
     /// Takes our block out of `path` (the user's lines in it stay). For a recorded entry, and
-    /// for a file the ledger lists that no entry records (see `strip_stale`).
+    /// for a file the ledger lists that no entry records (see `strip_stale`). When it cannot, the
+    /// texts of the sessions this command released that had put theirs there are listed for the
+    /// block: the next start, which retries, no longer has their leases to tell their lines by.
     pub fn take_out(cx: &mut Cx<'_>, path: &RelPath) -> Result<bool> {
+        let taken = Self::take_out_now(cx, path);
+        if taken.is_err() {
+            let ns = cx.ns.as_str().to_string();
+            let released: Vec<String> =
+                cx.l.released_texts
+                    .iter()
+                    .filter(|(p, n, _)| p == path && *n == ns)
+                    .map(|(_, _, text)| text.clone())
+                    .collect();
+            if let Some(bodies) =
+                cx.l.ledger
+                    .block_bodies
+                    .get_mut(path)
+                    .and_then(|by_ns| by_ns.get_mut(&ns))
+            {
+                for text in released {
+                    if !bodies.contains(&text) {
+                        bodies.push(text);
+                    }
+                }
+            }
+        }
+        taken
+    }
+
+    fn take_out_now(cx: &mut Cx<'_>, path: &RelPath) -> Result<bool> {
         let Some(file) = scan(cx, path)? else {
             return Ok(false);
         };
-        let ours = Self::ours(cx, path);
+        let ours = Self::recognized(cx, path, &file.scanned.body, Self::ours(cx, path));
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
@@ -186,8 +257,9 @@ impl SharedBlock {
 
     /// After a session ends: the block in `path` holds the text of a live session again (the
     /// newest one sharing it), unless it does already, it is gone from the file (the user took
-    /// it out), or no live session's text is known. The text is listed durably before it is
-    /// written, and lines the user wrote inside the block stay, as at every refresh.
+    /// it out), or no live session's text is known. Nothing is saved first: that session's lease
+    /// records the text in every record since its start (see the module's doc). Lines the user
+    /// wrote inside the block stay, as at every refresh.
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
         let (token, text) = {
             let listed = Self::ours(cx, path).unwrap_or_default();
@@ -213,17 +285,6 @@ impl SharedBlock {
         // The write below takes this scan again (the file is as it was), not a second read.
         cx.l.scans
             .insert((path.clone(), cx.ns.as_str().to_string()), file);
-        // Listed first, durably (see `journal`), so a crash mid-write leaves a block we know.
-        let bodies =
-            cx.l.ledger
-                .block_bodies
-                .entry(path.clone())
-                .or_default()
-                .entry(cx.ns.as_str().to_string())
-                .or_default();
-        bodies.retain(|b| *b != text);
-        bodies.insert(0, text.clone());
-        cx.save(Durability::Durable)?;
         let block = BlockProjection {
             path: path.clone(),
             body: text,
@@ -306,6 +367,8 @@ impl Projection for SharedBlock {
         }
         let unchanged = bodies.len() == 1 && bodies[0] == block.body;
         if !unchanged {
+            // What the block may hold before this start's write: what its write compares with.
+            cx.out.listed_before.insert(path.clone(), bodies.clone());
             bodies.retain(|b| *b != block.body);
             bodies.insert(0, block.body.clone());
             bodies.truncate(REMEMBERED);
@@ -322,15 +385,23 @@ impl Projection for SharedBlock {
     fn apply(cx: &mut Cx<'_>, _token: &str, block: &BlockProjection) -> Result<()> {
         let path = &block.path;
         let mut current = scan(cx, path)?;
+        let scanned = current.as_ref().map(|c| &c.scanned);
+        let body = scanned.map_or(&[][..], |s| s.body.as_slice());
+        // The texts listed before this start listed its own (a user's line equal to a line of
+        // the text being written is the user's), else those listed now.
+        let listed = cx
+            .out
+            .listed_before
+            .remove(path)
+            .filter(|before| !before.is_empty())
+            .or_else(|| Self::ours(cx, path));
         let ours = match cx.out.arrivals.get(path) {
             Some(Arrival::UnrecordedBlock) => None,
-            _ => Self::ours(cx, path),
+            _ => Self::recognized(cx, path, body, listed),
         };
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
-        let scanned = current.as_ref().map(|c| &c.scanned);
-        let body = scanned.map_or(&[][..], |s| s.body.as_slice());
         let upserted = stream::plan_upsert(cx.markers, scanned, body, &block.body, ours.as_deref())
             .map_err(|e| cx.malformed(path, e))?;
         let created = current.is_none();
