@@ -88,11 +88,21 @@ impl SharedBlock {
                 .rev()
                 .filter(|(p, n, _)| p == path && n == ns)
                 .map(|(_, _, text)| text.as_str());
+        // Each distinct text compared once, and at most `DIFF_BUDGET` line comparisons in all
+        // (however many sessions share the block): past it, the listed texts alone.
+        let body_lines = body.split(|&b| b == b'\n').count();
+        let mut tried: BTreeSet<&str> = ours.iter().map(String::as_str).collect();
+        let mut spent = 0usize;
         let held = live
             .into_iter()
             .map(|(_, text)| text)
             .chain(released)
-            .find(|text| !ours.iter().any(|o| o == text) && crate::block::holds_whole(body, text));
+            .filter(|text| tried.insert(text))
+            .take_while(|text| {
+                spent = spent.saturating_add(text.lines().count().saturating_mul(body_lines));
+                spent <= crate::block::DIFF_BUDGET
+            })
+            .find(|text| crate::block::holds_whole(body, text));
         if let Some(text) = held {
             ours.insert(0, text.to_string());
         }
