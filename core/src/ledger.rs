@@ -112,7 +112,7 @@ pub struct LeaseRecord {
     /// text a block holds ends, the block is given back the text of the newest live session
     /// that shares it. Private, like the whole ledger; empty in ledgers of earlier builds.
     /// Shared, not copied, between leases read from the same bytes (the sessions of a workspace
-    /// mostly share their texts): a map of one entry is a whole tree node.
+    /// mostly share their texts).
     #[serde(default, skip_serializing_if = "no_texts")]
     pub block_texts: BlockTexts,
     /// The order in which leases were taken in this workspace (1 + the highest of the leases
@@ -121,8 +121,66 @@ pub struct LeaseRecord {
     pub seq: u64,
 }
 
-/// The session text a lease put in each shared block, by file.
-pub type BlockTexts = std::sync::Arc<BTreeMap<RelPath, String>>;
+/// The session text a lease put in each shared block, by file: written and read as a JSON
+/// object. A few entries at most (one per file a session's text goes to), kept as a list sorted
+/// by path, one allocation: a tree map of one entry is a whole node, hundreds of bytes for each
+/// lease with a text of its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockTexts(std::sync::Arc<[(RelPath, String)]>);
+
+impl BlockTexts {
+    /// The text put in the block of `path`.
+    pub fn get(&self, path: &RelPath) -> Option<&String> {
+        self.0
+            .binary_search_by(|(p, _)| p.cmp(path))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// Each file and its text, by path.
+    pub fn iter(&self) -> impl Iterator<Item = (&RelPath, &String)> {
+        self.0.iter().map(|(path, text)| (path, text))
+    }
+
+    /// Whether no text is recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// From entries already sorted by path, each path once (`None` otherwise).
+    pub(crate) fn from_sorted(entries: Vec<(RelPath, String)>) -> Option<BlockTexts> {
+        entries
+            .windows(2)
+            .all(|pair| pair[0].0 < pair[1].0)
+            .then(|| BlockTexts(entries.into()))
+    }
+}
+
+impl FromIterator<(RelPath, String)> for BlockTexts {
+    /// Sorted by path; of a path given twice, the last text (as a map collects).
+    fn from_iter<I: IntoIterator<Item = (RelPath, String)>>(entries: I) -> Self {
+        let map: BTreeMap<RelPath, String> = entries.into_iter().collect();
+        BlockTexts(map.into_iter().collect())
+    }
+}
+
+impl Serialize for BlockTexts {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for BlockTexts {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        let map = BTreeMap::<RelPath, String>::deserialize(deserializer)?;
+        Ok(map.into_iter().collect())
+    }
+}
 
 fn no_texts(texts: &BlockTexts) -> bool {
     texts.is_empty()
@@ -943,6 +1001,37 @@ pub(crate) mod tests {
     }
 
     proptest::proptest! {
+        /// For any texts by file (a path given twice included), a lease's texts are written as
+        /// the map of them is, read back the same, and each text is found by its path.
+        #[test]
+        fn block_texts_read_and_write_as_their_map(
+            entries in proptest::collection::vec(
+                (
+                    proptest::strategy::Strategy::prop_filter_map(
+                        "[a-z/\"\u{e9}]{1,5}",
+                        "a path",
+                        |p: String| RelPath::new(p).ok(),
+                    ),
+                    "(?s).{0,8}",
+                ),
+                0..5,
+            ),
+        ) {
+            let map: BTreeMap<RelPath, String> = entries.iter().cloned().collect();
+            let texts: BlockTexts = entries.into_iter().collect();
+            let json = serde_json::to_string(&texts).unwrap();
+            proptest::prop_assert_eq!(&json, &serde_json::to_string(&map).unwrap());
+            proptest::prop_assert_eq!(&serde_json::from_str::<BlockTexts>(&json).unwrap(), &texts);
+            proptest::prop_assert_eq!(texts.is_empty(), map.is_empty());
+            for (path, text) in &map {
+                proptest::prop_assert_eq!(texts.get(path), Some(text));
+            }
+            proptest::prop_assert_eq!(texts.get(&RelPath::new("absent-\u{e9}").unwrap()), None);
+            proptest::prop_assert!(texts.iter().map(|(p, _)| p).eq(map.keys()));
+        }
+    }
+
+    proptest::proptest! {
         /// For any entries, the ledger's writer writes what the derived serialisation writes.
         #[test]
         fn write_entry_is_the_derived_serialisation(
@@ -1000,9 +1089,9 @@ pub(crate) mod tests {
                 paths: vec![path.clone()].into(),
                 private_dir: Some(PathBuf::from("/never/written")),
                 namespace: (n == 0).then(|| "ns".into()),
-                block_texts: std::sync::Arc::new(
-                    [(path.clone(), "text\twith \"tabs\"".to_string())].into(),
-                ),
+                block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())]
+                    .into_iter()
+                    .collect(),
                 seq: n as u64,
             };
             l.leases.insert(token.to_string(), Recorded::new(lease));

@@ -18,7 +18,7 @@
 //! makes these functions answer `None`, and the caller lets serde read that part (and report the
 //! error).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -571,7 +571,7 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
 fn texts<'a>(scan: &mut Scan<'a>, seen: &mut Option<(&'a [u8], BlockTexts)>) -> Option<BlockTexts> {
     let previous = seen.as_ref().map(|(_, texts)| texts.clone());
     let texts = same_or(scan, seen, |bytes| {
-        plain_texts(&mut Scan::new(bytes), previous.as_deref()).map(std::sync::Arc::new)
+        plain_texts(&mut Scan::new(bytes), previous.as_ref())
     })?;
     (!texts.is_empty()).then_some(texts)
 }
@@ -638,35 +638,36 @@ fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
 /// writes a map; a path twice is serde's to read). A path written as the same bytes as a path of
 /// `previous` (the texts read before, often another session's text for the same file) is that
 /// path again, not checked anew.
-fn plain_texts(
-    scan: &mut Scan<'_>,
-    previous: Option<&BTreeMap<RelPath, String>>,
-) -> Option<BTreeMap<RelPath, String>> {
+fn plain_texts(scan: &mut Scan<'_>, previous: Option<&BlockTexts>) -> Option<BlockTexts> {
     scan.literal(b"{")?;
-    let mut texts = BTreeMap::new();
+    let mut texts: Vec<(RelPath, String)> = Vec::with_capacity(1);
     if scan.literal(b"}").is_some() {
-        return (scan.at == scan.bytes.len()).then_some(texts);
+        return (scan.at == scan.bytes.len()).then(BlockTexts::default);
     }
     loop {
         let key = scan.plain_str()?;
         // A handful of paths at most (one per file a session's text goes to).
-        let known = previous.and_then(|previous| previous.keys().find(|p| p.as_str() == key));
+        let known = previous.and_then(|previous| {
+            previous
+                .iter()
+                .map(|(path, _)| path)
+                .find(|p| p.as_str() == key)
+        });
         let path = match known {
             Some(path) => path.clone(),
             None => RelPath::new(key).ok()?,
         };
         scan.literal(b":")?;
         let text = scan.plain_str()?.to_string();
-        if texts
-            .last_key_value()
-            .is_some_and(|(last, _): (&RelPath, &String)| *last >= path)
-        {
+        if texts.last().is_some_and(|(last, _)| *last >= path) {
             return None;
         }
-        texts.insert(path, text);
+        texts.push((path, text));
         if scan.literal(b",").is_none() {
             scan.literal(b"}")?;
-            return (scan.at == scan.bytes.len()).then_some(texts);
+            return (scan.at == scan.bytes.len())
+                .then(|| BlockTexts::from_sorted(texts))
+                .flatten();
         }
     }
 }
@@ -676,6 +677,7 @@ fn plain_texts(
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     /// The fast reading of `json` as one whole lease.
     fn fast_whole(json: &[u8]) -> Option<LeaseRecord> {
@@ -710,7 +712,7 @@ mod tests {
             paths in prop::collection::vec(rel_path(), 0..3),
             namespace in prop::option::of("[a-z\u{e9}\\\\]{0,8}"),
             block_texts in prop::collection::btree_map(rel_path(), "(?s).{0,12}", 0..3)
-                .prop_map(std::sync::Arc::new),
+                .prop_map(|texts| texts.into_iter().collect::<BlockTexts>()),
             seq in prop_oneof![Just(0u64), any::<u64>()],
         ) -> LeaseRecord {
             LeaseRecord {
@@ -746,9 +748,10 @@ mod tests {
                 paths: paths.iter().map(|p| RelPath::new(p).unwrap()).collect(),
                 private_dir: None,
                 namespace: namespace.map(Into::into),
-                block_texts: std::sync::Arc::new(
-                    block_texts.into_iter().map(|(p, t)| (RelPath::new(p).unwrap(), t)).collect(),
-                ),
+                block_texts: block_texts
+                    .into_iter()
+                    .map(|(p, t)| (RelPath::new(p).unwrap(), t))
+                    .collect(),
                 seq,
             }
         }
@@ -965,7 +968,7 @@ mod tests {
             [(1, 0), (22, 0), (333, 4), (4444, 55), (5, 6), (7, 8)]
         );
         assert_eq!(shapes, [1, 1, 333, 333, 5, 5]);
-        let text = |i: usize| read[i].block_texts.values().next().unwrap().clone();
+        let text = |i: usize| read[i].block_texts.iter().next().unwrap().1.clone();
         assert_eq!((text(4), text(5)), ("one".to_string(), "two".to_string()));
         assert!(
             read.iter()

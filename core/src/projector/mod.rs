@@ -342,12 +342,11 @@ impl Projector {
             paths: plan_paths(&plan)?.into(),
             private_dir: None,
             namespace: Some(self.namespace.as_str().into()),
-            block_texts: std::sync::Arc::new(
-                plan.blocks
-                    .iter()
-                    .map(|b| (b.path.clone(), b.body.clone()))
-                    .collect(),
-            ),
+            block_texts: plan
+                .blocks
+                .iter()
+                .map(|b| (b.path.clone(), b.body.clone()))
+                .collect(),
             seq: next_seq(&locked.ledger),
         };
         locked
