@@ -366,6 +366,32 @@ fn a_users_line_equal_to_the_next_sessions_text_stays() {
 }
 
 #[test]
+fn a_users_line_equal_to_the_next_sessions_text_stays_when_they_also_edited_ours() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let first = fx.acquire(&subject, "first text").unwrap();
+    // The user changes our line and writes, inside the block, the next session's text: no text
+    // listed is in the block whole, and the texts of the sessions holding it are tried, but never
+    // the one about to be written.
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    let edited = text.replacen("first text", "first text, edited", 1);
+    fx.write(
+        "AGENTS.md",
+        &with_line_in_block(edited.as_bytes(), "be brief"),
+    );
+    let next = fx.acquire(&subject, "be brief").unwrap();
+    assert!(fx.release(&next.token));
+    assert!(fx.release(&first.token));
+    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    assert_eq!(
+        text,
+        "# House rules\r\nkeep it green\r\nbe brief\r\nfirst text, edited\r\n"
+    );
+    fx.assert_no_ledger();
+}
+
+#[test]
 fn a_torn_record_is_discarded_and_cut_off() {
     let fx = Fixture::new();
     fx.write("AGENTS.md", USER);

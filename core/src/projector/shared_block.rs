@@ -64,13 +64,15 @@ impl SharedBlock {
 
     /// The texts of ours the block body `body` in `path` is compared with, given the texts
     /// `listed` for it: those, and when none of them is in the body whole, the newest text a
-    /// session holding the block put there (live, or released by this command) that is. `None`
-    /// (the block counts as ours whole) when nothing is listed.
+    /// session holding the block put there (live, or released by this command) that is, other
+    /// than `writing`, the text about to be written (the block does not hold it yet: lines equal
+    /// to it are the user's). `None` (the block counts as ours whole) when nothing is listed.
     fn recognized(
         cx: &Cx<'_>,
         path: &RelPath,
         body: &[u8],
         listed: Option<Vec<String>>,
+        writing: Option<&str>,
     ) -> Option<Vec<String>> {
         let mut ours = listed?;
         if ours
@@ -91,7 +93,7 @@ impl SharedBlock {
         // Each distinct text compared once, and at most `DIFF_BUDGET` line comparisons in all
         // (however many sessions share the block): past it, the listed texts alone.
         let body_lines = body.split(|&b| b == b'\n').count();
-        let mut tried: BTreeSet<&str> = ours.iter().map(String::as_str).collect();
+        let mut tried: BTreeSet<&str> = ours.iter().map(String::as_str).chain(writing).collect();
         let mut spent = 0usize;
         let held = live
             .into_iter()
@@ -143,7 +145,7 @@ impl SharedBlock {
         let Some(file) = scan(cx, path)? else {
             return Ok(false);
         };
-        let ours = Self::recognized(cx, path, &file.scanned.body, Self::ours(cx, path));
+        let ours = Self::recognized(cx, path, &file.scanned.body, Self::ours(cx, path), None);
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
@@ -407,7 +409,7 @@ impl Projection for SharedBlock {
             .or_else(|| Self::ours(cx, path));
         let ours = match cx.out.arrivals.get(path) {
             Some(Arrival::UnrecordedBlock) => None,
-            _ => Self::recognized(cx, path, body, listed),
+            _ => Self::recognized(cx, path, body, listed, Some(&block.body)),
         };
         let ours: Option<Vec<&str>> = ours
             .as_ref()
