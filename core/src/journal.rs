@@ -51,8 +51,8 @@
 //!
 //! - a release giving a shared block the text of a live session back: that session's lease
 //!   records the text, and every record since its start keeps the lease, so whatever record a
-//!   power loss leaves tells the text's lines from the user's (see the projector's
-//!   `shared_block`);
+//!   power loss leaves, the cleanup of the dead sessions tells the text's lines from the user's
+//!   (see the projector's `shared_block`);
 //! - a save that records an undo already durable in the workspace (a release, a cleaned stale
 //!   lease): losing it brings back leases whose undo finds its work done;
 //! - a start that only puts our block into files already listed: losing its record leaves a

@@ -598,8 +598,10 @@ impl Projector {
                     }
                 })
                 .collect();
+        // Every dead lease goes before any entry is undone: a block is given back the text of a
+        // session that lives, and told from the user's lines by every dead one's.
         for (token, provider, reason) in dead {
-            release_token(cx, &token);
+            forget_lease(cx, &token);
             cx.out.stale.push(StaleCleaned {
                 token,
                 provider,
@@ -870,8 +872,16 @@ fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
 
 /// Removes `token`'s lease and undoes every entry it was the last holder of.
 fn release_token(cx: &mut Cx<'_>, token: &str) {
+    if forget_lease(cx, token) {
+        undo_orphans(cx);
+    }
+}
+
+/// Removes `token`'s lease, its token from every entry and its private files; whether there
+/// was such a lease. The entries it was the last holder of are left for [`undo_orphans`].
+fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
     let Some(lease) = cx.l.ledger.leases.remove(token) else {
-        return;
+        return false;
     };
     // The block a released session's text is in may still hold it (see `shared_block`).
     let ns = lease.namespace();
@@ -888,7 +898,7 @@ fn release_token(cx: &mut Cx<'_>, token: &str) {
         let shown = cx.l.session_path(token).unwrap_or_default();
         cx.warn(shown.display(), e.to_string());
     }
-    undo_orphans(cx);
+    true
 }
 
 /// Undoes every entry no lease holds any more, then removes directories we created that no

@@ -9,16 +9,17 @@
 //! given the text of the newest live session sharing it back (unless the user took the block out
 //! of the file).
 //!
-//! Every session text the block may hold from us is on disk before it is written: a start's
-//! text listed durably ([`Ledger::block_bodies`]); a text given back is the text of a live
-//! session, recorded by its lease (`LeaseRecord::block_texts`), which every record keeps from
-//! that session's start to its end, so giving it back syncs nothing of the ledger. A refresh or
-//! a release compares the block's body with the texts listed before it (never with the text
-//! about to be written, which the block does not hold yet): lines that are not ours (the user's,
-//! written inside the block while a session ran) move out of the block to just before where its
-//! BEGIN line was, and are reported as kept in place. When no listed text is in the block whole
-//! (a power loss took the record listing the text given back), the newest text of a session
-//! holding the block (live, or released by this command) that is in it whole counts as ours too.
+//! Every session text the block may hold from us is recorded before it is written: a start's
+//! text listed durably ([`Ledger::block_bodies`]); a text given back listed too, but not synced,
+//! since it is the text of a live session, recorded by its lease (`LeaseRecord::block_texts`),
+//! which every record keeps from that session's start to its end. A refresh or a release
+//! compares the block's body with the texts listed before it (never with the text about to be
+//! written, which the block does not hold yet): lines that are not ours (the user's, written
+//! inside the block while a session ran) move out of the block to just before where its BEGIN
+//! line was, and are reported as kept in place. When no listed text is in the block whole (a
+//! power loss took the record listing the text given back, and with the machine, the session
+//! whose text it is), the newest text of a session this command released that is in it whole
+//! counts as ours too; a cleanup that must wait lists those texts for the block.
 //! A block no ledger lists a text for (an earlier build's, or one whose record was lost with the
 //! state directory) counts as ours whole: its markers prove it ours, and nothing tells its lines
 //! apart.
@@ -63,10 +64,11 @@ impl SharedBlock {
     }
 
     /// The texts of ours the block body `body` in `path` is compared with, given the texts
-    /// `listed` for it: those, and when none of them is in the body whole, the newest text a
-    /// session holding the block put there (live, or released by this command) that is, other
-    /// than `writing`, the text about to be written (the block does not hold it yet: lines equal
-    /// to it are the user's). `None` (the block counts as ours whole) when nothing is listed.
+    /// `listed` for it: those, and when none of them is in the body whole, the text of the
+    /// newest session this command released (dead ones, after a power loss) that put one there
+    /// and is in it whole, other than `writing`, the text about to be written (the block does
+    /// not hold it yet: lines equal to it are the user's). `None` (the block counts as ours
+    /// whole) when nothing is listed.
     fn recognized(
         cx: &Cx<'_>,
         path: &RelPath,
@@ -81,8 +83,6 @@ impl SharedBlock {
         {
             return Some(ours);
         }
-        let mut live: Vec<((u64, u64, &str), &str)> = Self::live_texts(cx, path).collect();
-        live.sort_unstable_by(|a, b| b.0.cmp(&a.0));
         let ns = cx.ns.as_str();
         let released =
             cx.l.released_texts
@@ -91,14 +91,11 @@ impl SharedBlock {
                 .filter(|(p, n, _)| p == path && n == ns)
                 .map(|(_, _, text)| text.as_str());
         // Each distinct text compared once, and at most `DIFF_BUDGET` line comparisons in all
-        // (however many sessions share the block): past it, the listed texts alone.
+        // (however many sessions shared the block): past it, the listed texts alone.
         let body_lines = body.split(|&b| b == b'\n').count();
         let mut tried: BTreeSet<&str> = ours.iter().map(String::as_str).chain(writing).collect();
         let mut spent = 0usize;
-        let held = live
-            .into_iter()
-            .map(|(_, text)| text)
-            .chain(released)
+        let held = released
             .filter(|text| tried.insert(text))
             .take_while(|text| {
                 spent = spent.saturating_add(text.lines().count().saturating_mul(body_lines));
@@ -269,9 +266,9 @@ impl SharedBlock {
 
     /// After a session ends: the block in `path` holds the text of a live session again (the
     /// newest one sharing it), unless it does already, it is gone from the file (the user took
-    /// it out), or no live session's text is known. Nothing is saved first: that session's lease
-    /// records the text in every record since its start (see the module's doc). Lines the user
-    /// wrote inside the block stay, as at every refresh.
+    /// it out), or no live session's text is known. The text is listed first, unsynced: that
+    /// session's lease records it in every record since its start (see the module's doc). Lines
+    /// the user wrote inside the block stay, as at every refresh.
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
         let (token, text) = {
             let listed = Self::ours(cx, path).unwrap_or_default();
@@ -297,6 +294,22 @@ impl SharedBlock {
         // The write below takes this scan again (the file is as it was), not a second read.
         cx.l.scans
             .insert((path.clone(), cx.ns.as_str().to_string()), file);
+        // Listed first, not synced: a crash mid-write leaves a block we know; a power loss, one
+        // the dead session's lease tells (see the module's doc). The write compares the block
+        // with what was listed before.
+        let bodies =
+            cx.l.ledger
+                .block_bodies
+                .entry(path.clone())
+                .or_default()
+                .entry(cx.ns.as_str().to_string())
+                .or_default();
+        let before = bodies.clone();
+        bodies.retain(|b| *b != text);
+        bodies.insert(0, text.clone());
+        bodies.truncate(REMEMBERED);
+        cx.out.listed_before.insert(path.clone(), before);
+        cx.save(Durability::Deferred)?;
         let block = BlockProjection {
             path: path.clone(),
             body: text,
