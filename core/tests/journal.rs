@@ -195,53 +195,58 @@ fn giving_a_block_its_live_sessions_text_back_makes_only_the_workspaces_own_sync
     fx.assert_no_ledger();
 }
 
-#[test]
-fn a_text_given_back_is_told_from_the_users_lines_by_its_lease_after_a_power_loss() {
+/// Three sessions held by processes start with the texts `first`, "second text" and "third
+/// text"; the third ends, then the second: the block gets the second text back, then the first,
+/// with no record of either synced (the third start's record, the last one synced, lists the
+/// third text and the second, what the block held). Then the machine goes down, and every holder
+/// with it. Returns AGENTS.md, whose block holds the first text, which the journal now records
+/// only as the text of the first session's lease.
+fn give_back_twice_then_lose_power(fx: &Fixture, first: &str) -> Vec<u8> {
     faults::track_durability(true);
-    let fx = Fixture::new();
     fx.write("AGENTS.md", USER);
     let subject = codex();
     let warm = fx.acquire(&subject, "warm").unwrap();
     assert!(fx.release(&warm.token));
-    let (first, second, third) = (
+    let holders = [
         HolderProcess::spawn(),
         HolderProcess::spawn(),
         HolderProcess::spawn(),
-    );
-    fx.acquire_as(&subject, "first text\nin two lines", first.holder())
-        .unwrap();
-    let second_lease = fx
-        .acquire_as(&subject, "second text", second.holder())
-        .unwrap();
-    // The third start's record, the last one synced, lists the third text and the second (what
-    // the block held), not the first.
-    let third_lease = fx
-        .acquire_as(&subject, "third text", third.holder())
-        .unwrap();
-    // The third session ends, then the second: the block gets the second text back, then the
-    // first, with no record of either synced. The user then writes a line inside the block.
-    assert!(fx.release(&third_lease.token));
-    assert!(fx.release(&second_lease.token));
-    let given_back = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    ];
+    let tokens: Vec<String> = [first, "second text", "third text"]
+        .iter()
+        .zip(&holders)
+        .map(|(text, holder)| {
+            fx.acquire_as(&subject, text, holder.holder())
+                .unwrap()
+                .token
+        })
+        .collect();
+    assert!(fx.release(&tokens[2]));
+    assert!(fx.release(&tokens[1]));
+    let held = fx.read("AGENTS.md").unwrap();
+    let first_lines = first.replace('\n', "\r\n");
     assert!(
-        given_back.contains("first text\r\nin two lines"),
-        "{given_back}"
+        String::from_utf8_lossy(&held).contains(&first_lines),
+        "{}",
+        String::from_utf8_lossy(&held)
     );
-    fx.write(
-        "AGENTS.md",
-        &with_line_in_block(given_back.as_bytes(), "user line"),
-    );
-    // The machine goes down: the journal keeps the third start's record; the block holds the
-    // first text, which that record lists only as the text of the first session's lease.
     faults::power_loss();
-    for holder in [first, second, third] {
+    for holder in holders {
         holder.kill9();
     }
     faults::track_durability(false);
+    held
+}
+
+#[test]
+fn a_text_given_back_is_told_from_the_users_lines_by_its_lease_after_a_power_loss() {
+    let fx = Fixture::new();
+    let held = give_back_twice_then_lose_power(&fx, "first text\nin two lines");
+    fx.write("AGENTS.md", &with_line_in_block(&held, "user line"));
 
     // The next start cleans the dead sessions up: the first session's lease says which text it
     // put there, so its lines go and the user's line stays.
-    let next = fx.acquire(&subject, "next").unwrap();
+    let next = fx.acquire(&codex(), "next").unwrap();
     assert!(fx.release(&next.token));
     let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
     assert!(
@@ -263,37 +268,9 @@ fn a_text_given_back_is_told_from_the_users_lines_by_its_lease_after_a_power_los
 
 #[test]
 fn a_text_given_back_stays_told_from_the_users_lines_when_its_cleanup_must_wait() {
-    faults::track_durability(true);
     let fx = Fixture::new();
-    fx.write("AGENTS.md", USER);
-    let subject = codex();
-    let warm = fx.acquire(&subject, "warm").unwrap();
-    assert!(fx.release(&warm.token));
-    let (first, second, third) = (
-        HolderProcess::spawn(),
-        HolderProcess::spawn(),
-        HolderProcess::spawn(),
-    );
-    fx.acquire_as(&subject, "first text", first.holder())
-        .unwrap();
-    let second_lease = fx
-        .acquire_as(&subject, "second text", second.holder())
-        .unwrap();
-    let third_lease = fx
-        .acquire_as(&subject, "third text", third.holder())
-        .unwrap();
-    // The block gets the second text back, then the first; only the third start's record (the
-    // third and second texts listed) survives the power loss.
-    assert!(fx.release(&third_lease.token));
-    assert!(fx.release(&second_lease.token));
-    let held = fx.read("AGENTS.md").unwrap();
-    assert!(String::from_utf8_lossy(&held).contains("first text"));
+    let held = give_back_twice_then_lose_power(&fx, "first text");
     let with_user_line = with_line_in_block(&held, "user line");
-    faults::power_loss();
-    for holder in [first, second, third] {
-        holder.kill9();
-    }
-    faults::track_durability(false);
     // The user has cut the block's END line: the cleanup cannot take the block out and must
     // wait for the next start.
     let text = String::from_utf8(with_user_line.clone()).unwrap();

@@ -63,6 +63,17 @@ impl SharedBlock {
             .cloned()
     }
 
+    /// The texts the sessions this command released had put in the block in `path` (of this
+    /// namespace), the last released first.
+    fn released_texts<'c>(cx: &'c Cx<'_>, path: &'c RelPath) -> impl Iterator<Item = &'c str> + 'c {
+        let ns = cx.ns.as_str();
+        cx.l.released_texts
+            .iter()
+            .rev()
+            .filter(move |(p, n, _)| p == path && n == ns)
+            .map(|(_, _, text)| text.as_str())
+    }
+
     /// The texts of ours the block body `body` in `path` is compared with, given the texts
     /// `listed` for it: those, and when none of them is in the body whole, the text of the
     /// newest session this command released (dead ones, after a power loss) that put one there
@@ -83,13 +94,7 @@ impl SharedBlock {
         {
             return Some(ours);
         }
-        let ns = cx.ns.as_str();
-        let released =
-            cx.l.released_texts
-                .iter()
-                .rev()
-                .filter(|(p, n, _)| p == path && n == ns)
-                .map(|(_, _, text)| text.as_str());
+        let released = Self::released_texts(cx, path);
         // Each distinct text compared once, and at most `DIFF_BUDGET` line comparisons in all
         // (however many sessions shared the block): past it, the listed texts alone.
         let body_lines = body.split(|&b| b == b'\n').count();
@@ -115,13 +120,9 @@ impl SharedBlock {
     pub fn take_out(cx: &mut Cx<'_>, path: &RelPath) -> Result<bool> {
         let taken = Self::take_out_now(cx, path);
         if taken.is_err() {
-            let ns = cx.ns.as_str().to_string();
             let released: Vec<String> =
-                cx.l.released_texts
-                    .iter()
-                    .filter(|(p, n, _)| p == path && *n == ns)
-                    .map(|(_, _, text)| text.clone())
-                    .collect();
+                Self::released_texts(cx, path).map(str::to_string).collect();
+            let ns = cx.ns.as_str().to_string();
             if let Some(bodies) =
                 cx.l.ledger
                     .block_bodies
