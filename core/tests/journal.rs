@@ -322,48 +322,40 @@ fn a_users_line_equal_to_another_live_sessions_text_stays() {
     fx.assert_no_ledger();
 }
 
-#[test]
-fn a_users_line_equal_to_the_next_sessions_text_stays() {
+/// The next session's text is a line the user wrote inside the block: the block held the first
+/// text, so the line is the user's and moves out of the block, before it. When the user also
+/// changed our line, no text listed is in the block whole, and the texts of sessions released are
+/// tried: never the one about to be written.
+#[rstest::rstest]
+#[case::as_we_wrote_it(false)]
+#[case::with_our_line_edited(true)]
+fn a_users_line_equal_to_the_next_sessions_text_stays(#[case] edit_ours: bool) {
     let fx = Fixture::new();
     fx.write("AGENTS.md", USER);
     let subject = codex();
     let first = fx.acquire(&subject, "first text").unwrap();
-    let bytes = fx.read("AGENTS.md").unwrap();
-    fx.write("AGENTS.md", &with_line_in_block(&bytes, "be brief"));
-    // The next session's text is the user's line: the block held the first text, so the line
-    // is the user's and moves out of the block, before it.
+    let mut text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    if edit_ours {
+        text = text.replacen("first text", "first text, edited", 1);
+    }
+    fx.write(
+        "AGENTS.md",
+        &with_line_in_block(text.as_bytes(), "be brief"),
+    );
     let next = fx.acquire(&subject, "be brief").unwrap();
     let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
     assert_eq!(text.matches("be brief").count(), 2, "{text}");
     assert!(fx.release(&next.token));
     assert!(fx.release(&first.token));
     let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
-    assert_eq!(text, "# House rules\r\nkeep it green\r\nbe brief\r\n");
-    fx.assert_no_ledger();
-}
-
-#[test]
-fn a_users_line_equal_to_the_next_sessions_text_stays_when_they_also_edited_ours() {
-    let fx = Fixture::new();
-    fx.write("AGENTS.md", USER);
-    let subject = codex();
-    let first = fx.acquire(&subject, "first text").unwrap();
-    // The user changes our line and writes, inside the block, the next session's text: no text
-    // listed is in the block whole, and the texts of the sessions holding it are tried, but never
-    // the one about to be written.
-    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
-    let edited = text.replacen("first text", "first text, edited", 1);
-    fx.write(
-        "AGENTS.md",
-        &with_line_in_block(edited.as_bytes(), "be brief"),
-    );
-    let next = fx.acquire(&subject, "be brief").unwrap();
-    assert!(fx.release(&next.token));
-    assert!(fx.release(&first.token));
-    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+    let edited = if edit_ours {
+        "first text, edited\r\n"
+    } else {
+        ""
+    };
     assert_eq!(
         text,
-        "# House rules\r\nkeep it green\r\nbe brief\r\nfirst text, edited\r\n"
+        format!("# House rules\r\nkeep it green\r\nbe brief\r\n{edited}")
     );
     fx.assert_no_ledger();
 }
