@@ -121,20 +121,7 @@ fn a_power_loss_after_a_new_text_keeps_it_listed_through_the_sync_slot() {
         .unwrap();
     // The user writes a line inside the block while the session runs.
     let with_block = fx.read("AGENTS.md").unwrap();
-    let begin = with_block
-        .windows(b"BEGIN".len())
-        .position(|w| w == b"BEGIN")
-        .unwrap();
-    let after_begin = begin
-        + with_block[begin..]
-            .iter()
-            .position(|b| *b == b'\n')
-            .unwrap()
-        + 1;
-    let mut edited = with_block[..after_begin].to_vec();
-    edited.extend_from_slice(b"user line\r\n");
-    edited.extend_from_slice(&with_block[after_begin..]);
-    fx.write("AGENTS.md", &edited);
+    fx.write("AGENTS.md", &with_line_in_block(&with_block, "user line"));
     // The machine goes down: the journal loses what was not synced, the start's record with it.
     assert!(faults::power_loss().contains(&journal_path(&fx)));
     holder.kill9();
@@ -142,7 +129,14 @@ fn a_power_loss_after_a_new_text_keeps_it_listed_through_the_sync_slot() {
 
     // The next start reads the start's record from its slot: the dead session's block goes, its
     // text told from the user's line, which stays.
-    let next = fx.acquire(&subject, "next").unwrap();
+    assert_a_session_leaves_the_users_line_alone(&fx, &["third text"]);
+    fx.assert_no_ledger();
+}
+
+/// A session starts and ends; then AGENTS.md holds the user's text and the line "user line"
+/// they wrote inside the block, and none of `gone` nor any block.
+fn assert_a_session_leaves_the_users_line_alone(fx: &Fixture, gone: &[&str]) {
+    let next = fx.acquire(&codex(), "next").unwrap();
     assert!(fx.release(&next.token));
     let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
     assert!(
@@ -150,11 +144,9 @@ fn a_power_loss_after_a_new_text_keeps_it_listed_through_the_sync_slot() {
         "{text}"
     );
     assert!(text.contains("user line\r\n"), "{text}");
-    assert!(
-        !text.contains("third text") && !text.contains("session-instructions"),
-        "{text}"
-    );
-    fx.assert_no_ledger();
+    for ours in gone.iter().chain(&["session-instructions"]) {
+        assert!(!text.contains(ours), "{ours} left in {text}");
+    }
 }
 
 /// Puts `line` (with `\r\n`) as the first line inside the session block of `bytes`.
@@ -246,23 +238,10 @@ fn a_text_given_back_is_told_from_the_users_lines_by_its_lease_after_a_power_los
 
     // The next start cleans the dead sessions up: the first session's lease says which text it
     // put there, so its lines go and the user's line stays.
-    let next = fx.acquire(&codex(), "next").unwrap();
-    assert!(fx.release(&next.token));
-    let text = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
-    assert!(
-        text.starts_with("# House rules\r\nkeep it green\r\n"),
-        "{text}"
+    assert_a_session_leaves_the_users_line_alone(
+        &fx,
+        &["first text", "in two lines", "second text", "third text"],
     );
-    assert!(text.contains("user line\r\n"), "{text}");
-    for ours in [
-        "first text",
-        "in two lines",
-        "second text",
-        "third text",
-        "session-instructions",
-    ] {
-        assert!(!text.contains(ours), "{ours} left in {text}");
-    }
     fx.assert_no_ledger();
 }
 
