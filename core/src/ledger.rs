@@ -285,6 +285,27 @@ impl Recorded {
         ))
     }
 
+    /// Whether its JSON is kept as a range of `buffer`: a lease read from that buffer.
+    pub fn shares(&self, buffer: &std::sync::Arc<[u8]>) -> bool {
+        self.json
+            .get()
+            .is_some_and(|json| std::sync::Arc::ptr_eq(&json.buffer, buffer))
+    }
+
+    /// The buffer its JSON is kept in, once it has JSON.
+    pub fn buffer(&self) -> Option<&std::sync::Arc<[u8]>> {
+        self.json.get().map(|json| &json.buffer)
+    }
+
+    /// The range of its token in the buffer its JSON is kept in, when that holds its key as
+    /// the ledger wrote it (`"<token>":` before the lease).
+    pub fn token_range(&self) -> Option<std::ops::Range<usize>> {
+        let json = self.json.get()?;
+        let start = json.range.start + 1;
+        let end = (json.range.start + json.key).checked_sub(2)?;
+        (json.key > 0 && end >= start).then_some(start..end)
+    }
+
     /// A lease read from `json`, keeping it as its JSON. A lease of an earlier build that names
     /// its private directory is serialised anew at the next save instead, which leaves that field
     /// out.
@@ -742,32 +763,82 @@ impl Ledger {
     /// the derived serialisation writes, field by field, with each lease's JSON copied from
     /// [`Recorded`] when an earlier save of this command wrote it.
     pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
-        self.write_fields(out).map_err(|e| Error::Ledger {
-            path: file.to_path_buf(),
-            reason: format!("it cannot record this ledger: {e}"),
-        })
+        self.write_fields(out, None, &mut |_, _| true)
+            .map_err(|e| Error::Ledger {
+                path: file.to_path_buf(),
+                reason: format!("it cannot record this ledger: {e}"),
+            })
+    }
+
+    /// Appends a delta record's JSON to `out` (see [`crate::journal`]): `head`, which opens the
+    /// object in place of the version, then [`Ledger::write_json`]'s fields after the version,
+    /// with only the leases `added` says yes to (asked in token order, once each).
+    pub fn write_delta_json(
+        &self,
+        out: &mut Vec<u8>,
+        file: &Path,
+        head: &[u8],
+        added: &mut dyn FnMut(&str, &Recorded) -> bool,
+    ) -> Result<()> {
+        self.write_fields(out, Some(head), added)
+            .map_err(|e| Error::Ledger {
+                path: file.to_path_buf(),
+                reason: format!("it cannot record this ledger: {e}"),
+            })
+    }
+
+    /// The leases the ledger JSON at `body` of `buffer` records, without reading the rest of it
+    /// (the base of a delta record, whose other fields the delta replaces): read apart, each
+    /// lease's JSON kept as a range of `buffer` (see [`Recorded::shares`]), or, when that reading
+    /// declines, the whole ledger read by serde.
+    pub fn parse_leases(
+        buffer: &std::sync::Arc<[u8]>,
+        body: std::ops::Range<usize>,
+        file: &Path,
+    ) -> Result<BTreeMap<String, Recorded>> {
+        match leases_json::leases_in(buffer, body.clone()) {
+            Some(leases) => Ok(leases.into_iter().collect()),
+            None => Ledger::parse(buffer.get(body).unwrap_or_default(), file, None)
+                .map(|ledger| ledger.leases),
+        }
     }
 
     /// [`Ledger::write_json`]: the fields in their declared order, skipped as the derived
-    /// serialisation skips them (`ledger_json_is_the_derived_serialisation` holds the two equal).
-    fn write_fields(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// serialisation skips them (`ledger_json_is_the_derived_serialisation` holds the two equal);
+    /// with `head`, that in place of the version, and the leases `keep` picks.
+    fn write_fields(
+        &self,
+        out: &mut Vec<u8>,
+        head: Option<&[u8]>,
+        keep: &mut dyn FnMut(&str, &Recorded) -> bool,
+    ) -> serde_json::Result<()> {
         fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
             out.extend_from_slice(b",\"");
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b"\":");
             serde_json::to_writer(out, value)
         }
-        out.extend_from_slice(b"{\"version\":");
-        serde_json::to_writer(&mut *out, &self.version)?;
+        match head {
+            Some(head) => out.extend_from_slice(head),
+            None => {
+                out.extend_from_slice(b"{\"version\":");
+                serde_json::to_writer(&mut *out, &self.version)?;
+            }
+        }
         field(out, "workspace", &self.workspace)?;
         if let Some(identity) = &self.identity {
             field(out, "identity", identity)?;
         }
         out.extend_from_slice(b",\"leases\":{");
-        for (n, (token, lease)) in self.leases.iter().enumerate() {
-            if n > 0 {
+        let mut first = true;
+        for (token, lease) in &self.leases {
+            if !keep(token, lease) {
+                continue;
+            }
+            if !first {
                 out.push(b',');
             }
+            first = false;
             lease.write_keyed_json(token, out)?;
         }
         out.push(b'}');

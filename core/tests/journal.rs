@@ -375,9 +375,7 @@ fn a_ledger_from_an_earlier_build_is_taken_over() {
     let a = fx.acquire(&subject, "from the old build").unwrap();
     // Turn the journal into the single pretty-printed `ledger.json` earlier builds wrote.
     let path = journal_path(&fx);
-    let bytes = std::fs::read(&path).unwrap();
-    let body = journal::scan(&bytes).last.unwrap().to_vec();
-    let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let value = journal::read_ledger_json(&path).unwrap().unwrap();
     let legacy = path.with_file_name(LEGACY_LEDGER_FILE);
     std::fs::write(&legacy, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
     std::fs::remove_file(&path).unwrap();

@@ -7,7 +7,8 @@
 //! start wrote instead of reading the file again (`StdFs::reads_on_this_thread`). The journal's
 //! newest record is read once, in one sized read past the tail, however large it is
 //! (`fsio::bytes_read_on_this_thread`), and each lease is serialised once per command however
-//! often the command saves (`ledger::leases_serialised_on_this_thread`). A command opens each
+//! often the command saves (`ledger::leases_serialised_on_this_thread`). A session started and
+//! ended among hundreds appends delta records of what it changed (the journal's length). A command opens each
 //! folder it needs once (`fsio::dir_opens_on_this_thread`), and an acquire does not read again
 //! the holder its request was built with moments before.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
@@ -282,7 +283,8 @@ fn a_start_and_its_delivery_verdict_read_agents_md_once() {
     }
 }
 
-/// The newest line of the journal of the workspace `setup` holds, and the file's length.
+/// The length of the newest line of the journal of the workspace `setup` holds (with that of
+/// its base, a full record, when it is a delta record), and the file's length.
 fn newest_journal_line(setup: &Setup) -> (u64, u64) {
     let workspaces = setup._dir.path().join("state").join("workspaces");
     let key = std::fs::read_dir(&workspaces)
@@ -295,7 +297,9 @@ fn newest_journal_line(setup: &Setup) -> (u64, u64) {
         .rsplit(|b| *b == b'\n')
         .next()
         .unwrap();
-    (line.len() as u64 + 1, bytes.len() as u64)
+    let value: serde_json::Value = serde_json::from_slice(line).unwrap();
+    let base = value["ledger"]["base"][1].as_u64().unwrap_or(0);
+    (line.len() as u64 + 1 + base, bytes.len() as u64)
 }
 
 #[test]
@@ -308,10 +312,46 @@ fn a_command_reads_the_newest_record_once_however_large() {
     let status = setup.projector.status(&setup.ws).unwrap();
     assert_eq!(status.leases.len(), 256);
     let read = fsio::bytes_read_on_this_thread() - before;
-    // The end of the file, then the rest of the newest record: nothing read twice.
+    // The end of the file, then the rest of the newest record (and its base): nothing read
+    // twice.
     assert!(
         read <= record + journal::TAIL,
         "status read {read} bytes for a newest record of {record}"
+    );
+}
+
+/// The journal's length in the workspace `setup` holds.
+fn journal_len(setup: &Setup) -> u64 {
+    newest_journal_line(setup).1
+}
+
+/// A session started and ended among 256 others appends what it changed, not every lease again:
+/// delta records, each naming the newest full record.
+#[test]
+fn a_session_among_many_appends_what_it_changed() {
+    let setup = with_leases(256);
+    let me = Holder::current_process().unwrap();
+    let pair = || {
+        let request = AcquireRequest::new(
+            &setup.ws,
+            SessionRequest::with_prompt("one more"),
+            me.clone(),
+        );
+        let receipt = setup.projector.acquire(&Block, &request).unwrap();
+        assert!(setup.projector.release(&receipt.token).unwrap().released);
+    };
+    pair();
+    let (newest, _) = newest_journal_line(&setup);
+    let before = journal_len(&setup);
+    pair();
+    let appended = journal_len(&setup) - before;
+    // A full record holds the 256 leases; the pair's records, the few changed since it.
+    let full = newest_journal_line(&setup).0;
+    eprintln!("a pair appended {appended} bytes; the newest record and its base: {newest}");
+    assert!(appended > 0);
+    assert!(
+        appended * 4 < full,
+        "a pair appended {appended} bytes beside a full record of about {full}"
     );
 }
 

@@ -1462,6 +1462,32 @@ impl<'a> OpenTail<'a> {
         Ok(true)
     }
 
+    /// The `len` bytes from `from`, or fewer where the file ends before them, read straight
+    /// into a buffer to share (no copy made to share it).
+    pub fn range_shared(&self, from: u64, len: usize) -> Result<std::sync::Arc<[u8]>> {
+        let mut shared: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
+        let mut filled = 0;
+        if let Some(bytes) = std::sync::Arc::get_mut(&mut shared) {
+            while filled < len {
+                let at = from.saturating_add(filled as u64);
+                match rustix::io::pread(&self.file, &mut bytes[filled..], at) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        note_read(n);
+                        filled += n;
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(Error::io(self.path, "read", errno(e))),
+                }
+            }
+        }
+        // The file ended early: what was read, alone.
+        Ok(match filled == len {
+            true => shared,
+            false => shared.get(..filled).unwrap_or_default().into(),
+        })
+    }
+
     /// `tail` (read from this file) extended back to start at `from`: only the bytes it lacks
     /// are read. Its buffer has room for `spare` more bytes, reserved and not touched, so a
     /// caller that writes about as much into it next does not move it to fresh memory.

@@ -282,12 +282,20 @@ pub(super) fn split_leases(body: &[u8]) -> Option<(Vec<u8>, Leases)> {
     let mut scan = Scan::new(body);
     scan.seek_field(b"\"leases\"")?;
     let start = scan.at;
-    let leases = read_leases(&mut scan)?;
+    let leases = read_leases(&mut scan, None)?;
     let mut rest = Vec::with_capacity(body.len() - (scan.at - start) + 2);
     rest.extend_from_slice(&body[..start]);
     rest.extend_from_slice(b"{}");
     rest.extend_from_slice(&body[scan.at..]);
     Some((rest, leases))
+}
+
+/// The leases the ledger JSON at `body` of `buffer` lists, each lease's JSON a range of
+/// `buffer` itself (no copy made); `None` as for [`split_leases`].
+pub(super) fn leases_in(buffer: &std::sync::Arc<[u8]>, body: Range<usize>) -> Option<Leases> {
+    let mut scan = Scan::new(buffer.get(body.clone())?);
+    scan.seek_field(b"\"leases\"")?;
+    read_leases(&mut scan, Some((buffer, body.start)))
 }
 
 /// Each entry's holder tokens, by the entry's path, in the order the ledger lists them.
@@ -406,12 +414,19 @@ struct Shape<'a> {
 }
 
 /// The leases of the `leases` object at the cursor, which ends past it.
-fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
+fn read_leases(
+    scan: &mut Scan<'_>,
+    within: Option<(&std::sync::Arc<[u8]>, usize)>,
+) -> Option<Leases> {
     let bytes = scan.bytes;
     scan.skip_space();
-    // One copy of the leases (and what follows them) for every lease's JSON to share.
+    // The buffer every lease's JSON is a range of: `within`, which holds the bytes scanned from
+    // the offset it gives, or one copy of the leases (and what follows them).
     let base = scan.at;
-    let shared: std::sync::Arc<[u8]> = bytes.get(base..)?.into();
+    let (shared, add, sub): (std::sync::Arc<[u8]>, usize, usize) = match within {
+        Some((buffer, offset)) => (buffer.clone(), offset, 0),
+        None => (bytes.get(base..)?.into(), 0, base),
+    };
     scan.take(b'{')?;
     let mut leases = Vec::new();
     let mut seen = Seen::default();
@@ -441,7 +456,7 @@ fn read_leases(scan: &mut Scan<'_>) -> Option<Leases> {
             }
         };
         let from = if keyed { key.start } else { start };
-        let json = LeaseJson::new(&shared, from - base..scan.at - base, start - from);
+        let json = LeaseJson::new(&shared, from + add - sub..scan.at + add - sub, start - from);
         leases.push((token, Recorded::with_json(record, json)));
         if leases.len() == 1 {
             // Room for as many more leases as the bytes left would hold if each were as long
@@ -1074,7 +1089,7 @@ mod tests {
                 String::from_utf8_lossy(body)
             );
         }
-        assert!(read_leases(&mut Scan::new(b"{\"a\":1,}")).is_none());
+        assert!(read_leases(&mut Scan::new(b"{\"a\":1,}"), None).is_none());
         // A second `leases` is left in what serde reads, which refuses it.
         let twice = br#"{"version":1,"workspace":"/w","leases":{},"entries":{},"created_dirs":[],"kept":[],"leases":{}}"#;
         assert!(split_leases(twice).is_some());
