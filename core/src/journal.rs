@@ -1852,6 +1852,59 @@ mod tests {
         assert!(refused.contains(SLOTS_FILE), "{refused}");
     }
 
+    /// Saves, through `journal`, each ledger `next` makes from the one before (from `first`,
+    /// given the save's number and its step), durably when its step says so, up to save
+    /// `lost_after`; each reads back as saved. The ledgers (`first` included) and the index of
+    /// the last made durable (the first save creates the journal, durably).
+    fn save_each<T>(
+        state: &Root,
+        journal: &Journal,
+        first: Ledger,
+        steps: &[(bool, T)],
+        lost_after: usize,
+        next: impl Fn(&Ledger, usize, &T) -> Ledger,
+    ) -> std::result::Result<(Vec<Ledger>, usize), TestCaseError> {
+        let mut saved = vec![first];
+        let mut last_durable = 0;
+        let lost_after = lost_after.min(steps.len().saturating_sub(1));
+        for (n, (durable, step)) in steps.iter().enumerate().take(lost_after + 1) {
+            let ledger = next(&saved[saved.len() - 1], n, step);
+            let durability = if *durable {
+                Durability::Durable
+            } else {
+                Durability::Deferred
+            };
+            journal.save(state, &ledger, durability).unwrap();
+            prop_assert_eq!(&load(state), &ledger);
+            saved.push(ledger);
+            if *durable || n == 0 {
+                last_durable = saved.len() - 1;
+            }
+        }
+        Ok((saved, last_durable))
+    }
+
+    /// A power loss, then the journal read back: one of the ledgers `saved`, the newest equal to
+    /// it no older than `last_durable` (a ledger can be saved twice: a lease taken then dropped).
+    fn read_back_after_power_loss(
+        state: &Root,
+        saved: &[Ledger],
+        last_durable: usize,
+    ) -> std::result::Result<(), TestCaseError> {
+        faults::power_loss();
+        faults::track_durability(false);
+        let read = Journal::load(state, None, false).unwrap().1;
+        let at = saved.iter().rposition(|l| Some(l) == read.as_ref());
+        prop_assert!(
+            at.is_some_and(|at| at >= last_durable),
+            "read back {:?} of {} saves, the last durable {}",
+            at,
+            saved.len() - 1,
+            last_durable
+        );
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// For any run of saves, durable or not, of records small or large enough to outgrow a
@@ -1865,32 +1918,12 @@ mod tests {
         ) {
             faults::track_durability(true);
             let (_dir, state, journal, ledger) = fresh();
-            let mut saved = vec![ledger];
-            let mut last_durable = 0;
-            let lost_after = lost_after.min(saves.len() - 1);
-            for (n, (durable, grow)) in saves.iter().enumerate().take(lost_after + 1) {
-                // A directory name of up to about 6 KB: records that outgrow a 4 KiB slot.
-                let name = format!("d{n}{}", "x".repeat(grow * 3000));
-                let next = with_dir(&saved[saved.len() - 1], &name);
-                let durability = if *durable { Durability::Durable } else { Durability::Deferred };
-                journal.save(&state, &next, durability).unwrap();
-                saved.push(next);
-                if *durable || n == 0 {
-                    // The first save creates the journal, durably.
-                    last_durable = saved.len() - 1;
-                }
-            }
-            faults::power_loss();
-            faults::track_durability(false);
-            let read = Journal::load(&state, None, false).unwrap().1;
-            let at = saved.iter().position(|l| Some(l) == read.as_ref());
-            prop_assert!(
-                at.is_some_and(|at| at >= last_durable),
-                "read back {:?} of {} saves, the last durable {}",
-                at,
-                saved.len() - 1,
-                last_durable
-            );
+            let (saved, last_durable) =
+                save_each(&state, &journal, ledger, &saves, lost_after, |last, n, grow| {
+                    // A directory name of up to about 6 KB: records that outgrow a 4 KiB slot.
+                    with_dir(last, &format!("d{n}{}", "x".repeat(grow * 3000)))
+                })?;
+            read_back_after_power_loss(&state, &saved, last_durable)?;
         }
 
         #[test]
@@ -2091,31 +2124,11 @@ mod tests {
         ) {
             faults::track_durability(true);
             let (dir, state, journal, ledger) = fresh();
-            let mut saved = vec![ledger];
-            let mut last_durable = 0;
-            let lost_after = lost_after.min(saves.len() - 1);
-            for (n, (durable, lease)) in saves.iter().enumerate().take(lost_after + 1) {
-                let next = toggled(&saved[saved.len() - 1], *lease);
-                let durability = if *durable { Durability::Durable } else { Durability::Deferred };
-                journal.save(&state, &next, durability).unwrap();
-                prop_assert_eq!(&load(&state), &next);
-                saved.push(next);
-                if *durable || n == 0 {
-                    last_durable = saved.len() - 1;
-                }
-            }
-            faults::power_loss();
-            faults::track_durability(false);
-            let read = Journal::load(&state, None, false).unwrap().1;
-            // A lease toggled twice gives an earlier ledger again: the newest save equal to it.
-            let at = saved.iter().rposition(|l| Some(l) == read.as_ref());
-            prop_assert!(
-                at.is_some_and(|at| at >= last_durable),
-                "read back {:?} of {} saves, the last durable {}",
-                at,
-                saved.len() - 1,
-                last_durable
-            );
+            let (saved, last_durable) =
+                save_each(&state, &journal, ledger, &saves, lost_after, |last, _, lease| {
+                    toggled(last, *lease)
+                })?;
+            read_back_after_power_loss(&state, &saved, last_durable)?;
             // Then a byte flipped anywhere in the journal.
             let path = dir.path().join(JOURNAL_FILE);
             let mut bytes = std::fs::read(&path).unwrap();
