@@ -1441,7 +1441,8 @@ impl<'a> OpenTail<'a> {
     /// Whether this file holds `expected` from `start`: read and compared a piece at a time,
     /// so no buffer of its size is made (a file that ends early does not hold it).
     pub fn holds_at(&self, start: u64, expected: &[u8]) -> Result<bool> {
-        let mut piece = [0u8; 16 * 1024];
+        // At most 16 KiB at a time, and no more than is compared (a small record, a small piece).
+        let mut piece = vec![0u8; expected.len().clamp(1, 16 * 1024)];
         let mut done = 0;
         while done < expected.len() {
             let want = piece.len().min(expected.len() - done);
