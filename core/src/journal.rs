@@ -918,17 +918,30 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
     };
     let mut reach = TAIL;
     let mut base = None;
+    // Bases found not whole: the many deltas a run of saves wrote against one are passed over
+    // without reading it again for each.
+    let mut broken: Vec<BaseRef> = Vec::new();
     let (good_len, newest) = loop {
         let start = tail.start;
         let mut resolves = |line_at: usize, body: Range<usize>| {
-            let line_start = start + line_at as u64;
-            Ok(match based_on(&open, &tail.bytes[body], line_start)? {
+            let body = &tail.bytes[body];
+            let named = is_delta(body).then(|| split_delta(body)).flatten();
+            if named
+                .as_ref()
+                .is_some_and(|parts| broken.contains(&parts.base))
+            {
+                return Ok(false);
+            }
+            Ok(match based_on(&open, body, start + line_at as u64)? {
                 Based::Full => true,
                 Based::Delta(found) => {
                     base = Some(found);
                     true
                 }
-                Based::Broken => false,
+                Based::Broken => {
+                    broken.extend(named.map(|parts| parts.base));
+                    false
+                }
             })
         };
         if let Some((body, good_len)) = scan_range_with(&tail.bytes, &mut resolves)? {
@@ -2062,6 +2075,43 @@ mod tests {
         let next = toggled(&read.unwrap(), 7);
         journal.save(&state, &next, Durability::Deferred).unwrap();
         assert_eq!(load(&state), next);
+    }
+
+    #[test]
+    fn a_damaged_base_is_read_once_however_many_deltas_name_it() {
+        let (dir, state, journal, mut ledger) = fresh();
+        for n in 0..64 {
+            ledger = toggled(&ledger, n);
+        }
+        journal.save(&state, &ledger, Durability::Durable).unwrap();
+        let before_base = ledger.clone();
+        // More changes than a delta carries: a full record, the base of what follows.
+        for n in 100..120 {
+            ledger = toggled(&ledger, n);
+        }
+        journal.save(&state, &ledger, Durability::Deferred).unwrap();
+        let written = lines(dir.path());
+        assert!(!is_delta_line(&written[written.len() - 1]));
+        let base_at: usize = written[..written.len() - 1].iter().map(Vec::len).sum();
+        let base_len = written[written.len() - 1].len();
+        for _ in 0..200 {
+            ledger = toggled(&ledger, 999);
+            journal.save(&state, &ledger, Durability::Deferred).unwrap();
+        }
+        let path = dir.path().join(JOURNAL_FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[base_at + 60] ^= 0x01;
+        std::fs::write(&path, &bytes).unwrap();
+        let before = fsio::bytes_read_on_this_thread();
+        assert_eq!(load(&state), before_base);
+        let read = fsio::bytes_read_on_this_thread() - before;
+        // The tail read longer and longer back to a whole record (at most about the file twice
+        // over), and the base once: not once for each of the 200 deltas on it.
+        assert!(
+            read < 3 * bytes.len() as u64 + 2 * base_len as u64,
+            "read {read} bytes of a {}-byte journal to pass over 200 deltas on one {base_len}-byte base",
+            bytes.len()
+        );
     }
 
     #[test]
