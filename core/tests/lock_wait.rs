@@ -171,7 +171,9 @@ fn a_waiter_sleeps_in_the_kernels_queue_and_proceeds_when_the_holder_lets_go() {
         let guard = waiter.join().unwrap().unwrap();
         assert_eq!(entries(&place.lock), vec![Entry::Held(me())]);
         drop(guard);
-        assert_eq!(entries(&place.lock), Vec::new());
+        // Let go at once, but another test of this binary spawning a process at that moment
+        // keeps the lock's open file in its child until the child's `exec` closes it: waited for.
+        eventually("the lock is let go", || entries(&place.lock).is_empty());
     });
 }
 
