@@ -925,7 +925,7 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
         let start = tail.start;
         let mut resolves = |line_at: usize, body: Range<usize>| {
             let body = &tail.bytes[body];
-            let named = is_delta(body).then(|| split_delta(body)).flatten();
+            let named = split_delta(body);
             if named
                 .as_ref()
                 .is_some_and(|parts| broken.contains(&parts.base))

@@ -763,11 +763,7 @@ impl Ledger {
     /// the derived serialisation writes, field by field, with each lease's JSON copied from
     /// [`Recorded`] when an earlier save of this command wrote it.
     pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
-        self.write_fields(out, None, &mut |_, _| true)
-            .map_err(|e| Error::Ledger {
-                path: file.to_path_buf(),
-                reason: format!("it cannot record this ledger: {e}"),
-            })
+        self.write_record(out, file, None, &mut |_, _| true)
     }
 
     /// Appends a delta record's JSON to `out` (see [`crate::journal`]): `head`, which opens the
@@ -780,7 +776,18 @@ impl Ledger {
         head: &[u8],
         added: &mut dyn FnMut(&str, &Recorded) -> bool,
     ) -> Result<()> {
-        self.write_fields(out, Some(head), added)
+        self.write_record(out, file, Some(head), added)
+    }
+
+    /// [`Ledger::write_fields`], its error naming the journal `file`.
+    fn write_record(
+        &self,
+        out: &mut Vec<u8>,
+        file: &Path,
+        head: Option<&[u8]>,
+        keep: &mut dyn FnMut(&str, &Recorded) -> bool,
+    ) -> Result<()> {
+        self.write_fields(out, head, keep)
             .map_err(|e| Error::Ledger {
                 path: file.to_path_buf(),
                 reason: format!("it cannot record this ledger: {e}"),

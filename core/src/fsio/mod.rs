@@ -1467,21 +1467,12 @@ impl<'a> OpenTail<'a> {
     /// into a buffer to share (no copy made to share it).
     pub fn range_shared(&self, from: u64, len: usize) -> Result<std::sync::Arc<[u8]>> {
         let mut shared: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
-        let mut filled = 0;
-        if let Some(bytes) = std::sync::Arc::get_mut(&mut shared) {
-            while filled < len {
-                let at = from.saturating_add(filled as u64);
-                match rustix::io::pread(&self.file, &mut bytes[filled..], at) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        note_read(n);
-                        filled += n;
-                    }
-                    Err(rustix::io::Errno::INTR) => {}
-                    Err(e) => return Err(Error::io(self.path, "read", errno(e))),
-                }
+        let filled = match std::sync::Arc::get_mut(&mut shared) {
+            Some(bytes) => {
+                pread_full(&self.file, bytes, from).map_err(|e| Error::io(self.path, "read", e))?
             }
-        }
+            None => 0,
+        };
         // The file ended early: what was read, alone.
         Ok(match filled == len {
             true => shared,
@@ -1550,6 +1541,22 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
             bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
         }
         let at = offset.saturating_add(filled as u64);
+        filled += pread_full(&fd, &mut bytes[filled..], at)?;
+        if filled < bytes.len() {
+            // The file ended.
+            break;
+        }
+    }
+    bytes.truncate(filled);
+    Ok(bytes)
+}
+
+/// Reads `fd` from `offset` into `bytes` until they are full or the file ends (an interrupted
+/// read retried): how many bytes were read.
+fn pread_full(fd: impl std::os::fd::AsFd, bytes: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < bytes.len() {
+        let at = offset.saturating_add(filled as u64);
         match rustix::io::pread(&fd, &mut bytes[filled..], at) {
             Ok(0) => break,
             Ok(n) => {
@@ -1560,8 +1567,7 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
             Err(e) => return Err(errno(e)),
         }
     }
-    bytes.truncate(filled);
-    Ok(bytes)
+    Ok(filled)
 }
 
 /// A file system on which locks or atomic renames cannot be taken for granted, recognised by the
