@@ -190,15 +190,6 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
-impl LeaseRecord {
-    /// The namespace of its markers.
-    pub fn namespace(&self) -> &str {
-        self.namespace
-            .as_deref()
-            .unwrap_or(crate::provider::Namespace::DEFAULT)
-    }
-}
-
 thread_local! {
     /// Leases serialised to JSON on this thread.
     static LEASES_SERIALISED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
@@ -210,15 +201,43 @@ pub fn leases_serialised_on_this_thread() -> u64 {
     LEASES_SERIALISED.with(std::cell::Cell::get)
 }
 
+/// What the leases of one workspace mostly have in common: the provider that planned them, what
+/// keeps them alive, the paths they hold, their namespace. The leases read from one record share
+/// one of these when they share those fields (one process often holds every lease), so reading a
+/// lease allocates nothing of its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LeaseShape {
+    provider: std::sync::Arc<str>,
+    holder: Holder,
+    paths: std::sync::Arc<[RelPath]>,
+    private_dir: Option<PathBuf>,
+    namespace: Option<std::sync::Arc<str>>,
+}
+
+impl LeaseShape {
+    /// The shape of `record`.
+    pub(crate) fn of(record: &LeaseRecord) -> LeaseShape {
+        LeaseShape {
+            provider: record.provider.clone(),
+            holder: record.holder.clone(),
+            paths: record.paths.clone(),
+            private_dir: record.private_dir.clone(),
+            namespace: record.namespace.clone(),
+        }
+    }
+}
+
 /// A lease as the ledger holds it: read-only once recorded (nothing changes a lease; a new
 /// session is a new lease), so its JSON is written once and copied into every later record
 /// instead of being serialised again: a lease read from the journal keeps the bytes it was
-/// read from, a new one is serialised at the first save of its command.
+/// read from, a new one is serialised at the first save of its command. What it shares with
+/// other leases is a [`LeaseShape`] they point to; its own are its numbers and its texts.
 #[derive(Clone, Debug)]
 pub struct Recorded {
-    /// Boxed: a map of hundreds of leases is built (and sorted) from a list of them, which moves
-    /// a pointer, not the whole record.
-    record: Box<LeaseRecord>,
+    shape: std::sync::Arc<LeaseShape>,
+    acquired_at: u64,
+    seq: u64,
+    block_texts: BlockTexts,
     json: std::cell::OnceCell<LeaseJson>,
 }
 
@@ -269,13 +288,39 @@ impl Recorded {
     /// Records `record`.
     pub fn new(record: LeaseRecord) -> Recorded {
         Recorded {
-            record: Box::new(record),
+            shape: std::sync::Arc::new(LeaseShape::of(&record)),
+            acquired_at: record.acquired_at,
+            seq: record.seq,
+            block_texts: record.block_texts,
             json: std::cell::OnceCell::new(),
         }
     }
 
+    /// A lease of `shape` with these numbers and texts, read from `json` and keeping it as its
+    /// JSON. A lease of an earlier build that names its private directory is serialised anew at
+    /// the next save instead, which leaves that field out.
+    pub(crate) fn read(
+        shape: &std::sync::Arc<LeaseShape>,
+        acquired_at: u64,
+        seq: u64,
+        block_texts: BlockTexts,
+        json: LeaseJson,
+    ) -> Recorded {
+        let kept = std::cell::OnceCell::new();
+        if shape.private_dir.is_none() {
+            let _ = kept.set(json);
+        }
+        Recorded {
+            shape: shape.clone(),
+            acquired_at,
+            seq,
+            block_texts,
+            json: kept,
+        }
+    }
+
     /// A lease read by serde from `raw`, one value of a ledger's `leases` object.
-    fn read(raw: &serde_json::value::RawValue) -> serde_json::Result<Recorded> {
+    fn read_raw(raw: &serde_json::value::RawValue) -> serde_json::Result<Recorded> {
         let record: LeaseRecord = serde_json::from_str(raw.get())?;
         let bytes: std::sync::Arc<[u8]> = raw.get().as_bytes().into();
         let range = 0..bytes.len();
@@ -283,6 +328,71 @@ impl Recorded {
             record,
             LeaseJson::new(&bytes, range, 0),
         ))
+    }
+
+    /// `record`, read from `json` (see [`Recorded::read`]).
+    pub(crate) fn with_json(record: LeaseRecord, json: LeaseJson) -> Recorded {
+        let shape = std::sync::Arc::new(LeaseShape::of(&record));
+        Recorded::read(
+            &shape,
+            record.acquired_at,
+            record.seq,
+            record.block_texts,
+            json,
+        )
+    }
+
+    /// The provider that planned it.
+    pub fn provider(&self) -> &std::sync::Arc<str> {
+        &self.shape.provider
+    }
+
+    /// What keeps it alive.
+    pub fn holder(&self) -> &Holder {
+        &self.shape.holder
+    }
+
+    /// Seconds since the Unix epoch when it was taken.
+    pub fn acquired_at(&self) -> u64 {
+        self.acquired_at
+    }
+
+    /// The paths it holds.
+    pub fn paths(&self) -> &std::sync::Arc<[RelPath]> {
+        &self.shape.paths
+    }
+
+    /// The namespace of its markers.
+    pub fn namespace(&self) -> &str {
+        self.shape
+            .namespace
+            .as_deref()
+            .unwrap_or(crate::provider::Namespace::DEFAULT)
+    }
+
+    /// The session text it put in each shared block, by file.
+    pub fn block_texts(&self) -> &BlockTexts {
+        &self.block_texts
+    }
+
+    /// The order in which it was taken (see [`LeaseRecord::seq`]).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// The whole record.
+    pub fn record(&self) -> LeaseRecord {
+        let shape = &*self.shape;
+        LeaseRecord {
+            provider: shape.provider.clone(),
+            holder: shape.holder.clone(),
+            acquired_at: self.acquired_at,
+            paths: shape.paths.clone(),
+            private_dir: shape.private_dir.clone(),
+            namespace: shape.namespace.clone(),
+            block_texts: self.block_texts.clone(),
+            seq: self.seq,
+        }
     }
 
     /// Whether its JSON is kept as a range of `buffer`: a lease read from that buffer.
@@ -306,20 +416,6 @@ impl Recorded {
         (json.key > 0 && end >= start).then_some(start..end)
     }
 
-    /// A lease read from `json`, keeping it as its JSON. A lease of an earlier build that names
-    /// its private directory is serialised anew at the next save instead, which leaves that field
-    /// out.
-    pub(crate) fn with_json(record: LeaseRecord, json: LeaseJson) -> Recorded {
-        let kept = std::cell::OnceCell::new();
-        if record.private_dir.is_none() {
-            let _ = kept.set(json);
-        }
-        Recorded {
-            record: Box::new(record),
-            json: kept,
-        }
-    }
-
     /// Appends `"<token>":` and its compact JSON to `out`: copied at once when both were read
     /// together as this build writes them, otherwise the key written and then the JSON.
     fn write_keyed_json(&self, token: &str, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -340,7 +436,7 @@ impl Recorded {
         }
         LEASES_SERIALISED.with(|c| c.set(c.get() + 1));
         let start = out.len();
-        serde_json::to_writer(&mut *out, &self.record)?;
+        serde_json::to_writer(&mut *out, &self.record())?;
         let buffer: std::sync::Arc<[u8]> = out[start..].into();
         let range = 0..buffer.len();
         let _ = self.json.set(LeaseJson::new(&buffer, range, 0));
@@ -348,17 +444,12 @@ impl Recorded {
     }
 }
 
-impl std::ops::Deref for Recorded {
-    type Target = LeaseRecord;
-
-    fn deref(&self) -> &LeaseRecord {
-        &self.record
-    }
-}
-
 impl PartialEq for Recorded {
     fn eq(&self, other: &Recorded) -> bool {
-        self.record == other.record
+        self.acquired_at == other.acquired_at
+            && self.seq == other.seq
+            && self.block_texts == other.block_texts
+            && (std::sync::Arc::ptr_eq(&self.shape, &other.shape) || self.shape == other.shape)
     }
 }
 
@@ -369,7 +460,7 @@ impl Serialize for Recorded {
         &self,
         serializer: S,
     ) -> std::result::Result<S::Ok, S::Error> {
-        self.record.serialize(serializer)
+        self.record().serialize(serializer)
     }
 }
 
@@ -378,7 +469,7 @@ impl<'de> Deserialize<'de> for Recorded {
         deserializer: D,
     ) -> std::result::Result<Recorded, D::Error> {
         let raw = <Box<serde_json::value::RawValue>>::deserialize(deserializer)?;
-        Recorded::read(&raw).map_err(serde::de::Error::custom)
+        Recorded::read_raw(&raw).map_err(serde::de::Error::custom)
     }
 }
 
@@ -407,7 +498,7 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
             while let Some((token, raw)) =
                 map.next_entry::<String, &'de serde_json::value::RawValue>()?
             {
-                entries.push((token, Recorded::read(raw).map_err(A::Error::custom)?));
+                entries.push((token, Recorded::read_raw(raw).map_err(A::Error::custom)?));
             }
             Ok(entries)
         }
@@ -1212,7 +1303,7 @@ pub(crate) mod tests {
             let back = Ledger::parse(&derived, Path::new("f"), None).unwrap();
             let mut without_private_dir = ledger.clone();
             for lease in without_private_dir.leases.values_mut() {
-                let mut record = LeaseRecord::clone(lease);
+                let mut record = lease.record();
                 record.private_dir = None;
                 *lease = Recorded::new(record);
             }
@@ -1240,10 +1331,10 @@ pub(crate) mod tests {
             let leases: BTreeMap<String, Recorded> =
                 tokens.into_iter().enumerate().map(|(n, t)| (t, lease(n as u64))).collect();
             let walked: Vec<(&str, u64)> =
-                leases_of(&holders, &leases).map(|(t, l)| (t, l.seq)).collect();
+                leases_of(&holders, &leases).map(|(t, l)| (t, l.seq())).collect();
             let looked_up: Vec<(&str, u64)> = holders
                 .iter()
-                .filter_map(|t| Some((t.as_str(), leases.get(t)?.seq)))
+                .filter_map(|t| Some((t.as_str(), leases.get(t)?.seq())))
                 .collect();
             proptest::prop_assert_eq!(walked, looked_up);
         }
@@ -1268,8 +1359,8 @@ pub(crate) mod tests {
         assert_eq!(leases_serialised_on_this_thread() - before, 1);
         let back = Ledger::parse(out.as_bytes(), Path::new("f"), None).unwrap();
         assert_eq!(back.leases["a"], ledger.leases["a"]);
-        assert_eq!(back.leases["b"].private_dir, None);
-        assert_eq!(back.leases["b"].seq, 2);
+        assert_eq!(back.leases["b"].record().private_dir, None);
+        assert_eq!(back.leases["b"].seq(), 2);
     }
 
     #[test]
@@ -1289,7 +1380,7 @@ pub(crate) mod tests {
         let seqs: Vec<(&str, u64)> = ledger
             .leases
             .iter()
-            .map(|(token, lease)| (token.as_str(), lease.seq))
+            .map(|(token, lease)| (token.as_str(), lease.seq()))
             .collect();
         assert_eq!(seqs, [("a", 2), ("c", 3)]);
     }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use crate::holder::Holder;
 use crate::plan::RelPath;
 
-use super::{BlockTexts, LeaseJson, LeaseRecord, Recorded};
+use super::{BlockTexts, LeaseJson, LeaseRecord, LeaseShape, Recorded};
 
 /// The bytes that open or close a string, an object or an array.
 static STRUCTURAL: [bool; 256] = {
@@ -395,6 +395,49 @@ struct Seen<'a> {
     shape: Option<Shape<'a>>,
 }
 
+/// A lease read: the shape it shares with others, its own numbers and texts.
+struct ReadLease {
+    shape: Arc<LeaseShape>,
+    acquired_at: u64,
+    seq: u64,
+    block_texts: BlockTexts,
+}
+
+impl ReadLease {
+    /// `record`, in a shape of its own.
+    fn of(record: LeaseRecord) -> ReadLease {
+        ReadLease {
+            shape: Arc::new(LeaseShape::of(&record)),
+            acquired_at: record.acquired_at,
+            seq: record.seq,
+            block_texts: record.block_texts,
+        }
+    }
+
+    /// It, recorded with `json` as its JSON.
+    fn recorded(self, json: LeaseJson) -> Recorded {
+        Recorded::read(
+            &self.shape,
+            self.acquired_at,
+            self.seq,
+            self.block_texts,
+            json,
+        )
+    }
+
+    #[cfg(test)]
+    fn record(&self) -> LeaseRecord {
+        Recorded::read(
+            &self.shape,
+            self.acquired_at,
+            self.seq,
+            self.block_texts.clone(),
+            LeaseJson::new(&Arc::from(&b""[..]), 0..0, 0),
+        )
+        .record()
+    }
+}
+
 /// A lease read field by field, cut around what differs most between the leases of one
 /// workspace, its two numbers and its session texts: its bytes up to its `acquired_at` value
 /// (`{"provider":…,"acquired_at":`), from after that value up to its texts (`,"paths":…,
@@ -410,7 +453,10 @@ struct Shape<'a> {
     tail: Option<&'a [u8]>,
     /// Whether the last part ends at the `seq` value (else at the lease's closing brace).
     seq: bool,
-    record: LeaseRecord,
+    /// What the lease read had in common with others, shared by those that repeat it.
+    shape: Arc<LeaseShape>,
+    /// Its texts, those of a lease that repeats it without texts of its own (none).
+    block_texts: BlockTexts,
 }
 
 /// The leases of the `leases` object at the cursor, which ends past it.
@@ -447,17 +493,17 @@ fn read_leases(
         let start = scan.at;
         // `"<token>":` right before the value, as the writer writes it: kept with the value.
         let keyed = plain_key && start == key.end + 1;
-        let record = match fast_lease(scan, &mut seen) {
-            Some(record) => record,
+        let lease = match fast_lease(scan, &mut seen) {
+            Some(lease) => lease,
             None => {
                 scan.at = start;
                 let range = scan.value()?;
-                serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?
+                ReadLease::of(serde_json::from_slice::<LeaseRecord>(&bytes[range]).ok()?)
             }
         };
         let from = if keyed { key.start } else { start };
         let json = LeaseJson::new(&shared, from + add - sub..scan.at + add - sub, start - from);
-        leases.push((token, Recorded::with_json(record, json)));
+        leases.push((token, lease.recorded(json)));
         if leases.len() == 1 {
             // Room for as many more leases as the bytes left would hold if each were as long
             // as this one (a few too many when others follow them), so the list is not moved
@@ -501,12 +547,12 @@ fn same_or<'a, T: Clone>(
 
 /// A lease of the exact shape this build writes at the cursor, which ends past it; `None`
 /// otherwise (serde reads it instead).
-fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecord> {
+fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<ReadLease> {
     let start = scan.at;
     if let Some(shape) = &seen.shape
-        && let Some(record) = shape.repeated(scan, &mut seen.texts)
+        && let Some(lease) = shape.repeated(scan, &mut seen.texts)
     {
-        return Some(record);
+        return Some(lease);
     }
     scan.at = start;
     let bytes = scan.bytes;
@@ -555,15 +601,23 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         scan.literal(b"}")?;
         (0, None)
     };
-    let record = LeaseRecord {
+    let read = LeaseShape {
         provider,
         holder,
-        acquired_at,
         paths,
         private_dir: None,
         namespace,
-        block_texts,
+    };
+    // The shape of the lease before, when this one has the same (one holder, one provider).
+    let shape = match seen.shape.as_ref().map(|shape| &shape.shape) {
+        Some(before) if **before == read => before.clone(),
+        _ => Arc::new(read),
+    };
+    let lease = ReadLease {
+        shape: shape.clone(),
+        acquired_at,
         seq,
+        block_texts: block_texts.clone(),
     };
     let last = &bytes[last.unwrap_or(last_start..scan.at)];
     let (middle, tail) = match middle {
@@ -575,9 +629,10 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<LeaseRecor
         middle,
         tail,
         seq: seq != 0,
-        record: record.clone(),
+        shape,
+        block_texts,
     });
-    Some(record)
+    Some(lease)
 }
 
 /// A lease's session texts at the cursor (a `block_texts` value), or what `seen` read from the
@@ -598,7 +653,7 @@ impl<'a> Shape<'a> {
         &self,
         scan: &mut Scan<'a>,
         seen_texts: &mut Option<(&'a [u8], BlockTexts)>,
-    ) -> Option<LeaseRecord> {
+    ) -> Option<ReadLease> {
         scan.literal(self.head)?;
         let acquired_at = scan.plain_u64()?;
         scan.literal(self.middle)?;
@@ -608,7 +663,7 @@ impl<'a> Shape<'a> {
                 scan.literal(tail)?;
                 texts
             }
-            None => self.record.block_texts.clone(),
+            None => self.block_texts.clone(),
         };
         let seq = if self.seq {
             let seq = Some(scan.plain_u64()?).filter(|seq| *seq != 0)?;
@@ -617,11 +672,11 @@ impl<'a> Shape<'a> {
         } else {
             0
         };
-        Some(LeaseRecord {
+        Some(ReadLease {
+            shape: self.shape.clone(),
             acquired_at,
             seq,
             block_texts,
-            ..self.record.clone()
         })
     }
 }
@@ -698,7 +753,7 @@ mod tests {
     fn fast_whole(json: &[u8]) -> Option<LeaseRecord> {
         let mut scan = Scan::new(json);
         let lease = fast_lease(&mut scan, &mut Seen::default())?;
-        (scan.at == json.len()).then_some(lease)
+        (scan.at == json.len()).then(|| lease.record())
     }
 
     fn holder() -> impl Strategy<Value = Holder> {
@@ -965,12 +1020,16 @@ mod tests {
         scan.literal(b"{").unwrap();
         let mut seen = Seen::default();
         let mut read = Vec::new();
-        // The acquired_at of the lease each shape was taken from: a lease read as the shape of
-        // the one before it leaves the shape as it was.
+        // Where the lease each shape was cut from starts, by the lease's index: a lease read as
+        // the shape of the one before it leaves the shape as it was.
+        let mut starts = Vec::new();
         let mut shapes = Vec::new();
         loop {
+            starts.push(scan.at);
             read.push(fast_lease(&mut scan, &mut seen).unwrap());
-            shapes.push(seen.shape.as_ref().unwrap().record.acquired_at);
+            let head = seen.shape.as_ref().unwrap().head.as_ptr() as usize;
+            let cut_at = head - json.as_ptr() as usize;
+            shapes.push(starts.iter().position(|at| *at == cut_at).unwrap());
             if scan.literal(b",").is_none() {
                 break;
             }
@@ -982,13 +1041,11 @@ mod tests {
             numbers,
             [(1, 0), (22, 0), (333, 4), (4444, 55), (5, 6), (7, 8)]
         );
-        assert_eq!(shapes, [1, 1, 333, 333, 5, 5]);
+        assert_eq!(shapes, [0, 0, 2, 2, 4, 4]);
         let text = |i: usize| read[i].block_texts.iter().next().unwrap().1.clone();
         assert_eq!((text(4), text(5)), ("one".to_string(), "two".to_string()));
-        assert!(
-            read.iter()
-                .all(|l| l.holder == read[0].holder && l.provider == read[0].provider)
-        );
+        // One holder and one provider: one shape for all, shared.
+        assert!(read.iter().all(|l| Arc::ptr_eq(&l.shape, &read[0].shape)));
     }
 
     #[test]
@@ -1070,9 +1127,13 @@ mod tests {
         let mut seen = Seen::default();
         let first = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
         assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.is_some());
-        assert_eq!(first, serde_json::from_str::<LeaseRecord>(lease).unwrap());
+        assert_eq!(
+            first.record(),
+            serde_json::from_str::<LeaseRecord>(lease).unwrap()
+        );
         let second = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
-        assert_eq!(first, second);
+        assert_eq!(first.record(), second.record());
+        assert!(Arc::ptr_eq(&first.shape, &second.shape));
     }
 
     #[test]

@@ -591,10 +591,10 @@ impl Projector {
             cx.l.ledger
                 .leases
                 .iter()
-                .filter_map(|(token, lease)| match check.liveness(&lease.holder) {
+                .filter_map(|(token, lease)| match check.liveness(lease.holder()) {
                     Liveness::Alive => None,
                     Liveness::Dead { reason } => {
-                        Some((token.clone(), lease.provider.to_string(), reason))
+                        Some((token.clone(), lease.provider().to_string(), reason))
                     }
                 })
                 .collect();
@@ -674,17 +674,17 @@ impl Projector {
             .leases
             .iter()
             .map(|(token, lease)| {
-                let liveness = check.liveness(&lease.holder);
+                let liveness = check.liveness(lease.holder());
                 if !liveness.is_alive() {
                     stale.push(token.clone());
                 }
                 LeaseStatus {
                     token: token.clone(),
-                    provider: lease.provider.to_string(),
-                    holder: lease.holder.clone(),
+                    provider: lease.provider().to_string(),
+                    holder: lease.holder().clone(),
                     liveness,
-                    acquired_at: lease.acquired_at,
-                    paths: lease.paths.to_vec(),
+                    acquired_at: lease.acquired_at(),
+                    paths: lease.paths().to_vec(),
                 }
             })
             .collect();
@@ -864,7 +864,7 @@ fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
     ledger
         .leases
         .values()
-        .map(|lease| lease.seq)
+        .map(Recorded::seq)
         .max()
         .unwrap_or(0)
         .saturating_add(1)
@@ -885,7 +885,7 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
     };
     // The block a released session's text is in may still hold it (see `shared_block`).
     let ns = lease.namespace();
-    for (path, text) in lease.block_texts.iter() {
+    for (path, text) in lease.block_texts().iter() {
         cx.l.released_texts
             .push((path.clone(), ns.to_string(), text.clone()));
     }

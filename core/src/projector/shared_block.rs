@@ -260,8 +260,8 @@ impl SharedBlock {
             .flat_map(|holders| crate::ledger::leases_of(holders, &cx.l.ledger.leases))
             .filter(move |(_, lease)| lease.namespace() == ns)
             .filter_map(move |(token, lease)| {
-                let text = lease.block_texts.get(path)?;
-                Some(((lease.seq, lease.acquired_at, token), text.as_str()))
+                let text = lease.block_texts().get(path)?;
+                Some(((lease.seq(), lease.acquired_at(), token), text.as_str()))
             })
     }
 
