@@ -119,7 +119,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsio::tree::hex;
 use crate::fsio::{self, OpenTail, Root, Tail, faults};
-use crate::ledger::Ledger;
+use crate::ledger::{Leases, Ledger, ReadLeases, Recorded};
 use crate::plan::RelPath;
 
 /// The journal's file name inside a workspace's state directory.
@@ -346,7 +346,7 @@ struct Tokens {
 }
 
 impl Tokens {
-    fn of<'a>(tokens: impl Iterator<Item = &'a String>) -> Tokens {
+    fn of<'a>(tokens: impl Iterator<Item = &'a str>) -> Tokens {
         let mut out = Tokens::default();
         for token in tokens {
             out.joined.push_str(token);
@@ -367,28 +367,27 @@ impl Tokens {
 /// The leases of the full record the next delta records are written against.
 #[derive(Debug)]
 enum BaseLeases {
-    /// Read from the journal: every lease's JSON, its key with it, is a range of `buffer`; the
-    /// range of each token there, in order. A lease of the ledger is the base's when it shares
-    /// the buffer ([`crate::ledger::Recorded::shares`]), no token compared.
-    Shared {
-        buffer: std::sync::Arc<[u8]>,
-        tokens: Vec<Range<usize>>,
-    },
+    /// Read from the journal: a ledger whose leases are these less those gone, plus those
+    /// added ([`Leases::read_from`]), is written as those changes, no token compared.
+    Read(std::rc::Rc<ReadLeases>),
     /// Otherwise (a full record this process wrote): their tokens.
-    Owned(Tokens),
+    Written(Tokens),
 }
 
 impl BaseLeases {
-    fn of(leases: &std::collections::BTreeMap<String, crate::ledger::Recorded>) -> BaseLeases {
-        let shared = leases.values().next().and_then(|first| {
-            let buffer = first.buffer()?.clone();
-            let tokens = leases
-                .values()
-                .map(|lease| lease.token_range().filter(|_| lease.shares(&buffer)))
-                .collect::<Option<Vec<_>>>()?;
-            Some(BaseLeases::Shared { buffer, tokens })
-        });
-        shared.unwrap_or_else(|| BaseLeases::Owned(Tokens::of(leases.keys())))
+    fn of(leases: &Leases) -> BaseLeases {
+        match leases.read_from() {
+            Some(read) if leases.is_as_read() => BaseLeases::Read(read.clone()),
+            _ => BaseLeases::Written(Tokens::of(leases.keys())),
+        }
+    }
+
+    /// The tokens, in order.
+    fn tokens(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match self {
+            BaseLeases::Read(read) => Box::new(read.tokens()),
+            BaseLeases::Written(tokens) => Box::new(tokens.iter()),
+        }
     }
 }
 
@@ -1022,7 +1021,7 @@ fn ledger_of(
     let mut leases = Ledger::parse_leases(&base_record.bytes, base_record.body, display)?;
     let base_leases = BaseLeases::of(&leases);
     for token in &parts.gone {
-        leases.remove(*token);
+        leases.remove(token);
     }
     // The few it adds, one at a time (`append` would build the whole map anew).
     for (token, lease) in std::mem::take(&mut ledger.leases) {
@@ -1261,45 +1260,33 @@ impl Journal {
         base: &Base,
         ledger: &Ledger,
     ) -> Result<Option<()>> {
-        // The base's tokens the ledger no longer has: none when every lease of the base is
-        // still there (those read from it are counted), else both sorted lists walked together,
-        // one comparison a step.
-        let mut gone = Vec::new();
-        match &base.leases {
-            BaseLeases::Shared { buffer, tokens } => {
-                // Each lease read from the base marks its token, found by where it is in the
-                // buffer (the tokens are in the order they are written there): no token compared.
-                let mut there = vec![false; tokens.len()];
-                for lease in ledger.leases.values().filter(|lease| lease.shares(buffer)) {
-                    let at = lease.token_range().map(|range| range.start);
-                    if let Some(Ok(index)) =
-                        at.map(|at| tokens.binary_search_by_key(&at, |range| range.start))
-                    {
-                        there[index] = true;
-                    }
-                }
-                for (range, _) in tokens.iter().zip(&there).filter(|(_, there)| !**there) {
-                    let token = buffer.get(range.clone()).map(std::str::from_utf8);
-                    match token {
-                        Some(Ok(token)) if plain_token(token) && !token.is_empty() => {
-                            gone.push(token);
-                        }
-                        _ => return Ok(None),
-                    }
-                }
-            }
-            BaseLeases::Owned(tokens) => {
-                let mut kept = ledger.leases.keys().map(String::as_str).peekable();
-                for token in tokens.iter() {
+        // The base's tokens the ledger no longer has, and the leases it lacks: when the ledger's
+        // leases are the base's as read, what it has marked gone and added since; otherwise both
+        // sorted lists walked together, one comparison a step.
+        let leases = &ledger.leases;
+        let as_read = match (&base.leases, leases.read_from()) {
+            (BaseLeases::Read(base), Some(read)) => std::rc::Rc::ptr_eq(base, read),
+            _ => false,
+        };
+        let gone: Vec<&str> = match as_read {
+            true => leases.gone().collect(),
+            false => {
+                let mut kept = leases.keys().peekable();
+                let mut gone = Vec::new();
+                for token in base.leases.tokens() {
                     while kept.next_if(|k| *k < token).is_some() {}
                     if kept.peek() != Some(&token) {
-                        if !plain_token(token) || token.is_empty() {
-                            return Ok(None);
-                        }
                         gone.push(token);
                     }
                 }
+                gone
             }
+        };
+        if gone
+            .iter()
+            .any(|token| !plain_token(token) || token.is_empty())
+        {
+            return Ok(None);
         }
         let mut head = Vec::with_capacity(DELTA_OPEN.len() + 64 + gone.len() * 64);
         head.extend_from_slice(DELTA_OPEN);
@@ -1315,25 +1302,20 @@ impl Journal {
             head.push(b'"');
         }
         head.push(b']');
-        // The leases the base lacks: those not read from it, or, for a base this process
-        // wrote, the tokens it does not list (both sorted: walked together).
-        let mut in_base = match &base.leases {
-            BaseLeases::Owned(tokens) => Some(tokens.iter().peekable()),
-            BaseLeases::Shared { .. } => None,
+        // The leases the base lacks: those added since it was read, or the tokens it does not
+        // list (both sorted: walked together).
+        let mut in_base = base.leases.tokens().peekable();
+        let mut walked = leases.iter().filter(|(token, _)| {
+            while in_base.next_if(|b| b < token).is_some() {}
+            in_base.peek() != Some(token)
+        });
+        let mut added = leases.added();
+        let which: &mut dyn Iterator<Item = (&str, &Recorded)> = match as_read {
+            true => &mut added,
+            false => &mut walked,
         };
         let mut count = 0;
-        let mut counted = |token: &str, lease: &crate::ledger::Recorded| {
-            let add = match (&base.leases, in_base.as_mut()) {
-                (BaseLeases::Shared { buffer, .. }, _) => !lease.shares(buffer),
-                (BaseLeases::Owned(_), Some(in_base)) => {
-                    while in_base.next_if(|b| *b < token).is_some() {}
-                    in_base.peek() != Some(&token)
-                }
-                (BaseLeases::Owned(_), None) => true,
-            };
-            count += usize::from(add);
-            add
-        };
+        let mut counted = which.inspect(|_| count += 1);
         ledger.write_delta_json(line, &self.display, &head, &mut counted)?;
         let len = (line.len() - body_start) as u64;
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(at.len));

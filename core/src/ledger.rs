@@ -35,7 +35,10 @@ use crate::error::{Error, Result};
 use crate::holder::Holder;
 use crate::plan::{MarkerKind, OwnedRole, RelPath};
 
+mod leases;
 mod leases_json;
+
+pub(crate) use leases::{Leases, ReadLeases};
 
 /// The ledger format version this build writes and reads.
 pub const LEDGER_VERSION: u32 = 1;
@@ -233,7 +236,7 @@ impl LeaseShape {
 /// read from, a new one is serialised at the first save of its command. What it shares with
 /// other leases is a [`LeaseShape`] they point to; its own are its numbers and its texts.
 #[derive(Clone, Debug)]
-pub struct Recorded {
+pub(crate) struct Recorded {
     shape: std::sync::Arc<LeaseShape>,
     acquired_at: u64,
     seq: u64,
@@ -395,27 +398,6 @@ impl Recorded {
         }
     }
 
-    /// Whether its JSON is kept as a range of `buffer`: a lease read from that buffer.
-    pub fn shares(&self, buffer: &std::sync::Arc<[u8]>) -> bool {
-        self.json
-            .get()
-            .is_some_and(|json| std::sync::Arc::ptr_eq(&json.buffer, buffer))
-    }
-
-    /// The buffer its JSON is kept in, once it has JSON.
-    pub fn buffer(&self) -> Option<&std::sync::Arc<[u8]>> {
-        self.json.get().map(|json| &json.buffer)
-    }
-
-    /// The range of its token in the buffer its JSON is kept in, when that holds its key as
-    /// the ledger wrote it (`"<token>":` before the lease).
-    pub fn token_range(&self) -> Option<std::ops::Range<usize>> {
-        let json = self.json.get()?;
-        let start = json.range.start + 1;
-        let end = (json.range.start + json.key).checked_sub(2)?;
-        (json.key > 0 && end >= start).then_some(start..end)
-    }
-
     /// Appends `"<token>":` and its compact JSON to `out`: copied at once when both were read
     /// together as this build writes them, otherwise the key written and then the JSON.
     fn write_keyed_json(&self, token: &str, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -480,7 +462,7 @@ impl<'de> Deserialize<'de> for Recorded {
 /// would: the map sorts them, and the last of equal tokens wins.
 fn leases_in_order<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
-) -> std::result::Result<BTreeMap<String, Recorded>, D::Error> {
+) -> std::result::Result<Leases, D::Error> {
     struct Entries;
     impl<'de> serde::de::Visitor<'de> for Entries {
         type Value = Vec<(String, Recorded)>;
@@ -512,7 +494,7 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
 /// prefix, and each lookup compares it a few times over); a few holders are looked up.
 pub fn leases_of<'a>(
     holders: &'a BTreeSet<String>,
-    leases: &'a BTreeMap<String, Recorded>,
+    leases: &'a Leases,
 ) -> impl Iterator<Item = (&'a str, &'a Recorded)> + 'a {
     let walk = holders.len().saturating_mul(8) >= leases.len();
     let mut ordered = leases.iter().peekable();
@@ -524,7 +506,7 @@ pub fn leases_of<'a>(
         // by every lease), and a lease matched is passed (the next holder is a greater token).
         loop {
             let (key, lease) = ordered.peek()?;
-            match key.as_str().cmp(token.as_str()) {
+            match (*key).cmp(token.as_str()) {
                 std::cmp::Ordering::Less => {
                     ordered.next();
                 }
@@ -744,7 +726,7 @@ pub struct Ledger {
     pub identity: Option<FolderIdentity>,
     /// Live and stale leases by token.
     #[serde(default, deserialize_with = "leases_in_order")]
-    pub leases: BTreeMap<String, Recorded>,
+    pub leases: Leases,
     /// Projected paths.
     #[serde(default)]
     pub entries: BTreeMap<RelPath, EntryRecord>,
@@ -783,7 +765,7 @@ impl Ledger {
             version: LEDGER_VERSION,
             workspace: workspace.to_path_buf(),
             identity: FolderIdentity::of(workspace),
-            leases: BTreeMap::new(),
+            leases: Leases::new(),
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
             block_files: BTreeSet::new(),
@@ -803,7 +785,7 @@ impl Ledger {
                 None => (rest, Vec::new()),
             };
             let mut ledger: Ledger = serde_json::from_slice(&rest).ok()?;
-            ledger.leases = leases.into_iter().collect();
+            ledger.leases = leases;
             for (path, tokens) in holders {
                 *ledger.entries.get_mut(&path)?.holders_mut() = tokens;
             }
@@ -854,31 +836,31 @@ impl Ledger {
     /// the derived serialisation writes, field by field, with each lease's JSON copied from
     /// [`Recorded`] when an earlier save of this command wrote it.
     pub fn write_json(&self, out: &mut Vec<u8>, file: &Path) -> Result<()> {
-        self.write_record(out, file, None, &mut |_, _| true)
+        self.write_record(out, file, None, &mut self.leases.iter())
     }
 
     /// Appends a delta record's JSON to `out` (see [`crate::journal`]): `head`, which opens the
     /// object in place of the version, then [`Ledger::write_json`]'s fields after the version,
-    /// with only the leases `added` says yes to (asked in token order, once each).
-    pub fn write_delta_json(
+    /// with only the leases `added` lists (in token order).
+    pub(crate) fn write_delta_json<'a>(
         &self,
         out: &mut Vec<u8>,
         file: &Path,
         head: &[u8],
-        added: &mut dyn FnMut(&str, &Recorded) -> bool,
+        added: &mut dyn Iterator<Item = (&'a str, &'a Recorded)>,
     ) -> Result<()> {
         self.write_record(out, file, Some(head), added)
     }
 
     /// [`Ledger::write_fields`], its error naming the journal `file`.
-    fn write_record(
+    fn write_record<'a>(
         &self,
         out: &mut Vec<u8>,
         file: &Path,
         head: Option<&[u8]>,
-        keep: &mut dyn FnMut(&str, &Recorded) -> bool,
+        leases: &mut dyn Iterator<Item = (&'a str, &'a Recorded)>,
     ) -> Result<()> {
-        self.write_fields(out, head, keep)
+        self.write_fields(out, head, leases)
             .map_err(|e| Error::Ledger {
                 path: file.to_path_buf(),
                 reason: format!("it cannot record this ledger: {e}"),
@@ -887,15 +869,15 @@ impl Ledger {
 
     /// The leases the ledger JSON at `body` of `buffer` records, without reading the rest of it
     /// (the base of a delta record, whose other fields the delta replaces): read apart, each
-    /// lease's JSON kept as a range of `buffer` (see [`Recorded::shares`]), or, when that reading
-    /// declines, the whole ledger read by serde.
+    /// lease's JSON kept as a range of `buffer`, or, when that reading declines, the whole ledger
+    /// read by serde.
     pub fn parse_leases(
         buffer: &std::sync::Arc<[u8]>,
         body: std::ops::Range<usize>,
         file: &Path,
-    ) -> Result<BTreeMap<String, Recorded>> {
+    ) -> Result<Leases> {
         match leases_json::leases_in(buffer, body.clone()) {
-            Some(leases) => Ok(leases.into_iter().collect()),
+            Some(leases) => Ok(leases),
             None => Ledger::parse(buffer.get(body).unwrap_or_default(), file, None)
                 .map(|ledger| ledger.leases),
         }
@@ -903,12 +885,12 @@ impl Ledger {
 
     /// [`Ledger::write_json`]: the fields in their declared order, skipped as the derived
     /// serialisation skips them (`ledger_json_is_the_derived_serialisation` holds the two equal);
-    /// with `head`, that in place of the version, and the leases `keep` picks.
-    fn write_fields(
+    /// with `head`, that in place of the version; the leases are those `leases` lists.
+    fn write_fields<'a>(
         &self,
         out: &mut Vec<u8>,
         head: Option<&[u8]>,
-        keep: &mut dyn FnMut(&str, &Recorded) -> bool,
+        leases: &mut dyn Iterator<Item = (&'a str, &'a Recorded)>,
     ) -> serde_json::Result<()> {
         fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
             out.extend_from_slice(b",\"");
@@ -929,10 +911,7 @@ impl Ledger {
         }
         out.extend_from_slice(b",\"leases\":{");
         let mut first = true;
-        for (token, lease) in &self.leases {
-            if !keep(token, lease) {
-                continue;
-            }
+        for (token, lease) in leases {
             if !first {
                 out.push(b',');
             }
@@ -1302,11 +1281,15 @@ pub(crate) mod tests {
             }
             let back = Ledger::parse(&derived, Path::new("f"), None).unwrap();
             let mut without_private_dir = ledger.clone();
-            for lease in without_private_dir.leases.values_mut() {
-                let mut record = lease.record();
-                record.private_dir = None;
-                *lease = Recorded::new(record);
-            }
+            without_private_dir.leases = ledger
+                .leases
+                .iter()
+                .map(|(token, lease)| {
+                    let mut record = lease.record();
+                    record.private_dir = None;
+                    (token.to_string(), Recorded::new(record))
+                })
+                .collect();
             assert_eq!(back, without_private_dir);
         }
     }
@@ -1328,7 +1311,7 @@ pub(crate) mod tests {
                 block_texts: Default::default(),
                 seq,
             });
-            let leases: BTreeMap<String, Recorded> =
+            let leases: Leases =
                 tokens.into_iter().enumerate().map(|(n, t)| (t, lease(n as u64))).collect();
             let walked: Vec<(&str, u64)> =
                 leases_of(&holders, &leases).map(|(t, l)| (t, l.seq())).collect();
@@ -1380,7 +1363,7 @@ pub(crate) mod tests {
         let seqs: Vec<(&str, u64)> = ledger
             .leases
             .iter()
-            .map(|(token, lease)| (token.as_str(), lease.seq()))
+            .map(|(token, lease)| (token, lease.seq()))
             .collect();
         assert_eq!(seqs, [("a", 2), ("c", 3)]);
     }

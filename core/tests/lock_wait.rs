@@ -264,7 +264,13 @@ fn a_zero_limit_gives_up_at_once_and_queues_nothing() {
     let holder = Holder::hold(&place.lock);
     let err = place.take(&LockWait::at_most(Duration::ZERO)).unwrap_err();
     assert!(matches!(err, Error::Busy { .. }), "{err}");
-    assert_eq!(entries(&place.lock), vec![Entry::Held(holder.pid())]);
+    // Only the holder's lock is listed: no wait of ours is queued. (The kernel has been seen to
+    // list one `flock` holder's lock twice for a moment, so it is not counted.)
+    let listed = entries(&place.lock);
+    assert!(
+        !listed.is_empty() && listed.iter().all(|e| *e == Entry::Held(holder.pid())),
+        "{listed:?}"
+    );
     holder.release();
 }
 

@@ -25,6 +25,7 @@ use std::sync::Arc;
 use crate::holder::Holder;
 use crate::plan::RelPath;
 
+use super::leases::{Leases, ReadLeases};
 use super::{BlockTexts, LeaseJson, LeaseRecord, LeaseShape, Recorded};
 
 /// The bytes that open or close a string, an object or an array.
@@ -377,9 +378,6 @@ fn cut_holders(scan: &mut Scan<'_>, out: &mut Vec<u8>) -> Option<EntryHolders> {
     Some(holders)
 }
 
-/// Leases by token, in the order a ledger lists them.
-pub(super) type Leases = Vec<(String, Recorded)>;
-
 /// What the leases read so far had, by the bytes it was read from: one process often holds
 /// every lease, and sessions of one workspace share their paths and texts.
 #[derive(Default)]
@@ -474,19 +472,31 @@ fn read_leases(
         None => (bytes.get(base..)?.into(), 0, base),
     };
     scan.take(b'{')?;
-    let mut leases = Vec::new();
+    // Each lease with its token's range of `shared`, while every token is plain; with the
+    // first that is not, every lease so far is given its token, and the rest follow.
+    let mut in_place: Vec<(Range<usize>, Recorded)> = Vec::new();
+    let mut owned: Option<Vec<(String, Recorded)>> = None;
     let mut seen = Seen::default();
     if scan.take(b'}').is_some() {
-        return Some(leases);
+        return Some(Leases::new());
     }
     loop {
         let key = scan.string()?;
-        let (token, plain_key) = match std::str::from_utf8(&bytes[key.start + 1..key.end - 1]) {
-            Ok(token) if plain(token.as_bytes()) => (token.to_string(), true),
-            _ => (
-                serde_json::from_slice::<String>(&bytes[key.clone()]).ok()?,
-                false,
-            ),
+        let inner = key.start + 1..key.end - 1;
+        let plain_key = plain(&bytes[inner.clone()]);
+        if !plain_key && owned.is_none() {
+            let taken = std::mem::take(&mut in_place)
+                .into_iter()
+                .map(|(range, lease)| {
+                    let token = shared.get(range).and_then(|t| std::str::from_utf8(t).ok());
+                    token.map(|token| (token.to_string(), lease))
+                });
+            owned = Some(taken.collect::<Option<Vec<_>>>()?);
+        }
+        let token = match (&owned, plain_key) {
+            (None, _) => None,
+            (Some(_), true) => Some(std::str::from_utf8(&bytes[inner.clone()]).ok()?.to_string()),
+            (Some(_), false) => Some(serde_json::from_slice::<String>(&bytes[key.clone()]).ok()?),
         };
         scan.take(b':')?;
         scan.skip_space();
@@ -503,24 +513,46 @@ fn read_leases(
         };
         let from = if keyed { key.start } else { start };
         let json = LeaseJson::new(&shared, from + add - sub..scan.at + add - sub, start - from);
-        leases.push((token, lease.recorded(json)));
-        if leases.len() == 1 {
-            // Room for as many more leases as the bytes left would hold if each were as long
-            // as this one (a few too many when others follow them), so the list is not moved
-            // and copied as it grows.
-            let each = (scan.at - key.start).max(1);
-            leases.reserve(bytes.len().saturating_sub(scan.at) / each);
+        let lease = lease.recorded(json);
+        match (&mut owned, token) {
+            (Some(owned), Some(token)) => owned.push((token, lease)),
+            _ => {
+                in_place.push((inner.start + add - sub..inner.end + add - sub, lease));
+                if in_place.len() == 1 {
+                    // Room for as many more leases as the bytes left would hold if each were as
+                    // long as this one (a few too many when others follow them), so the list is
+                    // not moved and copied as it grows.
+                    let each = (scan.at - key.start).max(1);
+                    in_place.reserve(bytes.len().saturating_sub(scan.at) / each);
+                }
+            }
         }
         scan.skip_space();
         match bytes.get(scan.at)? {
             b',' => scan.at += 1,
             b'}' => {
                 scan.at += 1;
-                return Some(leases);
+                break;
             }
             _ => return None,
         }
     }
+    // Tokens out of order or twice are read as a map would insert them: it sorts them, and the
+    // last of equal tokens wins.
+    let owned = match owned {
+        Some(owned) => owned,
+        None => match ReadLeases::new(shared.clone(), in_place) {
+            Ok(read) => return Some(Leases::from_read(read)),
+            Err(in_place) => in_place
+                .into_iter()
+                .map(|(range, lease)| {
+                    let token = shared.get(range).map(std::str::from_utf8)?.ok()?;
+                    Some((token.to_string(), lease))
+                })
+                .collect::<Option<Vec<_>>>()?,
+        },
+    };
+    Some(owned.into_iter().collect())
 }
 
 /// Reads the value at the cursor with `read`, or takes what `seen` read from the same bytes.
@@ -747,7 +779,6 @@ fn plain_texts(scan: &mut Scan<'_>, previous: Option<&BlockTexts>) -> Option<Blo
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::BTreeMap;
 
     /// The fast reading of `json` as one whole lease.
     fn fast_whole(json: &[u8]) -> Option<LeaseRecord> {
@@ -869,7 +900,6 @@ mod tests {
             let serde: crate::ledger::Ledger = serde_json::from_slice(&json).unwrap();
             let rest: crate::ledger::Ledger = serde_json::from_slice(&rest).unwrap();
             prop_assert!(rest.leases.is_empty());
-            let read: BTreeMap<String, Recorded> = read.into_iter().collect();
             prop_assert_eq!(read, serde.leases);
         }
     }
@@ -957,7 +987,8 @@ mod tests {
             read.write_json(&mut written, file).unwrap();
             prop_assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&json));
             let mut moved = read.clone();
-            let (token, lease) = moved.leases.pop_first().unwrap();
+            let token = moved.leases.keys().next().unwrap().to_string();
+            let lease = moved.leases.remove(&token).unwrap();
             moved.leases.insert(format!("{token}-moved"), lease);
             let mut written = Vec::new();
             moved.write_json(&mut written, file).unwrap();

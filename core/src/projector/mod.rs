@@ -594,7 +594,7 @@ impl Projector {
                 .filter_map(|(token, lease)| match check.liveness(lease.holder()) {
                     Liveness::Alive => None,
                     Liveness::Dead { reason } => {
-                        Some((token.clone(), lease.provider().to_string(), reason))
+                        Some((token.to_string(), lease.provider().to_string(), reason))
                     }
                 })
                 .collect();
@@ -676,10 +676,10 @@ impl Projector {
             .map(|(token, lease)| {
                 let liveness = check.liveness(lease.holder());
                 if !liveness.is_alive() {
-                    stale.push(token.clone());
+                    stale.push(token.to_string());
                 }
                 LeaseStatus {
-                    token: token.clone(),
+                    token: token.to_string(),
                     provider: lease.provider().to_string(),
                     holder: lease.holder().clone(),
                     liveness,
@@ -696,7 +696,7 @@ impl Projector {
                 let live_holders = entry
                     .holders()
                     .iter()
-                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(*t))
+                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(t))
                     .count();
                 if live_holders == 0 {
                     stale.push(path.to_string());
