@@ -1475,6 +1475,7 @@ impl Journal {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     fn body(n: usize) -> Vec<u8> {
         format!(
@@ -1969,9 +1970,9 @@ mod tests {
         next
     }
 
-    /// The record lines of the journal in `dir`.
+    /// The record lines of the journal in `dir` (none without one).
     fn lines(dir: &Path) -> Vec<Vec<u8>> {
-        let bytes = std::fs::read(dir.join(JOURNAL_FILE)).unwrap();
+        let bytes = std::fs::read(dir.join(JOURNAL_FILE)).unwrap_or_default();
         bytes
             .split_inclusive(|b| *b == b'\n')
             .map(<[u8]>::to_vec)
@@ -2174,6 +2175,82 @@ mod tests {
                     at
                 );
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// For any run of commands, each reading the journal afresh, changing the leases it read
+        /// (several added and dropped, some taken again) and saving (durable or not), every
+        /// command reads what the one before saved and writes a delta of its changes against
+        /// the full record it read; after a power loss, what is read back is a ledger that was
+        /// saved, never older than the last durable save.
+        #[test]
+        fn commands_that_each_read_the_journal_save_what_they_changed(
+            first in proptest::collection::btree_set(0u64..40, 0..24),
+            commands in proptest::collection::vec(
+                (any::<bool>(), proptest::collection::vec(0u64..40, 1..4)),
+                1..24,
+            ),
+            lost_after in 0usize..24,
+        ) {
+            let tokens = |ledger: &Ledger| -> BTreeSet<String> {
+                ledger.leases.keys().map(str::to_string).collect()
+            };
+            faults::track_durability(true);
+            let (dir, state, journal, mut ledger) = fresh();
+            for n in first {
+                let (token, lease) = lease(n);
+                ledger.leases.insert(token, lease);
+            }
+            journal.save(&state, &ledger, Durability::Durable).unwrap();
+            // The leases of the full record the next delta is written against, when the journal
+            // ends with one a command reads as its base, and those of them dropped since.
+            let mut base = Some(tokens(&ledger)).filter(|_| !lines(dir.path()).is_empty());
+            let mut dropped: BTreeSet<String> = BTreeSet::new();
+            let mut saved = vec![ledger];
+            let mut last_durable = 0;
+            let lost_after = lost_after.min(commands.len() - 1);
+            for (durable, toggles) in commands.iter().take(lost_after + 1) {
+                let (journal, read) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+                let mut ledger = read.unwrap();
+                prop_assert_eq!(&ledger, saved.last().unwrap());
+                for n in toggles {
+                    ledger = toggled(&ledger, *n);
+                    if let Some(base) = &base {
+                        dropped.extend(base.difference(&tokens(&ledger)).cloned());
+                    }
+                }
+                let durability = match durable {
+                    true => Durability::Durable,
+                    false => Durability::Deferred,
+                };
+                let lines_before = lines(dir.path()).len();
+                journal.save(&state, &ledger, durability).unwrap();
+                let after = lines(dir.path());
+                let appended = after.len() == lines_before + 1 && lines_before > 0;
+                let delta = appended && is_delta_line(after.last().unwrap());
+                // What a delta against the base lists: every lease of the base dropped since
+                // (taken again or not), and every lease it does not hold as it was.
+                if let (Some(base), false, true) = (&base, *durable, appended) {
+                    let now = tokens(&ledger);
+                    let added = now.iter().filter(|t| !base.contains(*t) || dropped.contains(*t));
+                    let changes = dropped.len() + added.count();
+                    let expected = changes <= DELTA_CHANGES && !now.is_empty();
+                    prop_assert_eq!(delta, expected, "{} changes", changes);
+                }
+                if !delta {
+                    // A full record (appended, or the journal compacted to it), or a durable
+                    // save to a slot, which the next command reads without a base.
+                    base = (!*durable).then(|| tokens(&ledger));
+                    dropped.clear();
+                }
+                if *durable {
+                    last_durable = saved.len();
+                }
+                saved.push(ledger);
+            }
+            read_back_after_power_loss(&state, &saved, last_durable)?;
         }
     }
 
