@@ -22,7 +22,10 @@
 //! record of this build to name (a new journal, a compaction, a record from a sync slot or an
 //! earlier build), when the ledger has no lease left, or when the save is durable and goes to a
 //! sync slot (a slot is read on its own). A build that reads only full records refuses a delta
-//! (its version is 2), rather than take its few leases for all of them.
+//! (its version is 2), rather than take its few leases for all of them. A command's ledger
+//! keeps the leases it read from the full record as they were read, and what it dropped and
+//! added beside them ([`crate::ledger::Leases`]): its delta is those, no token compared; a
+//! ledger built otherwise is compared with the full record's tokens, both lists sorted.
 //!
 //! The ledger JSON ends in the record's save number, `,"saved":N}`: one more than the newest
 //! record's, so of any two records the newer is the one with the higher number (earlier builds
@@ -38,7 +41,7 @@
 //! well formed, and whose check holds, and, for a delta, whose base is one too: a whole line of
 //! this build's frame, a full record, before the delta, ending in the save number the delta
 //! names (a base a power loss tore or lost makes every delta on it no good record; the base is
-//! read with one more sized `pread`, into the buffer its leases then share). Whatever follows it
+//! read with one more sized `pread`, into the buffer its leases and their tokens then share). Whatever follows it
 //! is discarded; no good record (or an empty file) means nothing is recorded. Only the newest
 //! records can be bad, and none of them synced: a record whose write a crash interrupted, or
 //! unsynced ones a power loss lost or tore. A synced record cannot be torn, and syncing one syncs
