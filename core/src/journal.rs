@@ -41,13 +41,14 @@
 //! well formed, and whose check holds, and, for a delta, whose base is one too: a whole line of
 //! this build's frame, a full record, before the delta, ending in the save number the delta
 //! names (a base a power loss tore or lost makes every delta on it no good record; the base is
-//! read with one more sized `pread`, into the buffer its leases and their tokens then share). Whatever follows it
-//! is discarded; no good record (or an empty file) means nothing is recorded. Only the newest
-//! records can be bad, and none of them synced: a record whose write a crash interrupted, or
-//! unsynced ones a power loss lost or tore. A synced record cannot be torn, and syncing one syncs
-//! every record before it, so a good record after a bad one was unsynced too, and is a state the
-//! workspace really went through (a delta with its whole base states exactly what its save
-//! recorded; see durability below for why such a state is safe to start from).
+//! read with one more sized `pread`, into the buffer its leases and their tokens then share).
+//! Whatever follows it is discarded; no good record (or an empty file) means nothing is
+//! recorded. Only the newest records can be bad, and none of them synced: a record whose write
+//! a crash interrupted, or unsynced ones a power loss lost or tore. A synced record cannot be
+//! torn, and syncing one syncs every record before it, so a good record after a bad one was
+//! unsynced too, and is a state the workspace really went through (a delta with its whole base
+//! states exactly what its save recorded; see durability below for why such a state is safe to
+//! start from).
 //!
 //! **Writing** appends a record, after cutting off anything past the last good one (or the next
 //! line would join a torn one; this happens only after a crash). When nothing is recorded any

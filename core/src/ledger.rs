@@ -125,29 +125,69 @@ pub struct LeaseRecord {
 }
 
 /// The session text a lease put in each shared block, by file: written and read as a JSON
-/// object. A few entries at most (one per file a session's text goes to), kept as a list sorted
-/// by path, one allocation: a tree map of one entry is a whole node, hundreds of bytes for each
-/// lease with a text of its own.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct BlockTexts(std::sync::Arc<[(RelPath, String)]>);
+/// object. A few entries at most (one per file a session's text goes to).
+#[derive(Clone)]
+pub struct BlockTexts(Texts);
+
+#[derive(Clone)]
+enum Texts {
+    /// Sorted by path, one allocation: a tree map of one entry is a whole node, hundreds of
+    /// bytes for each lease with a text of its own.
+    Listed(std::sync::Arc<[(RelPath, String)]>),
+    /// As read from a record: the object `{"<path>":"<text>",…}` at `range` of `buffer`, its
+    /// strings plain (no escape), its paths valid and in increasing order (checked when it was
+    /// read). Read again when asked for, so reading the leases of many sessions, each with a text
+    /// of its own, copies none of the texts.
+    Read {
+        buffer: std::sync::Arc<[u8]>,
+        range: std::ops::Range<usize>,
+    },
+}
+
+impl Default for BlockTexts {
+    fn default() -> Self {
+        BlockTexts(Texts::Listed(std::sync::Arc::from(Vec::new())))
+    }
+}
 
 impl BlockTexts {
     /// The text put in the block of `path`.
-    pub fn get(&self, path: &RelPath) -> Option<&String> {
-        self.0
-            .binary_search_by(|(p, _)| p.cmp(path))
-            .ok()
-            .map(|i| &self.0[i].1)
+    pub fn get(&self, path: &RelPath) -> Option<&str> {
+        match &self.0 {
+            Texts::Listed(entries) => entries
+                .binary_search_by(|(p, _)| p.cmp(path))
+                .ok()
+                .and_then(|i| entries.get(i))
+                .map(|(_, text)| text.as_str()),
+            Texts::Read { .. } => self
+                .iter()
+                .find(|(p, _)| *p == path.as_str())
+                .map(|(_, text)| text),
+        }
     }
 
     /// Each file and its text, by path.
-    pub fn iter(&self) -> impl Iterator<Item = (&RelPath, &String)> {
-        self.0.iter().map(|(path, text)| (path, text))
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let (listed, read) = match &self.0 {
+            Texts::Listed(entries) => (Some(entries.iter()), None),
+            Texts::Read { buffer, range } => (
+                None,
+                buffer.get(range.clone()).map(leases_json::plain_entries),
+            ),
+        };
+        let listed = listed
+            .into_iter()
+            .flatten()
+            .map(|(path, text)| (path.as_str(), text.as_str()));
+        listed.chain(read.into_iter().flatten())
     }
 
     /// Whether no text is recorded.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        match &self.0 {
+            Texts::Listed(entries) => entries.is_empty(),
+            Texts::Read { .. } => self.iter().next().is_none(),
+        }
     }
 
     /// From entries already sorted by path, each path once (`None` otherwise).
@@ -155,15 +195,38 @@ impl BlockTexts {
         entries
             .windows(2)
             .all(|pair| pair[0].0 < pair[1].0)
-            .then(|| BlockTexts(entries.into()))
+            .then(|| BlockTexts(Texts::Listed(entries.into())))
+    }
+
+    /// The texts at `range` of `buffer`, an object whose strings are plain and whose paths are
+    /// valid and in increasing order (see `leases_json::plain_texts_checked`).
+    pub(crate) fn read(buffer: &std::sync::Arc<[u8]>, range: std::ops::Range<usize>) -> Self {
+        BlockTexts(Texts::Read {
+            buffer: buffer.clone(),
+            range,
+        })
     }
 }
+
+impl std::fmt::Debug for BlockTexts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for BlockTexts {
+    fn eq(&self, other: &BlockTexts) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for BlockTexts {}
 
 impl FromIterator<(RelPath, String)> for BlockTexts {
     /// Sorted by path; of a path given twice, the last text (as a map collects).
     fn from_iter<I: IntoIterator<Item = (RelPath, String)>>(entries: I) -> Self {
         let map: BTreeMap<RelPath, String> = entries.into_iter().collect();
-        BlockTexts(map.into_iter().collect())
+        BlockTexts(Texts::Listed(map.into_iter().collect()))
     }
 }
 
@@ -1172,10 +1235,26 @@ pub(crate) mod tests {
             proptest::prop_assert_eq!(&serde_json::from_str::<BlockTexts>(&json).unwrap(), &texts);
             proptest::prop_assert_eq!(texts.is_empty(), map.is_empty());
             for (path, text) in &map {
-                proptest::prop_assert_eq!(texts.get(path), Some(text));
+                proptest::prop_assert_eq!(texts.get(path), Some(text.as_str()));
             }
-            proptest::prop_assert_eq!(texts.get(&RelPath::new("absent-\u{e9}").unwrap()), None);
-            proptest::prop_assert!(texts.iter().map(|(p, _)| p).eq(map.keys()));
+            let absent = RelPath::new("absent-\u{e9}").unwrap();
+            proptest::prop_assert_eq!(texts.get(&absent), None);
+            proptest::prop_assert!(texts.iter().map(|(p, _)| p).eq(map.keys().map(RelPath::as_str)));
+            // The same texts kept as read from a record (taken when every string is plain, that
+            // is written without an escape): alike in every answer.
+            let bytes: std::sync::Arc<[u8]> = json.as_bytes().into();
+            let plain = leases_json::plain_texts_checked(&bytes, &mut Vec::new()).is_some();
+            proptest::prop_assert_eq!(plain, !json.contains('\\'));
+            if plain {
+                let read = BlockTexts::read(&bytes, 0..bytes.len());
+                proptest::prop_assert_eq!(&read, &texts);
+                for (path, text) in &map {
+                    proptest::prop_assert_eq!(read.get(path), Some(text.as_str()));
+                }
+                proptest::prop_assert_eq!(read.get(&absent), None);
+                proptest::prop_assert_eq!(read.is_empty(), map.is_empty());
+                proptest::prop_assert_eq!(serde_json::to_string(&read).unwrap(), json);
+            }
         }
     }
 
@@ -1294,6 +1373,22 @@ pub(crate) mod tests {
         }
     }
 
+    /// A lease held by a lock file, with nothing but its order `seq` of its own.
+    pub(crate) fn lock_lease(seq: u64) -> Recorded {
+        Recorded::new(LeaseRecord {
+            provider: "p".into(),
+            holder: Holder::Lock {
+                path: PathBuf::from("/l"),
+            },
+            acquired_at: 0,
+            paths: Vec::new().into(),
+            private_dir: None,
+            namespace: None,
+            block_texts: Default::default(),
+            seq,
+        })
+    }
+
     proptest::proptest! {
         /// For any holders and leases, walking both finds what a lookup per holder finds.
         #[test]
@@ -1301,18 +1396,8 @@ pub(crate) mod tests {
             holders in proptest::collection::btree_set("[ab]{0,3}", 0..12),
             tokens in proptest::collection::btree_set("[ab]{0,3}", 0..40),
         ) {
-            let lease = |seq| Recorded::new(LeaseRecord {
-                provider: "p".into(),
-                holder: Holder::Lock { path: PathBuf::from("/l") },
-                acquired_at: 0,
-                paths: Vec::new().into(),
-                private_dir: None,
-                namespace: None,
-                block_texts: Default::default(),
-                seq,
-            });
             let leases: Leases =
-                tokens.into_iter().enumerate().map(|(n, t)| (t, lease(n as u64))).collect();
+                tokens.into_iter().enumerate().map(|(n, t)| (t, lock_lease(n as u64))).collect();
             let walked: Vec<(&str, u64)> =
                 leases_of(&holders, &leases).map(|(t, l)| (t, l.seq())).collect();
             let looked_up: Vec<(&str, u64)> = holders

@@ -325,22 +325,9 @@ impl serde::Serialize for Leases {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::holder::Holder;
-    use crate::ledger::{LeaseJson, LeaseRecord};
+    use crate::ledger::LeaseJson;
+    use crate::ledger::tests::lock_lease as lease;
     use proptest::prelude::*;
-
-    fn lease(seq: u64) -> Recorded {
-        Recorded::new(LeaseRecord {
-            provider: "p".into(),
-            holder: Holder::Lock { path: "/l".into() },
-            acquired_at: 0,
-            paths: Vec::new().into(),
-            private_dir: None,
-            namespace: None,
-            block_texts: Default::default(),
-            seq,
-        })
-    }
 
     /// Leases read from one buffer holding `tokens` (sorted, distinct), each with its index as
     /// its order.

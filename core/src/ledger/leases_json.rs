@@ -390,11 +390,22 @@ struct Seen<'a> {
     namespace: Option<(&'a [u8], Arc<str>)>,
     holder: Option<(&'a [u8], Holder)>,
     paths: Option<(&'a [u8], Arc<[RelPath]>)>,
-    texts: Option<(&'a [u8], BlockTexts)>,
+    texts: TextsSeen<'a>,
     /// The empty texts of the leases that put no session text in a block, one for all.
     no_texts: Option<BlockTexts>,
     /// The last lease read field by field, as the shape a following lease may repeat.
     shape: Option<Shape<'a>>,
+}
+
+/// The session texts read so far: the last, by the bytes it was read from (sessions of one
+/// workspace often share their text), the paths already checked, and the buffer the leases are
+/// read into with the offset of the bytes scanned in it (`+ add - sub`), when there is one: texts
+/// are then kept as their range of it, not copied.
+#[derive(Default)]
+struct TextsSeen<'a> {
+    last: Option<(&'a [u8], BlockTexts)>,
+    paths: Vec<&'a [u8]>,
+    within: Option<(Arc<[u8]>, usize, usize)>,
 }
 
 /// A lease read: the shape it shares with others, its own numbers and texts.
@@ -481,6 +492,7 @@ fn read_leases(
     let mut in_place: Vec<(Range<usize>, Recorded)> = Vec::new();
     let mut owned: Option<Vec<(String, Recorded)>> = None;
     let mut seen = Seen::default();
+    seen.texts.within = Some((shared.clone(), add, sub));
     if scan.take(b'}').is_some() {
         return Some(Leases::new());
     }
@@ -673,23 +685,35 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<ReadLease>
 
 /// A lease's session texts at the cursor (a `block_texts` value), or what `seen` read from the
 /// same bytes; `None` when they are not plain or are empty (the writer leaves an empty map out;
-/// one written anyway is serde's to read).
-fn texts<'a>(scan: &mut Scan<'a>, seen: &mut Option<(&'a [u8], BlockTexts)>) -> Option<BlockTexts> {
-    let previous = seen.as_ref().map(|(_, texts)| texts.clone());
-    let texts = same_or(scan, seen, |bytes| {
-        plain_texts(&mut Scan::new(bytes), previous.as_ref())
-    })?;
-    (!texts.is_empty()).then_some(texts)
+/// one written anyway is serde's to read). Kept as their range of the buffer the leases are read
+/// into when there is one, otherwise copied.
+fn texts<'a>(scan: &mut Scan<'a>, seen: &mut TextsSeen<'a>) -> Option<BlockTexts> {
+    if let Some((last, value)) = &seen.last
+        && scan.bytes[scan.at..].starts_with(last)
+    {
+        scan.at += last.len();
+        return Some(value.clone());
+    }
+    let range = scan.value()?;
+    let bytes = &scan.bytes[range.clone()];
+    let texts = match &seen.within {
+        Some((buffer, add, sub)) => {
+            plain_texts_checked(bytes, &mut seen.paths)?;
+            BlockTexts::read(buffer, range.start + add - sub..range.end + add - sub)
+        }
+        None => plain_texts(&mut Scan::new(bytes))?,
+    };
+    if texts.is_empty() {
+        return None;
+    }
+    seen.last = Some((bytes, texts.clone()));
+    Some(texts)
 }
 
 impl<'a> Shape<'a> {
     /// The lease at the cursor when its bytes are this shape's around numbers and texts of its
     /// own (the cursor then past it); `None` otherwise, the cursor anywhere.
-    fn repeated(
-        &self,
-        scan: &mut Scan<'a>,
-        seen_texts: &mut Option<(&'a [u8], BlockTexts)>,
-    ) -> Option<ReadLease> {
+    fn repeated(&self, scan: &mut Scan<'a>, seen_texts: &mut TextsSeen<'a>) -> Option<ReadLease> {
         scan.literal(self.head)?;
         let acquired_at = scan.plain_u64()?;
         scan.literal(self.middle)?;
@@ -741,41 +765,66 @@ fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
 }
 
 /// `{"path":"text",…}`, plain strings, paths valid, in strictly increasing order (as the writer
-/// writes a map; a path twice is serde's to read). A path written as the same bytes as a path of
-/// `previous` (the texts read before, often another session's text for the same file) is that
-/// path again, not checked anew.
-fn plain_texts(scan: &mut Scan<'_>, previous: Option<&BlockTexts>) -> Option<BlockTexts> {
-    scan.literal(b"{")?;
+/// writes a map; a path twice is serde's to read), copied.
+fn plain_texts(scan: &mut Scan<'_>) -> Option<BlockTexts> {
     let mut texts: Vec<(RelPath, String)> = Vec::with_capacity(1);
-    if scan.literal(b"}").is_some() {
-        return (scan.at == scan.bytes.len()).then(BlockTexts::default);
+    for (path, text) in plain_entries(scan.bytes) {
+        texts.push((RelPath::new(path).ok()?, text.to_string()));
     }
+    plain_texts_checked(scan.bytes, &mut Vec::new())?;
+    scan.at = scan.bytes.len();
+    BlockTexts::from_sorted(texts)
+}
+
+/// Whether `bytes` are `{"path":"text",…}` (or `{}`) as [`plain_texts`] reads them, no copy made.
+/// A path written as the same bytes as one of `checked` (those of the texts read before, often
+/// another session's text for the same file) is not checked anew; one checked here is added.
+pub(super) fn plain_texts_checked<'a>(bytes: &'a [u8], checked: &mut Vec<&'a [u8]>) -> Option<()> {
+    let mut scan = Scan::new(bytes);
+    scan.literal(b"{")?;
+    if scan.literal(b"}").is_some() {
+        return (scan.at == bytes.len()).then_some(());
+    }
+    let mut last: Option<&[u8]> = None;
     loop {
-        let key = scan.plain_str()?;
+        let key = scan.plain_str()?.as_bytes();
         // A handful of paths at most (one per file a session's text goes to).
-        let known = previous.and_then(|previous| {
-            previous
-                .iter()
-                .map(|(path, _)| path)
-                .find(|p| p.as_str() == key)
-        });
-        let path = match known {
-            Some(path) => path.clone(),
-            None => RelPath::new(key).ok()?,
-        };
-        scan.literal(b":")?;
-        let text = scan.plain_str()?.to_string();
-        if texts.last().is_some_and(|(last, _)| *last >= path) {
+        if !checked.contains(&key) {
+            RelPath::new(std::str::from_utf8(key).ok()?).ok()?;
+            checked.push(key);
+        }
+        if last.is_some_and(|last| last >= key) {
             return None;
         }
-        texts.push((path, text));
+        last = Some(key);
+        scan.literal(b":")?;
+        scan.plain_str()?;
         if scan.literal(b",").is_none() {
             scan.literal(b"}")?;
-            return (scan.at == scan.bytes.len())
-                .then(|| BlockTexts::from_sorted(texts))
-                .flatten();
+            return (scan.at == bytes.len()).then_some(());
         }
     }
+}
+
+/// The entries of `{"path":"text",…}` whose strings are plain, in order: as many as read so
+/// (all of them, for texts [`plain_texts_checked`] accepted).
+pub(super) fn plain_entries(bytes: &[u8]) -> impl Iterator<Item = (&str, &str)> {
+    let mut scan = Scan::new(bytes);
+    let mut open = scan.literal(b"{").is_some() && scan.literal(b"}").is_none();
+    std::iter::from_fn(move || {
+        if !open {
+            return None;
+        }
+        let mut entry = || {
+            let path = scan.plain_str()?;
+            scan.literal(b":")?;
+            let text = scan.plain_str()?;
+            Some((path, text))
+        };
+        let entry = entry();
+        open = entry.is_some() && scan.literal(b",").is_some();
+        entry
+    })
 }
 
 #[cfg(test)]
@@ -1077,10 +1126,49 @@ mod tests {
             [(1, 0), (22, 0), (333, 4), (4444, 55), (5, 6), (7, 8)]
         );
         assert_eq!(shapes, [0, 0, 2, 2, 4, 4]);
-        let text = |i: usize| read[i].block_texts.iter().next().unwrap().1.clone();
-        assert_eq!((text(4), text(5)), ("one".to_string(), "two".to_string()));
+        let text = |i: usize| read[i].block_texts.iter().next().unwrap().1;
+        assert_eq!((text(4), text(5)), ("one", "two"));
         // One holder and one provider: one shape for all, shared.
         assert!(read.iter().all(|l| Arc::ptr_eq(&l.shape, &read[0].shape)));
+    }
+
+    #[test]
+    fn texts_out_of_order_twice_or_escaped_read_as_serde_reads_them() {
+        let lease = |texts: &str| {
+            format!(
+                r#"{{"provider":"p","holder":{{"kind":"lock","path":"/l"}},"acquired_at":1,"paths":[],"block_texts":{texts},"seq":2}}"#
+            )
+        };
+        for texts in [
+            r#"{"b":"1","a":"2"}"#,
+            r#"{"a":"1","a":"2"}"#,
+            r#"{"a":"\u0031"}"#,
+            r#"{"a":"1","b":"2"}"#,
+            r#"{"../x":"1"}"#,
+        ] {
+            // Each after a lease with plain texts of its own, so the shape read first is
+            // repeated with these texts.
+            let json = format!(
+                r#"{{"version":1,"workspace":"/w","leases":{{"a":{},"b":{}}},"entries":{{}},"created_dirs":[],"kept":[]}}"#,
+                lease(r#"{"a":"0"}"#),
+                lease(texts)
+            );
+            let serde = serde_json::from_str::<crate::ledger::Ledger>(&json);
+            let ours =
+                crate::ledger::Ledger::parse(json.as_bytes(), std::path::Path::new("f"), None);
+            assert_eq!(ours.is_ok(), serde.is_ok(), "{texts}");
+            if let (Ok(ours), Ok(serde)) = (ours, serde) {
+                assert_eq!(ours, serde, "{texts}");
+                let listed = |ledger: &crate::ledger::Ledger| -> Vec<(String, String)> {
+                    ledger.leases["b"]
+                        .block_texts()
+                        .iter()
+                        .map(|(p, t)| (p.to_string(), t.to_string()))
+                        .collect()
+                };
+                assert_eq!(listed(&ours), listed(&serde), "{texts}");
+            }
+        }
     }
 
     #[test]
@@ -1161,7 +1249,7 @@ mod tests {
         let lease = r#"{"provider":"codex","holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b"},"acquired_at":1,"paths":["AGENTS.md"],"namespace":"agentworks","block_texts":{"AGENTS.md":"bench"},"seq":52}"#;
         let mut seen = Seen::default();
         let first = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
-        assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.is_some());
+        assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.last.is_some());
         assert_eq!(
             first.record(),
             serde_json::from_str::<LeaseRecord>(lease).unwrap()

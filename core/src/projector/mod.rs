@@ -886,8 +886,11 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
     // The block a released session's text is in may still hold it (see `shared_block`).
     let ns = lease.namespace();
     for (path, text) in lease.block_texts().iter() {
-        cx.l.released_texts
-            .push((path.clone(), ns.to_string(), text.clone()));
+        // Every path was checked when the lease was recorded or read.
+        if let Ok(path) = RelPath::new(path) {
+            cx.l.released_texts
+                .push((path, ns.to_string(), text.to_string()));
+        }
     }
     for entry in cx.l.ledger.entries.values_mut() {
         entry.holders_mut().remove(token);

@@ -261,7 +261,7 @@ impl SharedBlock {
             .filter(move |(_, lease)| lease.namespace() == ns)
             .filter_map(move |(token, lease)| {
                 let text = lease.block_texts().get(path)?;
-                Some(((lease.seq(), lease.acquired_at(), token), text.as_str()))
+                Some(((lease.seq(), lease.acquired_at(), token), text))
             })
     }
 
