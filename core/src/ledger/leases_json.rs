@@ -9,18 +9,19 @@
 //! digits) field by field; a provider, namespace, holder, paths or texts equal byte for byte to
 //! the previous lease's (one process often holds every lease, sessions share their paths) are
 //! shared instead of read again, a lease with the previous one's provider, holder, paths and
-//! namespace points to the same [`LeaseShape`], and every lease keeps its range of one copy of the
-//! leases as its JSON. Leases whose tokens are plain and in order (as this build writes them) are
-//! kept as read ([`ReadLeases`]: each token a range of that copy); any others are read into a map,
-//! which sorts them and keeps the last of a token given twice, as serde's reading does.
-//! [`split_holders`] likewise cuts each entry's `holders` tokens out for serde and hands
-//! them back as sets. Anything else, a lease of an earlier build, a field of a later one, an
-//! escaped string, is read by serde from the same bytes, so what is accepted and what it reads as
-//! is serde's answer either way: the fast paths only ever accept a subset of what serde accepts
-//! and read it the same (`fast_and_serde_read_alike` and `entries_read_as_serde_reads_them` check
-//! both over generated ledgers and their corruptions). A structure the scanner cannot follow
-//! makes these functions answer `None`, and the caller lets serde read that part (and report the
-//! error).
+//! namespace points to the same [`LeaseShape`], every lease keeps its range of one copy of the
+//! leases as its JSON, and its session texts, checked, as their range of it ([`BlockTexts`]).
+//! Leases whose tokens are plain and in order (as this build writes them) are kept as read
+//! ([`ReadLeases`]: each token a range of that copy); any others are read into a map, which sorts
+//! them and keeps the last of a token given twice, as serde's reading does. [`split_holders`]
+//! likewise cuts each entry's `holders` tokens out for serde and hands them back as sets.
+//! Anything else, a lease of an earlier build, a field of a later one, an escaped string, is read
+//! by serde from the same bytes, so what is accepted and what it reads as is serde's answer
+//! either way: the fast paths only ever accept a subset of what serde accepts and read it the
+//! same (`fast_and_serde_read_alike`, `entries_read_as_serde_reads_them` and
+//! `texts_out_of_order_twice_or_escaped_read_as_serde_reads_them` check both over generated
+//! ledgers and their corruptions). A structure the scanner cannot follow makes these functions
+//! answer `None`, and the caller lets serde read that part (and report the error).
 
 use std::collections::BTreeSet;
 use std::ops::Range;
