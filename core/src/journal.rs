@@ -1869,12 +1869,7 @@ mod tests {
         let lost_after = lost_after.min(steps.len().saturating_sub(1));
         for (n, (durable, step)) in steps.iter().enumerate().take(lost_after + 1) {
             let ledger = next(&saved[saved.len() - 1], n, step);
-            let durability = if *durable {
-                Durability::Durable
-            } else {
-                Durability::Deferred
-            };
-            journal.save(state, &ledger, durability).unwrap();
+            journal.save(state, &ledger, durability(*durable)).unwrap();
             prop_assert_eq!(&load(state), &ledger);
             saved.push(ledger);
             if *durable || n == 0 {
@@ -1882,6 +1877,14 @@ mod tests {
             }
         }
         Ok((saved, last_durable))
+    }
+
+    /// The durability a test's save asks for.
+    fn durability(durable: bool) -> Durability {
+        match durable {
+            true => Durability::Durable,
+            false => Durability::Deferred,
+        }
     }
 
     /// A power loss, then the journal read back: one of the ledgers `saved`, the newest equal to
@@ -2225,12 +2228,8 @@ mod tests {
                         dropped.extend(base.difference(&tokens(&ledger)).cloned());
                     }
                 }
-                let durability = match durable {
-                    true => Durability::Durable,
-                    false => Durability::Deferred,
-                };
                 let lines_before = lines(dir.path()).len();
-                journal.save(&state, &ledger, durability).unwrap();
+                journal.save(&state, &ledger, durability(*durable)).unwrap();
                 let after = lines(dir.path());
                 let appended = after.len() == lines_before + 1 && lines_before > 0;
                 let delta = appended && is_delta_line(after.last().unwrap());

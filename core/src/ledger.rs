@@ -190,14 +190,6 @@ impl BlockTexts {
         }
     }
 
-    /// From entries already sorted by path, each path once (`None` otherwise).
-    pub(crate) fn from_sorted(entries: Vec<(RelPath, String)>) -> Option<BlockTexts> {
-        entries
-            .windows(2)
-            .all(|pair| pair[0].0 < pair[1].0)
-            .then(|| BlockTexts(Texts::Listed(entries.into())))
-    }
-
     /// The texts at `range` of `buffer`, an object whose strings are plain and whose paths are
     /// valid and in increasing order (see `leases_json::plain_texts_checked`).
     pub(crate) fn read(buffer: &std::sync::Arc<[u8]>, range: std::ops::Range<usize>) -> Self {

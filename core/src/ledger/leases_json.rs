@@ -385,7 +385,6 @@ fn cut_holders(scan: &mut Scan<'_>, out: &mut Vec<u8>) -> Option<EntryHolders> {
 
 /// What the leases read so far had, by the bytes it was read from: one process often holds
 /// every lease, and sessions of one workspace share their paths and texts.
-#[derive(Default)]
 struct Seen<'a> {
     provider: Option<(&'a [u8], Arc<str>)>,
     namespace: Option<(&'a [u8], Arc<str>)>,
@@ -398,15 +397,34 @@ struct Seen<'a> {
     shape: Option<Shape<'a>>,
 }
 
+impl Seen<'_> {
+    /// Nothing seen yet, of leases read into `buffer`, where the bytes scanned are at `+ add -
+    /// sub`.
+    fn reading(buffer: &Arc<[u8]>, add: usize, sub: usize) -> Self {
+        Seen {
+            provider: None,
+            namespace: None,
+            holder: None,
+            paths: None,
+            texts: TextsSeen {
+                last: None,
+                paths: Vec::new(),
+                within: (buffer.clone(), add, sub),
+            },
+            no_texts: None,
+            shape: None,
+        }
+    }
+}
+
 /// The session texts read so far: the last, by the bytes it was read from (sessions of one
 /// workspace often share their text), the paths already checked, and the buffer the leases are
-/// read into with the offset of the bytes scanned in it (`+ add - sub`), when there is one: texts
-/// are then kept as their range of it, not copied.
-#[derive(Default)]
+/// read into with the offset of the bytes scanned in it (`+ add - sub`): texts are kept as their
+/// range of it, not copied.
 struct TextsSeen<'a> {
     last: Option<(&'a [u8], BlockTexts)>,
     paths: Vec<&'a [u8]>,
-    within: Option<(Arc<[u8]>, usize, usize)>,
+    within: (Arc<[u8]>, usize, usize),
 }
 
 /// A lease read: the shape it shares with others, its own numbers and texts.
@@ -492,8 +510,7 @@ fn read_leases(
     // first that is not, every lease so far is given its token, and the rest follow.
     let mut in_place: Vec<(Range<usize>, Recorded)> = Vec::new();
     let mut owned: Option<Vec<(String, Recorded)>> = None;
-    let mut seen = Seen::default();
-    seen.texts.within = Some((shared.clone(), add, sub));
+    let mut seen = Seen::reading(&shared, add, sub);
     if scan.take(b'}').is_some() {
         return Some(Leases::new());
     }
@@ -697,13 +714,9 @@ fn texts<'a>(scan: &mut Scan<'a>, seen: &mut TextsSeen<'a>) -> Option<BlockTexts
     }
     let range = scan.value()?;
     let bytes = &scan.bytes[range.clone()];
-    let texts = match &seen.within {
-        Some((buffer, add, sub)) => {
-            plain_texts_checked(bytes, &mut seen.paths)?;
-            BlockTexts::read(buffer, range.start + add - sub..range.end + add - sub)
-        }
-        None => plain_texts(&mut Scan::new(bytes))?,
-    };
+    plain_texts_checked(bytes, &mut seen.paths)?;
+    let (buffer, add, sub) = &seen.within;
+    let texts = BlockTexts::read(buffer, range.start + add - sub..range.end + add - sub);
     if texts.is_empty() {
         return None;
     }
@@ -765,19 +778,8 @@ fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
     }
 }
 
-/// `{"path":"text",…}`, plain strings, paths valid, in strictly increasing order (as the writer
-/// writes a map; a path twice is serde's to read), copied.
-fn plain_texts(scan: &mut Scan<'_>) -> Option<BlockTexts> {
-    let mut texts: Vec<(RelPath, String)> = Vec::with_capacity(1);
-    for (path, text) in plain_entries(scan.bytes) {
-        texts.push((RelPath::new(path).ok()?, text.to_string()));
-    }
-    plain_texts_checked(scan.bytes, &mut Vec::new())?;
-    scan.at = scan.bytes.len();
-    BlockTexts::from_sorted(texts)
-}
-
-/// Whether `bytes` are `{"path":"text",…}` (or `{}`) as [`plain_texts`] reads them, no copy made.
+/// Whether `bytes` are `{"path":"text",…}` (or `{}`): plain strings, paths valid, in strictly
+/// increasing order (as the writer writes a map; a path twice is serde's to read).
 /// A path written as the same bytes as one of `checked` (those of the texts read before, often
 /// another session's text for the same file) is not checked anew; one checked here is added.
 pub(super) fn plain_texts_checked<'a>(bytes: &'a [u8], checked: &mut Vec<&'a [u8]>) -> Option<()> {
@@ -837,7 +839,7 @@ mod tests {
     /// The fast reading of `json` as one whole lease.
     fn fast_whole(json: &[u8]) -> Option<LeaseRecord> {
         let mut scan = Scan::new(json);
-        let lease = fast_lease(&mut scan, &mut Seen::default())?;
+        let lease = fast_lease(&mut scan, &mut Seen::reading(&json.into(), 0, 0))?;
         (scan.at == json.len()).then(|| lease.record())
     }
 
@@ -1103,7 +1105,7 @@ mod tests {
         );
         let mut scan = Scan::new(json.as_bytes());
         scan.literal(b"{").unwrap();
-        let mut seen = Seen::default();
+        let mut seen = Seen::reading(&json.as_bytes().into(), 0, 0);
         let mut read = Vec::new();
         // Where the lease each shape was cut from starts, by the lease's index: a lease read as
         // the shape of the one before it leaves the shape as it was.
@@ -1248,7 +1250,7 @@ mod tests {
     #[test]
     fn the_common_lease_takes_the_fast_path_and_shares_its_holder() {
         let lease = r#"{"provider":"codex","holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b"},"acquired_at":1,"paths":["AGENTS.md"],"namespace":"agentworks","block_texts":{"AGENTS.md":"bench"},"seq":52}"#;
-        let mut seen = Seen::default();
+        let mut seen = Seen::reading(&lease.as_bytes().into(), 0, 0);
         let first = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
         assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.last.is_some());
         assert_eq!(
