@@ -1,6 +1,7 @@
 //! `cargo xtask bench [--quick] [--dir DIR] [--only LIST]`: the benchmark suite, a benchmark and
 //! never a timed test. It builds the release `projectfile` binary (what users run), the `bench`
-//! example of projectfile-core (profile `profiling`: the release code with symbols), and the
+//! example of projectfile-core (profile `library`: the library as a host's release build compiles
+//! it, with symbols), and the
 //! minimal C program `xtask/bench/minimal.c` (with `$CC`, default `gcc`, into the target
 //! directory); runs them; prints a table with each target; and writes every figure, with the
 //! machine, its load and the commit, to `target/bench.json`.
@@ -80,11 +81,11 @@ fn target_dir(root: &Path) -> PathBuf {
 fn build(root: &Path, target: &Path, opts: &Options) -> Result<Programs> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // The process-level figures measure what users run, and what the targets are set on: the
-    // release binary. The in-process example is built for profiling (the release code, with
-    // symbols for a profiler).
+    // release binary. The in-process example is the library as a host's release build compiles
+    // it (profile `library`: opt-level 3, with symbols for a profiler).
     let mut builds = vec!["build --release -p projectfile --bin projectfile"];
     if opts.only.iter().any(|p| p == "inprocess") {
-        builds.push("build --profile profiling -p projectfile-core --example bench");
+        builds.push("build --profile library -p projectfile-core --example bench");
     }
     for build in builds {
         eprintln!("$ cargo {build}");
@@ -99,31 +100,35 @@ fn build(root: &Path, target: &Path, opts: &Options) -> Result<Programs> {
     std::fs::create_dir_all(target.join("bench"))?;
     Ok(Programs {
         projectfile: target.join("release/projectfile"),
-        minimal: compile_c(root, target, "minimal")?,
-        launcher: compile_c(root, target, "peak")?,
+        minimal: bench_c(root, target, "minimal")?,
+        launcher: bench_c(root, target, "peak")?,
         holder_pid: std::process::id().to_string(),
         peak: None,
     })
 }
 
-/// Builds `xtask/bench/NAME.c` with `$CC` (default `gcc`) into `<target>/bench/NAME`.
-fn compile_c(root: &Path, target: &Path, name: &str) -> Result<PathBuf> {
+/// Builds `xtask/bench/NAME.c` into `<target>/bench/NAME`.
+fn bench_c(root: &Path, target: &Path, name: &str) -> Result<PathBuf> {
+    compile_c(
+        &root.join(format!("xtask/bench/{name}.c")),
+        &target.join(format!("bench/{name}")),
+    )
+}
+
+/// Builds the C program `source` with `$CC` (default `gcc`) into `binary`.
+pub(crate) fn compile_c(source: &Path, binary: &Path) -> Result<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "gcc".into());
-    let (source, binary) = (
-        root.join(format!("xtask/bench/{name}.c")),
-        target.join(format!("bench/{name}")),
-    );
     eprintln!("$ {cc} -O2 -o {} {}", binary.display(), source.display());
     let status = Command::new(&cc)
         .args(["-O2", "-Wall", "-o"])
-        .arg(&binary)
-        .arg(&source)
+        .arg(binary)
+        .arg(source)
         .status()
         .with_context(|| format!("run {cc} (set CC to a C compiler)"))?;
     if !status.success() {
         bail!("{cc} could not build {}", source.display());
     }
-    Ok(binary)
+    Ok(binary.to_path_buf())
 }
 
 /// Output of a command, trimmed; empty when it cannot run.
@@ -235,7 +240,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
 
 /// (a) and (c): the in-process benchmarks of `core/examples/bench.rs`.
 fn in_process(target: &Path, scratch: &Path, quick: bool) -> Result<Value> {
-    let example = target.join("profiling/examples/bench");
+    let example = target.join("library/examples/bench");
     let mut out = serde_json::Map::new();
     for (part, iterations) in [
         ("acquire", if quick { "40" } else { "200" }),

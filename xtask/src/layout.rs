@@ -2,18 +2,21 @@
 //! run, in the order they first run, which `build.rs` hands the linker so that release builds
 //! place them side by side at the start of `.text`.
 //!
-//! Why: the kernel maps a program's code 64 KiB at a time, on first touch. Spread over the
-//! whole 2.6 MiB of code, the few hundred functions an `acquire` or a `release` runs touched
-//! about 25 such windows per process; side by side they fit in about a dozen. The list names
-//! functions by their symbols, which stay the same across checkouts and edits of other
-//! functions; a symbol the list names that a build no longer has is skipped (a stale list costs
-//! speed, never correctness), so regenerate it after large changes.
+//! Why: the kernel maps a program's code 64 KiB at a time, on first touch, and unmaps it at
+//! exit, page by page. Spread over the whole 3.5 MiB of code, the few hundred functions an
+//! `acquire` or a `release` runs touched about 25 such windows per process; side by side they fit
+//! in about fifteen. Any function a command runs that the list misses costs a window of its own.
+//! The list names functions by their symbols, which stay the same across checkouts and edits of
+//! other functions; a symbol the list names that a build no longer has is skipped (a stale list
+//! costs speed, never correctness), so regenerate it after large changes.
 //!
 //! How: it builds the release binary with a link map (`PROJECTFILE_LINK_MAP`, read by
-//! `build.rs`), runs `acquire` and `release` (Codex with `--json`, Claude with text output) on a
-//! small workspace under `valgrind --tool=lackey --trace-superblocks=yes`, which prints the
-//! address of every block of code as it first runs, and names each address by the input section
-//! of the map that holds it.
+//! `build.rs`) and runs the commands of [`traced_sessions`] under `xtask/layout/steps.c`, a tracer
+//! that single-steps the process on the real CPU and prints the address of each block of code as
+//! it first runs (so the C library's string functions are the ones this CPU selects, and the
+//! SHA-256 code is the one it runs); each address is named by the input section of the map that
+//! holds it. The list is for the machine it is made on; another CPU may take a few functions it
+//! does not name.
 // xtask sets up its scratch workspace directly; the fsio chokepoint is for the product's writes.
 #![allow(clippy::disallowed_methods)]
 
@@ -54,17 +57,19 @@ pub fn run(root: &Path) -> Result<()> {
         &[("PROJECTFILE_LINK_MAP", map_text)],
     )?;
     let binary = root.join("target/release/projectfile");
-    let mut traces = Vec::new();
-    for (provider, json) in [("codex", true), ("claude", false)] {
-        traces.extend(session_traces(&binary, &scratch, provider, json)?);
-    }
+    let steps =
+        super::bench::compile_c(&root.join("xtask/layout/steps.c"), &scratch.join("steps"))?;
+    let traces = traced_sessions(&Tracer {
+        steps,
+        binary,
+        scratch: scratch.clone(),
+    })?;
     let sections = text_sections(&std::fs::read_to_string(&map).context("read the link map")?);
     let mut addresses = Vec::new();
     for trace in &traces {
-        addresses.extend(superblock_addresses(trace));
+        addresses.extend(trace_addresses(trace));
     }
-    let mut names = hot_functions(&sections, &addresses);
-    names.extend(unseen_by_valgrind(&sections, &names));
+    let names = hot_functions(&sections, &addresses);
     if names.is_empty() {
         bail!("no function of the binary was found in the traces");
     }
@@ -74,59 +79,99 @@ pub fn run(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The traces of one `acquire` and its `release` under valgrind's lackey.
-fn session_traces(
-    binary: &Path,
-    scratch: &Path,
-    provider: &str,
-    json: bool,
-) -> Result<[String; 2]> {
-    let holder = std::process::id().to_string();
-    let ws = scratch.join("ws");
-    let mut acquire = vec!["acquire", "--provider", provider, "--workspace"];
-    let ws_text = ws.to_str().context("a UTF-8 target directory")?;
-    acquire.extend([ws_text, "--prompt", "hello", "--holder-pid", &holder]);
-    if json {
-        acquire.push("--json");
-    }
-    let (out, acquire_trace) = traced(binary, scratch, &acquire)?;
-    let token = if json {
-        let receipt: serde_json::Value = serde_json::from_str(&out).context("the receipt")?;
-        receipt["token"].as_str().map(str::to_owned)
-    } else {
-        out.lines()
-            .find_map(|line| line.strip_prefix("token ").map(str::to_owned))
-    }
-    .context("acquire printed no token")?;
-    let mut release = vec!["release", "--token", &token];
-    if json {
-        release.push("--json");
-    }
-    let (_, release_trace) = traced(binary, scratch, &release)?;
-    Ok([acquire_trace, release_trace])
+/// How the commands are run: the tracer, the binary, and the scratch folder holding the
+/// workspace (`ws`) and the state directory (`state`).
+struct Tracer {
+    steps: std::path::PathBuf,
+    binary: std::path::PathBuf,
+    scratch: std::path::PathBuf,
 }
 
-/// Runs `binary args` under lackey with the scratch state directory: its stdout and the trace.
-fn traced(binary: &Path, scratch: &Path, args: &[&str]) -> Result<(String, String)> {
-    let trace = scratch.join("trace.txt");
-    let output = Command::new("valgrind")
-        .args(["--tool=lackey", "--trace-superblocks=yes"])
-        .arg(format!("--log-file={}", trace.display()))
-        .arg(binary)
-        .args(args)
-        .env("PROJECTFILE_STATE_DIR", scratch.join("state"))
-        .output()
-        .context("run valgrind (install it: apt-get install valgrind)")?;
-    if !output.status.success() {
-        bail!(
-            "{} {}: {}",
-            binary.display(),
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
+impl Tracer {
+    /// Runs `projectfile args` under the tracer with the scratch state directory: its stdout
+    /// and the trace.
+    fn run(&self, args: &[&str]) -> Result<(String, String)> {
+        let trace = self.scratch.join("trace.txt");
+        let output = Command::new(&self.steps)
+            .arg(&trace)
+            .arg(&self.binary)
+            .args(args)
+            .env("PROJECTFILE_STATE_DIR", self.scratch.join("state"))
+            .output()
+            .with_context(|| format!("run {}", self.steps.display()))?;
+        if !output.status.success() {
+            bail!(
+                "{} {}: {}",
+                self.binary.display(),
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        let text = std::fs::read_to_string(&trace).context("read the trace")?;
+        Ok((String::from_utf8_lossy(&output.stdout).into_owned(), text))
     }
-    let text = std::fs::read_to_string(&trace).context("read the trace")?;
-    Ok((String::from_utf8_lossy(&output.stdout).into_owned(), text))
+
+    /// `acquire` for `provider` with `prompt` on the scratch workspace (`--json` or text
+    /// output), held by this process: its token, and the trace appended to `traces`.
+    fn acquire(
+        &self,
+        traces: &mut Vec<String>,
+        provider: &str,
+        prompt: &str,
+        json: bool,
+    ) -> Result<String> {
+        let holder = std::process::id().to_string();
+        let ws = self.scratch.join("ws");
+        let ws_text = ws.to_str().context("a UTF-8 target directory")?;
+        let mut args = vec!["acquire", "--provider", provider, "--workspace", ws_text];
+        args.extend(["--prompt", prompt, "--holder-pid", &holder]);
+        if json {
+            args.push("--json");
+        }
+        let (out, trace) = self.run(&args)?;
+        traces.push(trace);
+        if json {
+            let receipt: serde_json::Value = serde_json::from_str(&out).context("the receipt")?;
+            receipt["token"].as_str().map(str::to_owned)
+        } else {
+            out.lines()
+                .find_map(|line| line.strip_prefix("token ").map(str::to_owned))
+        }
+        .context("acquire printed no token")
+    }
+
+    /// `release` of `token`, its trace appended to `traces`.
+    fn release(&self, traces: &mut Vec<String>, token: &str, json: bool) -> Result<()> {
+        let mut args = vec!["release", "--token", token];
+        if json {
+            args.push("--json");
+        }
+        traces.push(self.run(&args)?.1);
+        Ok(())
+    }
+}
+
+/// The traces of the commands a host and the benchmarks run, in order, on one workspace: a
+/// first session (Codex with `--json`, then Claude with text output), then sessions on a
+/// workspace already used while others are live, as in the cycling and live-lease benchmarks:
+/// an Antigravity lease, three Codex sessions whose texts share one block (the later ones warn),
+/// and their releases.
+fn traced_sessions(tracer: &Tracer) -> Result<Vec<String>> {
+    let mut traces = Vec::new();
+    for (provider, json) in [("codex", true), ("claude", false)] {
+        let token = tracer.acquire(&mut traces, provider, "hello", json)?;
+        tracer.release(&mut traces, &token, json)?;
+    }
+    let background = tracer.acquire(&mut traces, "agy", "background", true)?;
+    let first = tracer.acquire(&mut traces, "codex", "first", true)?;
+    let second = tracer.acquire(&mut traces, "codex", "second", true)?;
+    let third = tracer.acquire(&mut traces, "codex", "third", true)?;
+    // The newest ends first (the block gets an older text back), then one in the middle, then
+    // the rest.
+    for token in [&third, &first, &second, &background] {
+        tracer.release(&mut traces, token, true)?;
+    }
+    Ok(traces)
 }
 
 /// One input section of `.text` in the link map: where it starts, its size and its symbol.
@@ -184,29 +229,11 @@ fn text_section(line: &str, next: Option<&str>) -> Option<Section> {
     })
 }
 
-/// The address of every superblock a lackey trace lists (`SB 0x…` lines), in order.
-fn superblock_addresses(trace: &str) -> impl Iterator<Item = u64> + '_ {
+/// The addresses a trace of `steps` lists (one hexadecimal address per line), in order.
+fn trace_addresses(trace: &str) -> impl Iterator<Item = u64> + '_ {
     trace
         .lines()
-        .filter_map(|line| line.strip_prefix("SB "))
-        .filter_map(|hex| u64::from_str_radix(hex.trim().trim_start_matches("0x"), 16).ok())
-}
-
-/// Symbols in the paths valgrind cannot take: its virtual CPU has no SHA extensions, so the
-/// journal's hashing runs `sha2`'s portable code under it, where a real start runs the x86
-/// SHA-NI code and its CPU detection. Both are listed, so the machine's path is placed too.
-const UNSEEN_BY_VALGRIND: [&str; 2] = ["sha26sha2563x86", "sha2::sha256::x86"];
-
-/// The sections named in [`UNSEEN_BY_VALGRIND`] that `names` does not hold yet.
-fn unseen_by_valgrind(sections: &[Section], names: &[String]) -> Vec<String> {
-    let listed: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-    sections
-        .iter()
-        .map(|s| s.symbol.as_str())
-        .filter(|symbol| UNSEEN_BY_VALGRIND.iter().any(|part| symbol.contains(part)))
-        .filter(|symbol| !listed.contains(symbol))
-        .map(str::to_owned)
-        .collect()
+        .filter_map(|line| u64::from_str_radix(line.trim(), 16).ok())
 }
 
 /// The symbols of the sections holding `addresses`, each once, in the order first reached.
@@ -268,25 +295,13 @@ mod tests {
     #[test]
     fn addresses_name_each_function_once_in_first_run_order() {
         let sections = text_sections(MAP);
-        let trace = "==1== Lackey\nSB 00401090\nSB 00401004\nSB 00401060\nSB 00401010\nSB 00401075\nSB 00500000\n";
-        let addresses: Vec<u64> = superblock_addresses(trace).collect();
+        let trace = "401090\n401004\n401060\n401010\n\n401075\n500000\n";
+        let addresses: Vec<u64> = trace_addresses(trace).collect();
         assert_eq!(addresses.len(), 6);
         // 0x401075 is in a section without a symbol, 0x500000 in none.
         assert_eq!(
             hot_functions(&sections, &addresses),
             ["main", "_RNvCs1_3foo3bar", "_ZN3baz4coldE"]
         );
-    }
-
-    #[test]
-    fn the_sha_ni_path_valgrind_cannot_run_is_added_once() {
-        let sections = text_sections(MAP);
-        let listed = vec!["main".to_owned()];
-        assert_eq!(
-            unseen_by_valgrind(&sections, &listed),
-            ["_ZN4sha26sha2563x8613digest_blocks17h0E"]
-        );
-        let all = vec!["_ZN4sha26sha2563x8613digest_blocks17h0E".to_owned()];
-        assert!(unseen_by_valgrind(&sections, &all).is_empty());
     }
 }

@@ -95,14 +95,15 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// The benchmark suite (profile `profiling`): a table, and target/bench.json.
+    /// The benchmark suite (the release binary; the library in profile `library`): a table, and
+    /// target/bench.json.
     Bench(bench::Options),
     /// The process torture test (tests/torture.rs), in release, bigger than CI's.
     Torture(torture::Options),
     /// Every crash-point enumeration, with the counts.
     CrashPoints,
     /// Write link/hot-functions.txt: the functions acquire and release run, which release
-    /// builds place side by side (needs valgrind).
+    /// builds place side by side (needs a C compiler and ptrace; x86-64 Linux).
     Layout,
     /// Live qualification against the real CLIs from the npm registry (QUALIFICATION.md).
     Qualify(qualify::Options),
