@@ -451,9 +451,11 @@ fn record_body(line: &[u8]) -> Option<Range<usize>> {
     (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(start..start + body.len())
 }
 
-/// Whether `bytes` hold a newline, checked without stopping early so it runs a word at a time.
+/// Whether `bytes` hold a newline: std's `memchr`, a word at a time and compiled with std's own
+/// optimizations, whatever the level this crate is built at (a byte-at-a-time loop here was a
+/// fifth of the instructions of a command reading a record of 256 leases, built for size).
 fn has_newline(bytes: &[u8]) -> bool {
-    bytes.iter().fold(false, |seen, b| seen | (*b == b'\n'))
+    bytes.contains(&b'\n')
 }
 
 /// Reads a journal (or its end: a line cut by the start of `bytes` is never a good record): its

@@ -1466,18 +1466,21 @@ impl<'a> OpenTail<'a> {
     /// The `len` bytes from `from`, or fewer where the file ends before them, read straight
     /// into a buffer to share (no copy made to share it).
     pub fn range_shared(&self, from: u64, len: usize) -> Result<std::sync::Arc<[u8]>> {
-        let mut shared: std::sync::Arc<[u8]> = std::iter::repeat_n(0u8, len).collect();
-        let filled = match std::sync::Arc::get_mut(&mut shared) {
-            Some(bytes) => {
-                pread_full(&self.file, bytes, from).map_err(|e| Error::io(self.path, "read", e))?
-            }
-            None => 0,
+        // Read into memory not written before (no zeroing of what the read then overwrites).
+        let mut shared = std::sync::Arc::<[u8]>::new_uninit_slice(len);
+        let Some(room) = std::sync::Arc::get_mut(&mut shared) else {
+            return Ok(std::sync::Arc::from([]));
         };
-        // The file ended early: what was read, alone.
-        Ok(match filled == len {
-            true => shared,
-            false => shared.get(..filled).unwrap_or_default().into(),
-        })
+        let filled =
+            pread_uninit(&self.file, room, from).map_err(|e| Error::io(self.path, "read", e))?;
+        if filled < len {
+            // The file ended early: what was read, alone.
+            let read = room.get(..filled).unwrap_or_default();
+            // SAFETY: `pread_uninit` wrote the first `filled` bytes of `room`.
+            return Ok(std::sync::Arc::from(unsafe { read.assume_init_ref() }));
+        }
+        // SAFETY: `pread_uninit` wrote all `len` bytes of the slice (`filled == len`).
+        Ok(unsafe { shared.assume_init() })
     }
 
     /// `tail` (read from this file) extended back to start at `from`: only the bytes it lacks
@@ -1549,6 +1552,29 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
     }
     bytes.truncate(filled);
     Ok(bytes)
+}
+
+/// [`pread_full`] into memory not yet written: how many bytes of `room`, from its start, the
+/// reads wrote.
+fn pread_uninit(
+    fd: impl std::os::fd::AsFd,
+    room: &mut [std::mem::MaybeUninit<u8>],
+    offset: u64,
+) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while let Some(rest) = room.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+        let at = offset.saturating_add(filled as u64);
+        match rustix::io::pread(&fd, rest, at) {
+            Ok(([], _)) => break,
+            Ok((read, _)) => {
+                note_read(read.len());
+                filled += read.len();
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(errno(e)),
+        }
+    }
+    Ok(filled)
 }
 
 /// Reads `fd` from `offset` into `bytes` until they are full or the file ends (an interrupted
@@ -1716,6 +1742,25 @@ pub fn open_standard_descriptors() -> Result<()> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// Any range of any file reads as the file's bytes there, cut where the file ends.
+        #[test]
+        fn a_shared_range_is_the_file_bytes_there(
+            content in proptest::collection::vec(proptest::num::u8::ANY, 0..9000),
+            from in 0u64..10_000,
+            len in 0usize..10_000,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("file");
+            std::fs::write(&path, &content).unwrap();
+            let open = OpenTail::open(&path).unwrap().unwrap();
+            let start = usize::try_from(from).unwrap().min(content.len());
+            let end = start.saturating_add(len).min(content.len());
+            let range = open.range_shared(from, len).unwrap();
+            proptest::prop_assert_eq!(&range[..], &content[start..end]);
+        }
+    }
 
     /// What an operation answered, comparable across the two walks.
     fn outcome<T: std::fmt::Debug>(result: Result<T>) -> String {
