@@ -165,7 +165,10 @@ pub(crate) enum Access<'a> {
 /// Remembers under `<state>/paths/<path key>` that `canonical` names the folder whose key is
 /// `key`; a warning when it named another folder before (whose record stays where it is,
 /// untouched). Called under that folder's lock, so a temporary file beside the note was left by
-/// a process killed mid-write.
+/// a process killed mid-write, before its rename: the note it was writing did not land, so the
+/// next start finds the note differing from its key and clears that file before it writes. A
+/// note already right is left as it is without listing `<state>/paths/` (one entry per path
+/// ever used), so a start's cost does not grow with the paths this state directory has seen.
 pub(crate) fn remember_path(
     state_dir: &Path,
     canonical: &Path,
@@ -174,11 +177,11 @@ pub(crate) fn remember_path(
     let base = Root::create_private(state_dir)?;
     let paths = RelPath::new("paths")?;
     let file = paths.join(&path_key(canonical))?;
-    base.remove_temp_files(&file)?;
     let before = base.read(&file)?.map(|s| s.bytes);
     if before.as_deref() == Some(key.as_bytes()) {
         return Ok(None);
     }
+    base.remove_temp_files(&file)?;
     // A note, not a record: a power loss may take it, and the next start writes it again.
     base.open_subroot(&paths, true)?;
     base.write_atomic_unsynced(&file, key.as_bytes(), Some(0o600))?;
@@ -491,6 +494,31 @@ mod tests {
                 target.starts_with(&*dir.to_string_lossy()) && target.ends_with(" (deleted)")
             })
             .count()
+    }
+
+    #[test]
+    fn a_path_note_is_written_only_when_it_differs_and_clears_a_killed_write_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let state = tmp.path().join("state");
+        let folder = Path::new("/some/workspace");
+        let note = state.join("paths").join(path_key(folder));
+        let left =
+            state
+                .join("paths")
+                .join(format!(".{}{}0123", path_key(folder), fsio::TEMP_INFIX));
+        // A first start writes the note.
+        assert!(remember_path(&state, folder, "aaaa").unwrap().is_none());
+        assert_eq!(std::fs::read(&note).unwrap(), b"aaaa");
+        // A write killed before its rename leaves its temporary file and the old note.
+        std::fs::write(&left, b"bbbb").unwrap();
+        // The same folder again: nothing to write, nothing listed or touched.
+        assert!(remember_path(&state, folder, "aaaa").unwrap().is_none());
+        assert!(left.exists());
+        // Another folder at that path: the leftover goes, the note is written, a warning says so.
+        let warning = remember_path(&state, folder, "bbbb").unwrap().unwrap();
+        assert!(warning.message.contains("named another folder before"));
+        assert_eq!(std::fs::read(&note).unwrap(), b"bbbb");
+        assert!(!left.exists());
     }
 
     #[test]
