@@ -14,7 +14,9 @@
 //!   unwinder's `libgcc_eh.a` and `libgcc.a`), and `-static` makes the executable static and
 //!   position-dependent. What that gives up (libc at a fixed address, and
 //!   the user database read without its shared modules) is weighed in docs/threat-model.md ("The
-//!   binary's fixed address"). `PROJECTFILE_LINK=dynamic` keeps the dynamic link.
+//!   binary's fixed address"). `PROJECTFILE_LINK=dynamic` keeps the dynamic link. A static link
+//!   also sets `cfg(static_glibc)`, under which `src/start.rs` answers glibc's start-up question
+//!   for the executable's folder itself.
 //! - `-no-pie` (a dynamic link): a position-dependent executable. A position-independent one
 //!   carries about 2,800 relative relocations that the dynamic loader applies at every start,
 //!   each write making a private copy of a page of `.data.rel.ro`: about ten copy-on-write page
@@ -31,6 +33,7 @@ fn main() {
     println!("cargo:rerun-if-changed=link/hot-functions.txt");
     println!("cargo:rerun-if-env-changed=PROJECTFILE_LINK_MAP");
     println!("cargo:rerun-if-env-changed=PROJECTFILE_LINK");
+    println!("cargo::rustc-check-cfg=cfg(static_glibc)");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let linux_gnu = var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu";
     // A static build links as static-pie, which -no-pie contradicts.
@@ -53,6 +56,7 @@ fn main() {
         Some(dir) => {
             println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
             println!("cargo:rustc-link-arg-bins=-static");
+            println!("cargo:rustc-cfg=static_glibc");
         }
         None => println!("cargo:rustc-link-arg-bins=-no-pie"),
     }
