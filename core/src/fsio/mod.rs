@@ -1468,6 +1468,7 @@ impl<'a> OpenTail<'a> {
     pub fn range_shared(&self, from: u64, len: usize) -> Result<std::sync::Arc<[u8]>> {
         // Read into memory not written before (no zeroing of what the read then overwrites).
         let mut shared = std::sync::Arc::<[u8]>::new_uninit_slice(len);
+        // A new `Arc` is its slice's only owner: `get_mut` gives the slice.
         let Some(room) = std::sync::Arc::get_mut(&mut shared) else {
             return Ok(std::sync::Arc::from([]));
         };
