@@ -1538,25 +1538,26 @@ fn write_all(fd: impl std::os::fd::AsFd, mut bytes: &[u8]) -> std::io::Result<()
 /// `read_to_end` does. A file that grew meanwhile is read to its new end all the same.
 fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io::Result<Vec<u8>> {
     let expected = usize::try_from(expected).unwrap_or(0);
-    let mut bytes = vec![0u8; expected.saturating_add(1)];
-    let mut filled = 0;
+    let mut bytes: Vec<u8> = Vec::with_capacity(expected.saturating_add(1));
     loop {
-        if filled == bytes.len() {
-            bytes.resize(bytes.len().saturating_mul(2).max(4096), 0);
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(4096));
         }
-        let at = offset.saturating_add(filled as u64);
-        filled += pread_full(&fd, &mut bytes[filled..], at)?;
-        if filled < bytes.len() {
-            // The file ended.
+        let at = offset.saturating_add(bytes.len() as u64);
+        let read = pread_uninit(&fd, bytes.spare_capacity_mut(), at)?;
+        // SAFETY: `pread_uninit` wrote the first `read` bytes of the spare capacity, which
+        // follow the `len` bytes already there.
+        unsafe { bytes.set_len(bytes.len() + read) };
+        if bytes.len() < bytes.capacity() {
+            // The room was not filled: the file ended.
             break;
         }
     }
-    bytes.truncate(filled);
     Ok(bytes)
 }
 
-/// [`pread_full`] into memory not yet written: how many bytes of `room`, from its start, the
-/// reads wrote.
+/// Reads `fd` from `offset` into `room` (memory not yet written) until it is full or the file
+/// ends, an interrupted read retried: how many bytes of `room`, from its start, the reads wrote.
 fn pread_uninit(
     fd: impl std::os::fd::AsFd,
     room: &mut [std::mem::MaybeUninit<u8>],
@@ -1570,25 +1571,6 @@ fn pread_uninit(
             Ok((read, _)) => {
                 note_read(read.len());
                 filled += read.len();
-            }
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(errno(e)),
-        }
-    }
-    Ok(filled)
-}
-
-/// Reads `fd` from `offset` into `bytes` until they are full or the file ends (an interrupted
-/// read retried): how many bytes were read.
-fn pread_full(fd: impl std::os::fd::AsFd, bytes: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < bytes.len() {
-        let at = offset.saturating_add(filled as u64);
-        match rustix::io::pread(&fd, &mut bytes[filled..], at) {
-            Ok(0) => break,
-            Ok(n) => {
-                note_read(n);
-                filled += n;
             }
             Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(errno(e)),
@@ -1745,7 +1727,8 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// Any range of any file reads as the file's bytes there, cut where the file ends.
+        /// Any range of any file reads as the file's bytes there, cut where the file ends; and
+        /// from any offset to the end.
         #[test]
         fn a_shared_range_is_the_file_bytes_there(
             content in proptest::collection::vec(proptest::num::u8::ANY, 0..9000),
@@ -1760,6 +1743,11 @@ mod tests {
             let end = start.saturating_add(len).min(content.len());
             let range = open.range_shared(from, len).unwrap();
             proptest::prop_assert_eq!(&range[..], &content[start..end]);
+            // Read to the end from `from`, whatever size the caller expected (a size that lies,
+            // too small or too large, reads the same).
+            let expected = i64::try_from(len).unwrap();
+            let rest = read_sized(&open.file, from, expected).unwrap();
+            proptest::prop_assert_eq!(&rest[..], &content[start..]);
         }
     }
 
