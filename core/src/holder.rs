@@ -179,9 +179,14 @@ fn stat_fields(text: &[u8]) -> Option<impl Iterator<Item = &[u8]>> {
     )
 }
 
-/// State and start time of `pid` from `/proc/<pid>/stat`; `None` when there is no such process.
+/// State and start time of `pid`; `None` when there is no such process.
+///
+/// Read from `/proc/<pid>/task/<pid>/stat`, the file of the process's first thread, which gives
+/// the same state and start time as `/proc/<pid>/stat` (both are that thread's) without the
+/// kernel summing every thread's counters to write it: a host with many threads (the one a
+/// benchmark runs from, an editor) costs each command one thread's worth.
 fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
-    let path = PathBuf::from(format!("/proc/{pid}/stat"));
+    let path = PathBuf::from(format!("/proc/{pid}/task/{pid}/stat"));
     let mut buf = Vec::new();
     let text = match read_proc(&path, &mut buf) {
         Ok(Some(text)) => text,
@@ -675,6 +680,36 @@ mod tests {
             read + 2,
             "another holder's validation voids it"
         );
+    }
+
+    #[test]
+    fn a_process_with_many_threads_reads_as_its_whole_process_file_says() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                })
+            })
+            .collect();
+        let pid = std::process::id();
+        let whole = std::fs::read(format!("/proc/{pid}/stat")).unwrap();
+        let mut fields = stat_fields(&whole).unwrap();
+        let state = char::from(fields.next().unwrap()[0]);
+        let start: u64 = std::str::from_utf8(fields.nth(18).unwrap())
+            .unwrap()
+            .parse()
+            .unwrap();
+        let (read_state, read_start) = proc_stat(pid).unwrap().unwrap();
+        assert_eq!(read_start, start);
+        assert!(matches!(state, 'R' | 'S') && matches!(read_state, 'R' | 'S'));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in threads {
+            thread.join().unwrap();
+        }
     }
 
     #[test]

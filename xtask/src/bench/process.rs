@@ -163,9 +163,13 @@ impl Workspace {
         Ok(ws)
     }
 
+    /// `projectfile --state-dir <state>`: the state directory by argument, as the minimal
+    /// program is given its files. Setting it in the environment instead would make `Command`
+    /// copy this process's whole environment at every spawn, a cost of the benchmark's own
+    /// that would be timed as projectfile's.
     fn command(&self, programs: &Programs) -> Command {
         let mut cmd = programs.command(&programs.projectfile);
-        cmd.env("PROJECTFILE_STATE_DIR", &self.state);
+        cmd.arg("--state-dir").arg(&self.state);
         cmd
     }
 
