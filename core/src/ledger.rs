@@ -186,7 +186,8 @@ impl BlockTexts {
     pub fn is_empty(&self) -> bool {
         match &self.0 {
             Texts::Listed(entries) => entries.is_empty(),
-            Texts::Read { .. } => self.iter().next().is_none(),
+            // Checked when read (see `read`): an object of plain entries, empty only as `{}`.
+            Texts::Read { buffer, range } => buffer.get(range.clone()).is_none_or(|b| b.len() <= 2),
         }
     }
 

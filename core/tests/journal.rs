@@ -424,3 +424,51 @@ fn a_private_directory_no_lease_names_is_swept() {
     assert!(!left.exists(), "swept at the next save");
     fx.assert_no_ledger();
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// For any order in which sessions with texts of their own start and end: after a start the
+    /// block holds that session's text; after an end it keeps a text a live session put there,
+    /// or is given the newest live session's; after the last end the file is the user's bytes.
+    #[test]
+    fn an_end_leaves_the_block_a_live_sessions_text_the_newest_when_it_must_change(
+        steps in proptest::collection::vec((proptest::prelude::any::<bool>(), 0usize..8), 1..14)
+    ) {
+        let fx = Fixture::new();
+        fx.write("AGENTS.md", USER);
+        let subject = codex();
+        let text = |n: usize| format!("session text number {n} here");
+        // Live sessions, oldest first: (token, text).
+        let mut live: Vec<(String, String)> = Vec::new();
+        let mut held: Option<String> = None;
+        for (n, (start, pick)) in steps.into_iter().enumerate() {
+            if start || live.is_empty() {
+                let token = fx.acquire(&subject, &text(n)).unwrap().token;
+                live.push((token, text(n)));
+                held = Some(text(n));
+            } else {
+                let (token, _) = live.remove(pick % live.len());
+                assert!(fx.release(&token));
+                held = match held {
+                    Some(h) if live.iter().any(|(_, t)| *t == h) => Some(h),
+                    _ => live.last().map(|(_, t)| t.clone()),
+                };
+            }
+            let file = String::from_utf8(fx.read("AGENTS.md").unwrap()).unwrap();
+            match &held {
+                Some(h) => {
+                    let h = h.clone();
+                    proptest::prop_assert!(file.contains(&h), "{h:?} not in {file:?}");
+                    let others = file.matches("session text number").count();
+                    proptest::prop_assert_eq!(others, 1, "{}", file);
+                }
+                None => proptest::prop_assert_eq!(file.as_bytes(), USER),
+            }
+        }
+        for (token, _) in live {
+            assert!(fx.release(&token));
+        }
+        proptest::prop_assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+    }
+}

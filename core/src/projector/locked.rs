@@ -199,6 +199,23 @@ pub(crate) fn remember_path(
     }))
 }
 
+/// Whether `<state>/paths/<path key>` already says that `canonical` names the folder whose key
+/// is `key`: read only, nothing created, no link followed below `state_dir`; `false` when it
+/// cannot be read. A start asks before it takes the workspace lock, so a note already right
+/// costs the next command waiting for the lock nothing. The note is written only under the lock
+/// of the folder it names; a note found right before the lock stays right under it, since only
+/// a start that found another folder at this path (holding that folder's lock, not this one's)
+/// could write it otherwise, which the lock would not have kept out either.
+pub(crate) fn path_noted(state_dir: &Path, canonical: &Path, key: &str) -> bool {
+    let Ok(base) = Root::open(state_dir) else {
+        return false;
+    };
+    let Ok(file) = RelPath::new("paths").and_then(|paths| paths.join(&path_key(canonical))) else {
+        return false;
+    };
+    matches!(base.read(&file), Ok(Some(note)) if note.bytes == key.as_bytes())
+}
+
 /// `<state>/workspaces/<key>` as a root, reached without following a link below `state_dir`;
 /// created when `create`. `Ok(None)` when it does not exist and is not created.
 fn open_state(state_dir: &Path, key: &str, create: bool) -> Result<Option<Root>> {
@@ -506,9 +523,13 @@ mod tests {
             state
                 .join("paths")
                 .join(format!(".{}{}0123", path_key(folder), fsio::TEMP_INFIX));
+        // Before any state directory, no note is taken as there.
+        assert!(!path_noted(&state, folder, "aaaa"));
         // A first start writes the note.
         assert!(remember_path(&state, folder, "aaaa").unwrap().is_none());
         assert_eq!(std::fs::read(&note).unwrap(), b"aaaa");
+        assert!(path_noted(&state, folder, "aaaa"));
+        assert!(!path_noted(&state, folder, "bbbb"));
         // A write killed before its rename leaves its temporary file and the old note.
         std::fs::write(&left, b"bbbb").unwrap();
         // The same folder again: nothing to write, nothing listed or touched.
@@ -519,6 +540,12 @@ mod tests {
         assert!(warning.message.contains("named another folder before"));
         assert_eq!(std::fs::read(&note).unwrap(), b"bbbb");
         assert!(!left.exists());
+        // A link planted at `paths` is not followed: the note behind it does not count.
+        let elsewhere = tmp.path().join("elsewhere");
+        std::fs::rename(state.join("paths"), &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, state.join("paths")).unwrap();
+        assert!(elsewhere.join(path_key(folder)).exists());
+        assert!(!path_noted(&state, folder, "bbbb"));
     }
 
     #[test]

@@ -201,14 +201,18 @@ impl Projector {
     /// Locks the workspace `canonical`, whose state-directory key is `key` (creating its state
     /// directory), and loads its ledger.
     fn lock(&self, canonical: &Path, key: &str) -> Result<Locked> {
+        // Asked before the lock (see `path_noted`): a note already right is left as it is.
+        let noted = locked::path_noted(&self.state_dir, canonical, key);
         let opened = Locked::open(&self.state_dir, key, Access::Create(canonical), &self.wait)?;
         let mut locked = opened.ok_or_else(|| {
             // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
             Error::invalid(canonical.display().to_string(), "no ledger was loaded")
         })?;
         // Under the lock of the folder the path names now.
-        let moved = locked::remember_path(&self.state_dir, canonical, key)?;
-        locked.fs_warnings.extend(moved);
+        if !noted {
+            let moved = locked::remember_path(&self.state_dir, canonical, key)?;
+            locked.fs_warnings.extend(moved);
+        }
         Ok(locked)
     }
 

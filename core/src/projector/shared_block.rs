@@ -246,6 +246,27 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
 }
 
 impl SharedBlock {
+    /// The live sessions of this namespace holding the block in `path`, each with its order
+    /// (`seq`, start time, token: no two alike) and its texts, not yet read.
+    fn live_sessions<'c>(
+        cx: &'c Cx<'_>,
+        path: &'c RelPath,
+    ) -> Vec<((u64, u64, &'c str), &'c crate::ledger::BlockTexts)> {
+        let holders = cx.l.ledger.entries.get(path).map(EntryRecord::holders);
+        let ns = cx.ns.as_str();
+        holders
+            .into_iter()
+            .flat_map(|holders| crate::ledger::leases_of(holders, &cx.l.ledger.leases))
+            .filter(move |(_, lease)| lease.namespace() == ns)
+            .map(|(token, lease)| {
+                (
+                    (lease.seq(), lease.acquired_at(), token),
+                    lease.block_texts(),
+                )
+            })
+            .collect()
+    }
+
     /// The texts the live sessions of this namespace holding the block in `path` put there, in
     /// no order, each with what orders it: the order in which its lease was taken
     /// (`seq`, then `acquired_at`, then the token).
@@ -273,17 +294,25 @@ impl SharedBlock {
     fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
         let (token, text) = {
             let listed = Self::ours(cx, path).unwrap_or_default();
-            // The block holds a live session's text already: often the first one looked at
-            // (sessions of a workspace mostly share their text), so the others are not.
-            if let [only_listed] = listed.as_slice()
-                && Self::live_texts(cx, path).any(|(_, text)| text == only_listed)
-            {
-                return Ok(());
-            }
-            let newest = Self::live_texts(cx, path).max_by_key(|(order, _)| *order);
-            let Some(((_, _, token), text)) = newest else {
+            let only_listed = match listed.as_slice() {
+                [only] => Some(only.as_str()),
+                _ => None,
+            };
+            // The live sessions newest first, their texts read in that order: the block most
+            // often holds the newest one's text already (each start puts its own in, each end
+            // gives the newest back), and then one text is read, not one per session.
+            let mut sessions = Self::live_sessions(cx, path);
+            sessions.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            let mut texts = sessions
+                .into_iter()
+                .filter_map(|(order, texts)| Some((order, texts.get(path)?)));
+            let Some(((_, _, token), text)) = texts.next() else {
                 return Ok(());
             };
+            // Any live session's text in the block will do: it is left as it is.
+            if only_listed.is_some_and(|listed| listed == text || texts.any(|(_, t)| t == listed)) {
+                return Ok(());
+            }
             (token.to_string(), text.to_string())
         };
         let Some(file) = scan(cx, path)? else {
