@@ -166,6 +166,28 @@ impl BlockTexts {
         }
     }
 
+    /// Whether the text put in the block of `path` is `text`; `None` when no text is.
+    ///
+    /// Texts as read of one entry, `{"<path>":"<text>"}` (the writer's form for a session
+    /// whose text goes to one file), are compared as they stand, not read: their strings are
+    /// plain (see [`BlockTexts::read`]), so the bytes between the quotes are the strings
+    /// themselves, and a `text` that is not plain cannot be equal to one that is. Anything else
+    /// is read with [`BlockTexts::get`]. A command among many sessions asks this of each.
+    pub fn text_is(&self, path: &RelPath, text: &str) -> Option<bool> {
+        if let Texts::Read { buffer, range } = &self.0
+            && let Some(bytes) = buffer.get(range.clone())
+            && let Some(entry) = bytes
+                .strip_prefix(b"{\"")
+                .and_then(|b| b.strip_suffix(b"\"}"))
+            && let Some(quote) = entry.iter().position(|b| *b == b'"')
+            && let (key, Some(value)) = (&entry[..quote], entry[quote..].strip_prefix(b"\":\""))
+            && !value.contains(&b'"')
+        {
+            return (key == path.as_str().as_bytes()).then(|| value == text.as_bytes());
+        }
+        self.get(path).map(|t| t == text)
+    }
+
     /// Each file and its text, by path.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         let (listed, read) = match &self.0 {

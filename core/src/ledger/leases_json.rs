@@ -1002,6 +1002,58 @@ mod tests {
     }
 
     proptest! {
+        /// For any session texts, written as the writer writes them (or with white space the
+        /// reader also takes), and any path and text asked about: the texts as read answer
+        /// `text_is` as reading them whole does, and as the texts they were written from do.
+        #[test]
+        fn a_text_compared_as_it_stands_is_the_text_read(
+            texts in prop::collection::btree_map(
+                prop_oneof![rel_path(), "[a-z]{1,4}".prop_filter_map("a path", |p| RelPath::new(p).ok())],
+                prop_oneof!["[ -!#-\\[\\]-~]{0,12}", "(?s).{0,12}"],
+                0..3,
+            ),
+            asked_path in prop_oneof![rel_path(), "[a-z]{1,4}".prop_filter_map("a path", |p| RelPath::new(p).ok())],
+            asked_text in prop_oneof!["[ -!#-\\[\\]-~]{0,12}", "(?s).{0,12}"],
+            spaced in 0..3u8,
+            pick in any::<prop::sample::Index>(),
+        ) {
+            let listed: BlockTexts = texts.clone().into_iter().collect();
+            let mut json = serde_json::to_string(&listed).unwrap();
+            match spaced {
+                1 => json = json.replacen('"', " \"", 1),
+                2 => json = json.replacen("\":\"", "\": \"", 1),
+                _ => {}
+            }
+            let mut asked = vec![(asked_path.clone(), asked_text.clone())];
+            if !texts.is_empty() {
+                let (path, text) = texts.iter().nth(pick.index(texts.len())).unwrap();
+                asked.push((path.clone(), text.clone()));
+                asked.push((path.clone(), asked_text.clone()));
+                asked.push((asked_path.clone(), text.clone()));
+                // The same length, one byte apart.
+                if let Some(last) = text.chars().last() {
+                    let other = if last == 'a' { 'b' } else { 'a' };
+                    let mut near = text[..text.len() - last.len_utf8()].to_string();
+                    near.push(other);
+                    asked.push((path.clone(), near));
+                }
+            }
+            let bytes = json.into_bytes();
+            let read = plain_texts_checked(&bytes, &mut Vec::new())
+                .filter(|()| bytes != b"{}")
+                .map(|()| BlockTexts::read(&std::sync::Arc::from(bytes.as_slice()), 0..bytes.len()));
+            for (path, text) in asked {
+                let expected = texts.get(&path).map(|t| *t == text);
+                prop_assert_eq!(listed.text_is(&path, &text), expected);
+                if let Some(read) = &read {
+                    prop_assert_eq!(read.get(&path).map(|t| t == text), expected);
+                    prop_assert_eq!(read.text_is(&path, &text), expected);
+                }
+            }
+        }
+    }
+
+    proptest! {
         /// For any ledger with leases and entries, and any corruption of its bytes, the ledger
         /// read with the holders cut out is the ledger serde reads, and it reads whenever serde
         /// reads it at this build's version (and only then).

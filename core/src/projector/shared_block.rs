@@ -267,25 +267,6 @@ impl SharedBlock {
             .collect()
     }
 
-    /// The texts the live sessions of this namespace holding the block in `path` put there, in
-    /// no order, each with what orders it: the order in which its lease was taken
-    /// (`seq`, then `acquired_at`, then the token).
-    fn live_texts<'c>(
-        cx: &'c Cx<'_>,
-        path: &'c RelPath,
-    ) -> impl Iterator<Item = ((u64, u64, &'c str), &'c str)> + 'c {
-        let holders = cx.l.ledger.entries.get(path).map(EntryRecord::holders);
-        let ns = cx.ns.as_str();
-        holders
-            .into_iter()
-            .flat_map(|holders| crate::ledger::leases_of(holders, &cx.l.ledger.leases))
-            .filter(move |(_, lease)| lease.namespace() == ns)
-            .filter_map(move |(token, lease)| {
-                let text = lease.block_texts().get(path)?;
-                Some(((lease.seq(), lease.acquired_at(), token), text))
-            })
-    }
-
     /// After a session ends: the block in `path` holds the text of a live session again (the
     /// newest one sharing it), unless it does already, it is gone from the file (the user took
     /// it out), or no live session's text is known. The text is listed first, unsynced: that
@@ -303,14 +284,20 @@ impl SharedBlock {
             // gives the newest back), and then one text is read, not one per session.
             let mut sessions = Self::live_sessions(cx, path);
             sessions.sort_unstable_by(|a, b| b.0.cmp(&a.0));
-            let mut texts = sessions
-                .into_iter()
-                .filter_map(|(order, texts)| Some((order, texts.get(path)?)));
-            let Some(((_, _, token), text)) = texts.next() else {
+            let newest = sessions
+                .iter()
+                .find_map(|((_, _, token), texts)| Some((*token, texts.get(path)?)));
+            let Some((token, text)) = newest else {
                 return Ok(());
             };
             // Any live session's text in the block will do: it is left as it is.
-            if only_listed.is_some_and(|listed| listed == text || texts.any(|(_, t)| t == listed)) {
+            let held = |listed: &str| {
+                listed == text
+                    || sessions
+                        .iter()
+                        .any(|(_, texts)| texts.text_is(path, listed) == Some(true))
+            };
+            if only_listed.is_some_and(held) {
                 return Ok(());
             }
             (token.to_string(), text.to_string())
@@ -352,8 +339,12 @@ impl SharedBlock {
     /// here on.
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
         for block in blocks {
-            let mut others: Vec<((u64, u64, &str), &str)> = Self::live_texts(cx, &block.path)
-                .filter(|((_, _, other), text)| *other != token && *text != block.body)
+            let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, &block.path)
+                .into_iter()
+                .filter(|((_, _, other), texts)| {
+                    *other != token && texts.text_is(&block.path, &block.body) == Some(false)
+                })
+                .map(|(order, _)| order)
                 .collect();
             if others.is_empty() {
                 continue;
@@ -364,7 +355,7 @@ impl SharedBlock {
             let named: Vec<&str> = others
                 .iter()
                 .take(NAMED_SHARERS)
-                .map(|((_, _, other), _)| *other)
+                .map(|(_, _, other)| *other)
                 .collect();
             let more = match others.len().saturating_sub(NAMED_SHARERS) {
                 0 => String::new(),
