@@ -200,21 +200,61 @@ pub enum Durability {
 /// check; a torn write (a cut, zeroed or stale blocks) also changes the length the record states.
 /// It guards against accidents, not adversaries: the state directory is private to its user.
 pub fn check64(body: &[u8]) -> u64 {
+    check64_finding_newline::<false>(body).0
+}
+
+/// [`check64`] of a record line's body, or `None` when the body holds a newline (a body read
+/// between a line's start and its end never does; one read by a stated length may). One pass:
+/// the newline search rides the hash's steps, which wait on each other's multiply anyway.
+fn line_check64(body: &[u8]) -> Option<u64> {
+    let (check, newline) = check64_finding_newline::<true>(body);
+    (!newline).then_some(check)
+}
+
+/// [`check64`] of `body`, and with `FIND_NEWLINE` whether it holds a newline byte.
+fn check64_finding_newline<const FIND_NEWLINE: bool>(body: &[u8]) -> (u64, bool) {
     const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
     let step = |state: u64, word: u64| (state ^ word).rotate_left(29).wrapping_mul(MUL);
+    // A word holds a newline exactly when its XOR with newlines holds a zero byte, which sets
+    // that byte's high bit here (the borrow can set more, never one without a zero byte).
+    let zero_byte = |word: u64| {
+        let x = word ^ NEWLINES;
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
     let mut state = (body.len() as u64).wrapping_mul(MUL) ^ 0x243f_6a88_85a3_08d3;
-    let mut words = body.chunks_exact(8);
-    for word in &mut words {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(word);
-        state = step(state, u64::from_le_bytes(bytes));
+    let mut found = 0u64;
+    let (words, rest) = body.as_chunks::<8>();
+    for word in words {
+        let word = u64::from_le_bytes(*word);
+        if FIND_NEWLINE {
+            found |= zero_byte(word);
+        }
+        state = step(state, word);
     }
+    // The last word, padded with zero bytes (never a newline).
     let mut last = [0u8; 8];
-    last[..words.remainder().len()].copy_from_slice(words.remainder());
-    state = step(state, u64::from_le_bytes(last));
+    last[..rest.len()].copy_from_slice(rest);
+    let last = u64::from_le_bytes(last);
+    if FIND_NEWLINE {
+        found |= zero_byte(last);
+    }
+    state = step(state, last);
     state ^= state >> 32;
     state = state.wrapping_mul(MUL);
-    state ^ (state >> 29)
+    (state ^ (state >> 29), found != 0)
+}
+
+/// A check as a record states it: 16 lowercase hex digits.
+fn check_hex(check: u64) -> [u8; CHECK_HEX] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; CHECK_HEX];
+    for (i, digit) in out.iter_mut().enumerate() {
+        *digit = DIGITS[((check >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    out
 }
 
 /// Starts a record line in `line` (emptied first): what precedes the body, with room for its
@@ -232,8 +272,7 @@ fn begin_frame(line: &mut Vec<u8>) -> usize {
 /// file knows where it starts). Returns the body's range.
 fn end_frame(line: &mut Vec<u8>, body_start: usize, check: u64) -> Range<usize> {
     let body = body_start..line.len();
-    let check = format!("{check:016x}");
-    line[PREFIX.len()..PREFIX.len() + CHECK_HEX].copy_from_slice(check.as_bytes());
+    line[PREFIX.len()..PREFIX.len() + CHECK_HEX].copy_from_slice(&check_hex(check));
     line.extend_from_slice(TRAILER);
     // The length counts its own digits.
     let rest = line.len() + END.len();
@@ -440,8 +479,7 @@ fn record_body(line: &[u8]) -> Option<Range<usize>> {
         let end = line.len() - line.iter().rev().position(|b| *b == b',')? - 1;
         let body = line.get(start..end)?;
         let holds = length == line.len() + 1
-            && format!("{:016x}", check64(body)).as_bytes() == check
-            && !has_newline(body);
+            && line_check64(body).is_some_and(|computed| check_hex(computed) == check);
         return holds.then_some(start..end);
     }
     let rest = line.strip_prefix(SHA_PREFIX)?;
@@ -449,13 +487,6 @@ fn record_body(line: &[u8]) -> Option<Range<usize>> {
     let body = rest.strip_prefix(MIDDLE)?.strip_suffix(SHA_SUFFIX)?;
     let start = SHA_PREFIX.len() + 64 + MIDDLE.len();
     (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(start..start + body.len())
-}
-
-/// Whether `bytes` hold a newline: std's `memchr`, a word at a time and compiled with std's own
-/// optimizations, whatever the level this crate is built at (a byte-at-a-time loop here was a
-/// fifth of the instructions of a command reading a record of 256 leases, built for size).
-fn has_newline(bytes: &[u8]) -> bool {
-    bytes.contains(&b'\n')
 }
 
 /// Reads a journal (or its end: a line cut by the start of `bytes` is never a good record): its
@@ -733,12 +764,11 @@ fn read_slot_record(
     if (SLOT_HEAD as u64).saturating_add(len as u64) > size {
         return Ok(None);
     }
-    let mut bytes = vec![0u8; len];
     let at = index as u64 * size + SLOT_HEAD as u64;
-    let n = file
-        .read_at(usize::try_from(at).unwrap_or(usize::MAX), &mut bytes)
+    let bytes = file
+        .read_vec_at(at, len)
         .map_err(|e| Error::io(display, "read", e))?;
-    let line = bytes.get(..n).and_then(|b| b.strip_suffix(b"\n"));
+    let line = bytes.strip_suffix(b"\n");
     let body = line
         .filter(|line| line.len() + 1 == len)
         .and_then(record_body);
@@ -1219,9 +1249,7 @@ impl Journal {
         // Written with the newest record's number first, to compare with it.
         put_saved(&mut line, body_start, self.saved.get());
         let unchanged = (self.synced.get() || !durable)
-            && last.is_some_and(|last| {
-                self.holds(last, check64(&line[body_start..]), &line[body_start..])
-            });
+            && last.is_some_and(|last| self.holds(last, &line[body_start..]));
         if unchanged {
             self.spare.replace(line);
             return self.finish_legacy(state).map(|()| None);
@@ -1330,11 +1358,11 @@ impl Journal {
         Ok(worth.then_some(()))
     }
 
-    /// Whether the newest record `last` holds `body` (whose check is `check`): the same length
-    /// and check, and the same bytes read back from the file. A record that cannot be read back
-    /// counts as different (and is written again).
-    fn holds(&self, last: Last, check: u64, body: &[u8]) -> bool {
-        if last.body_len != body.len() || last.check != check {
+    /// Whether the newest record `last` holds `body`: the same length and check (hashed only
+    /// when the lengths agree), and the same bytes read back from the file. A record that cannot
+    /// be read back counts as different (and is written again).
+    fn holds(&self, last: Last, body: &[u8]) -> bool {
+        if last.body_len != body.len() || last.check != check64(body) {
             return false;
         }
         let Ok(Some(open)) = OpenTail::open(&self.display) else {
@@ -1908,6 +1936,50 @@ mod tests {
             last_durable
         );
         Ok(())
+    }
+
+    /// [`check64`] as first written: a byte-wise copy into each word. The one-pass reader must
+    /// agree with it on every body, or records written by earlier builds stop reading.
+    fn check64_as_first_written(body: &[u8]) -> u64 {
+        const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+        let step = |state: u64, word: u64| (state ^ word).rotate_left(29).wrapping_mul(MUL);
+        let mut state = (body.len() as u64).wrapping_mul(MUL) ^ 0x243f_6a88_85a3_08d3;
+        let mut words = body.chunks_exact(8);
+        for word in &mut words {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(word);
+            state = step(state, u64::from_le_bytes(bytes));
+        }
+        let mut last = [0u8; 8];
+        last[..words.remainder().len()].copy_from_slice(words.remainder());
+        state = step(state, u64::from_le_bytes(last));
+        state ^= state >> 32;
+        state = state.wrapping_mul(MUL);
+        state ^ (state >> 29)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// For any body, and any bytes forced to a newline (or to the bytes around one in a
+        /// word's arithmetic: 0x09, 0x0b, 0x8a, 0x00), the line check is the check when the
+        /// body holds no newline and none otherwise, and the hex a record states is the check's.
+        #[test]
+        fn a_line_check_is_the_check_of_a_body_without_newlines(
+            mut body in proptest::collection::vec(any::<u8>(), 0..200),
+            forced in proptest::collection::vec((any::<usize>(), prop::sample::select(vec![b'\n', 0x09, 0x0b, 0x8a, 0x00])), 0..4),
+        ) {
+            for (at, byte) in forced {
+                if !body.is_empty() {
+                    let at = at % body.len();
+                    body[at] = byte;
+                }
+            }
+            let check = check64(&body);
+            prop_assert_eq!(check, check64_as_first_written(&body));
+            let expected = (!body.contains(&b'\n')).then_some(check);
+            prop_assert_eq!(line_check64(&body), expected);
+            prop_assert_eq!(check_hex(check).to_vec(), format!("{check:016x}").into_bytes());
+        }
     }
 
     proptest! {

@@ -79,6 +79,9 @@ pub fn run(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The sessions live around the traced one that starts and ends in a crowd.
+const CROWD: usize = 80;
+
 /// How the commands are run: the tracer, the binary, and the scratch folder holding the
 /// workspace (`ws`) and the state directory (`state`).
 struct Tracer {
@@ -140,6 +143,55 @@ impl Tracer {
         .context("acquire printed no token")
     }
 
+    /// `acquire --json` for `provider` with `prompt`, held by this process, run without the
+    /// tracer: its token.
+    fn acquire_untraced(&self, provider: &str, prompt: &str) -> Result<String> {
+        let holder = std::process::id().to_string();
+        let ws = self.scratch.join("ws");
+        let ws_text = ws.to_str().context("a UTF-8 target directory")?;
+        let out = self.run_untraced(&[
+            "acquire",
+            "--json",
+            "--provider",
+            provider,
+            "--workspace",
+            ws_text,
+            "--prompt",
+            prompt,
+            "--holder-pid",
+            &holder,
+        ])?;
+        let receipt: serde_json::Value = serde_json::from_str(&out).context("the receipt")?;
+        receipt["token"]
+            .as_str()
+            .map(str::to_owned)
+            .context("acquire printed no token")
+    }
+
+    /// `release --json` of `token`, run without the tracer.
+    fn release_untraced(&self, token: &str) -> Result<()> {
+        self.run_untraced(&["release", "--json", "--token", token])
+            .map(drop)
+    }
+
+    /// Runs `projectfile args` with the scratch state directory, untraced: its stdout.
+    fn run_untraced(&self, args: &[&str]) -> Result<String> {
+        let output = Command::new(&self.binary)
+            .args(args)
+            .env("PROJECTFILE_STATE_DIR", self.scratch.join("state"))
+            .output()
+            .with_context(|| format!("run {}", self.binary.display()))?;
+        if !output.status.success() {
+            bail!(
+                "{} {}: {}",
+                self.binary.display(),
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
     /// `release` of `token`, its trace appended to `traces`.
     fn release(&self, traces: &mut Vec<String>, token: &str, json: bool) -> Result<()> {
         let mut args = vec!["release", "--token", token];
@@ -152,20 +204,37 @@ impl Tracer {
 }
 
 /// The traces of the commands a host and the benchmarks run, in order, on one workspace: a
-/// first session (Codex with `--json`, then Claude with text output), then sessions on a
+/// first session (Codex with `--json`, then Claude with text output), the Codex one again on
+/// the state they made, then sessions on a
 /// workspace already used while others are live, as in the cycling and live-lease benchmarks:
 /// an Antigravity lease, three Codex sessions whose texts share one block (the later ones warn),
-/// and their releases.
+/// one more that starts and ends among eighty others, and the releases.
 fn traced_sessions(tracer: &Tracer) -> Result<Vec<String>> {
     let mut traces = Vec::new();
     for (provider, json) in [("codex", true), ("claude", false)] {
         let token = tracer.acquire(&mut traces, provider, "hello", json)?;
         tracer.release(&mut traces, &token, json)?;
     }
+    // The first session again, now that its ledger, slots and state are made: what every later
+    // session runs (the benchmarks' rounds too), where the first takes paths of its own.
+    let token = tracer.acquire(&mut traces, "codex", "hello", true)?;
+    tracer.release(&mut traces, &token, true)?;
     let background = tracer.acquire(&mut traces, "agy", "background", true)?;
     let first = tracer.acquire(&mut traces, "codex", "first", true)?;
     let second = tracer.acquire(&mut traces, "codex", "second", true)?;
     let third = tracer.acquire(&mut traces, "codex", "third", true)?;
+    // A crowd: eighty more sessions with texts of their own, made untraced, and one more traced
+    // as it starts and ends among them (the cycling benchmark's case, and the live-lease
+    // curve's): passes over many leases run code that a few do not (sorts past their small
+    // cases, tree splits, a warning naming a few sharers and counting the rest).
+    let crowd = (0..CROWD)
+        .map(|i| tracer.acquire_untraced("codex", &format!("crowd {i}")))
+        .collect::<Result<Vec<_>>>()?;
+    let one_more = tracer.acquire(&mut traces, "codex", "one more", true)?;
+    tracer.release(&mut traces, &one_more, true)?;
+    for token in &crowd {
+        tracer.release_untraced(token)?;
+    }
     // The newest ends first (the block gets an older text back), then one in the middle, then
     // the rest.
     for token in [&third, &first, &second, &background] {

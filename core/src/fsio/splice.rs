@@ -60,6 +60,17 @@ impl OpenFile {
         FileState::of(&self.stat)
     }
 
+    /// Up to `len` bytes from `offset` (fewer where the file ends first), read straight into
+    /// a new buffer's room (no zeroing of what the read then overwrites).
+    pub fn read_vec_at(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(len);
+        let filled = super::pread_uninit(&self.fd, bytes.spare_capacity_mut(), offset)?;
+        // SAFETY: `pread_uninit` wrote the first `filled` bytes of the spare capacity (at most
+        // its `len` bytes), and the vector held none before them.
+        unsafe { bytes.set_len(filled) };
+        Ok(bytes)
+    }
+
     /// Reads into `buf` from `offset` (`pread`); 0 at the end.
     pub fn read_at(&self, offset: usize, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {

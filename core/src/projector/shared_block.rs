@@ -279,14 +279,23 @@ impl SharedBlock {
                 [only] => Some(only.as_str()),
                 _ => None,
             };
-            // The live sessions newest first, their texts read in that order: the block most
-            // often holds the newest one's text already (each start puts its own in, each end
-            // gives the newest back), and then one text is read, not one per session.
+            // The newest live session with a text here: most often the newest of all, found in
+            // one pass (each start puts its own text in, each end gives the newest back); else
+            // the sessions are sorted newest first and their texts read in that order.
             let mut sessions = Self::live_sessions(cx, path);
-            sessions.sort_unstable_by(|a, b| b.0.cmp(&a.0));
-            let newest = sessions
+            let newest_of_all = sessions
                 .iter()
-                .find_map(|((_, _, token), texts)| Some((*token, texts.get(path)?)));
+                .max_by(|a, b| a.0.cmp(&b.0))
+                .and_then(|((_, _, token), texts)| Some((*token, texts.get(path)?)));
+            let newest = match newest_of_all {
+                Some(found) => Some(found),
+                None => {
+                    sessions.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+                    sessions
+                        .iter()
+                        .find_map(|((_, _, token), texts)| Some((*token, texts.get(path)?)))
+                }
+            };
             let Some((token, text)) = newest else {
                 return Ok(());
             };
@@ -350,14 +359,19 @@ impl SharedBlock {
                 continue;
             }
             // The newest first, and at most a few by name: the warning stays one line however
-            // many sessions share the block.
+            // many sessions share the block. Only the few named are put in order.
+            let count = others.len();
+            if count > NAMED_SHARERS {
+                others.select_nth_unstable_by(NAMED_SHARERS, |a, b| b.cmp(a));
+                others.truncate(NAMED_SHARERS);
+            }
             others.sort_unstable_by(|a, b| b.cmp(a));
             let named: Vec<&str> = others
                 .iter()
                 .take(NAMED_SHARERS)
                 .map(|(_, _, other)| *other)
                 .collect();
-            let more = match others.len().saturating_sub(NAMED_SHARERS) {
+            let more = match count.saturating_sub(NAMED_SHARERS) {
                 0 => String::new(),
                 n => format!(" and {n} more"),
             };
