@@ -94,7 +94,9 @@
 //! fixed-width digits, and the record line, written record first and head last. The slot written
 //! is never the one holding the newest whole record: the other, unless the one whose head states
 //! the newest holds a record that is not whole (a write cut short, which is then written over;
-//! checked by reading it once per process that writes a slot). So a write cut by a power loss or
+//! known whole when, at the read, it holds byte for byte a record the journal holds whole with
+//! the same number, the newest or a delta's base; otherwise checked by reading it once per
+//! process that writes a slot). So a write cut by a power loss or
 //! a kill leaves the newest durable record intact in the other slot. The slot file keeps its size
 //! and its blocks, written once when it is made (atomically, at the first durable save that is
 //! not the journal's own creation or compaction, and again whenever a record outgrows a slot),
@@ -582,6 +584,32 @@ impl Newest {
         self.bytes.get(self.body.clone()).unwrap_or_default()
     }
 
+    /// The whole line of a full record of this build that this record is, or for a delta the
+    /// line of its base, with that record's save number (`saved`: this record's own): what a
+    /// sync slot whose head states that number holds when its write was not cut.
+    fn full_line(&self, saved: u64) -> Option<(u64, &[u8])> {
+        if let Some(base) = &self.base {
+            let (at, record) = &**base;
+            let len = usize::try_from(at.len).ok()?;
+            let line = record.bytes.get(record.bytes.len().checked_sub(len)?..)?;
+            return line.starts_with(PREFIX).then_some((at.saved, line));
+        }
+        if is_delta(self.body()) {
+            return None;
+        }
+        let start = self
+            .body
+            .start
+            .checked_sub(PREFIX.len() + CHECK_HEX + MIDDLE.len())?;
+        let newline = self
+            .bytes
+            .get(self.body.end..)?
+            .iter()
+            .position(|b| *b == b'\n')?;
+        let line = self.bytes.get(start..self.body.end + newline + 1)?;
+        line.starts_with(PREFIX).then_some((saved, line))
+    }
+
     /// The check of its body: the one a record of this build states (it held when the record
     /// was read, so the body is not hashed a second time), computed for an earlier build's.
     fn check(&self) -> u64 {
@@ -703,8 +731,11 @@ struct SlotsRead {
 /// when it was saved after `after` (the journal lost it: a power loss took the journal's
 /// unsynced bytes). A slot counts only when its head, its record's check and the save number
 /// its ledger ends in agree; anything else is a write a power loss cut, or not ours, and is
-/// passed over.
-fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
+/// passed over. `known`: a whole record line the journal holds, with its save number; the
+/// newest slot is known whole when its head states that number and length and it holds those
+/// very bytes (compared, not hashed again), and the next durable save then writes the other
+/// slot without reading it first.
+fn read_slots(state: &Root, after: u64, known: Option<(u64, &[u8])>) -> Result<SlotsRead> {
     let rel = RelPath::new(SLOTS_FILE)?;
     let mut read = SlotsRead {
         slots: None,
@@ -729,11 +760,22 @@ fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
         .map(|(saved, _)| *saved)
         .max()
         .unwrap_or(0);
-    let newest = (0..2).max_by_key(|i| heads[*i].map_or(0, |(saved, _)| saved));
+    let newest = (0..2)
+        .max_by_key(|i| heads[*i].map_or(0, |(saved, _)| saved))
+        .filter(|i| heads[*i].is_some());
+    let stated = newest.and_then(|i| Some((i, heads[i]?)));
+    let newest_whole = match (stated, known) {
+        (Some((index, head)), Some((saved, line))) if head == (saved, line.len()) => {
+            let at = index as u64 * size + SLOT_HEAD as u64;
+            file.holds_at(at, line)
+                .map_err(|e| Error::io(&display, "read", e))?
+        }
+        _ => false,
+    };
     read.slots = Some(Slots {
         size,
-        newest: newest.filter(|i| heads[*i].is_some()),
-        newest_whole: false,
+        newest,
+        newest_whole,
     });
     let mut newer: Vec<(usize, u64, usize)> = (0..2)
         .filter_map(|i| heads[i].map(|(saved, len)| (i, saved, len)))
@@ -1166,7 +1208,7 @@ impl Journal {
         };
         if let Some((extent, Some(mut newest))) = newest {
             let saved = saved_number(newest.body());
-            let slots = read_slots(state, saved)?;
+            let slots = read_slots(state, saved, newest.full_line(saved))?;
             journal.slots.set(slots.slots);
             journal.saved.set(saved.max(slots.highest));
             if let Some((_, newer)) = slots.newer {
@@ -1191,7 +1233,7 @@ impl Journal {
             return Ok((journal, Some(ledger)));
         }
         // No record: slots left from a journal moved aside are not read, only numbered past.
-        let slots = read_slots(state, u64::MAX)?;
+        let slots = read_slots(state, u64::MAX, None)?;
         journal.slots.set(slots.slots);
         journal.saved.set(slots.highest);
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
@@ -1847,6 +1889,57 @@ mod tests {
         cut_slot(&slots_path, 4);
         std::fs::write(&journal_path, &synced).unwrap();
         assert_eq!(load(&state), two);
+    }
+
+    /// A durable start, a deferred end (a delta on the start's record) and another durable
+    /// start, as a session among others runs: the newest slot is told whole by the record the
+    /// journal holds for it (the start's own line, then the delta's base), so the next durable
+    /// save writes the other slot unread; with that slot's write cut, it is the one written
+    /// over.
+    #[test]
+    fn the_newest_slot_is_told_whole_by_the_record_the_journal_holds_for_it() {
+        for cut in [false, true] {
+            let (dir, state, journal, ledger) = fresh();
+            let slots_path = dir.path().join(SLOTS_FILE);
+            let heads = || {
+                let bytes = std::fs::read(&slots_path).unwrap();
+                let half = bytes.len() / 2;
+                [&bytes[..SLOT_HEAD], &bytes[half..half + SLOT_HEAD]]
+                    .map(|head| parse_slot_head(head).map(|(saved, _)| saved))
+            };
+            let base = toggled(&toggled(&ledger, 0), 1);
+            journal.save(&state, &base, Durability::Durable).unwrap();
+            let started = toggled(&base, 2);
+            journal.save(&state, &started, Durability::Durable).unwrap();
+            assert_eq!(heads(), [Some(2), None]);
+            let (read, _) = Journal::load(&state, None, false).unwrap();
+            assert!(
+                read.slots.get().unwrap().newest_whole,
+                "a full newest record"
+            );
+            let ended = toggled(&started, 2);
+            journal.save(&state, &ended, Durability::Deferred).unwrap();
+            assert!(is_delta_line(lines(dir.path()).last().unwrap()));
+            if cut {
+                cut_slot(&slots_path, 2);
+            }
+            let (journal, read) = Journal::load(&state, None, false).unwrap();
+            assert_eq!(read.unwrap(), ended);
+            assert_eq!(
+                journal.slots.get().unwrap().newest_whole,
+                !cut,
+                "cut: {cut}"
+            );
+            journal
+                .save(&state, &toggled(&ended, 3), Durability::Durable)
+                .unwrap();
+            let expected = if cut {
+                [Some(4), None]
+            } else {
+                [Some(2), Some(4)]
+            };
+            assert_eq!(heads(), expected, "cut: {cut}");
+        }
     }
 
     #[test]

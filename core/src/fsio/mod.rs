@@ -1438,29 +1438,9 @@ impl<'a> OpenTail<'a> {
         })
     }
 
-    /// Whether this file holds `expected` from `start`: read and compared a piece at a time,
-    /// so no buffer of its size is made (a file that ends early does not hold it).
+    /// Whether this file holds `expected` from `start` (see [`fd_holds_at`]).
     pub fn holds_at(&self, start: u64, expected: &[u8]) -> Result<bool> {
-        // At most 16 KiB at a time, and no more than is compared (a small record, a small piece).
-        let mut piece = vec![0u8; expected.len().clamp(1, 16 * 1024)];
-        let mut done = 0;
-        while done < expected.len() {
-            let want = piece.len().min(expected.len() - done);
-            let at = start.saturating_add(done as u64);
-            match rustix::io::pread(&self.file, &mut piece[..want], at) {
-                Ok(0) => return Ok(false),
-                Ok(n) => {
-                    note_read(n);
-                    if piece[..n] != expected[done..done + n] {
-                        return Ok(false);
-                    }
-                    done += n;
-                }
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(Error::io(self.path, "read", errno(e))),
-            }
-        }
-        Ok(true)
+        fd_holds_at(&self.file, start, expected).map_err(|e| Error::io(self.path, "read", e))
     }
 
     /// The `len` bytes from `from`, or fewer where the file ends before them, read straight
@@ -1554,6 +1534,31 @@ fn read_sized(fd: impl std::os::fd::AsFd, offset: u64, expected: i64) -> std::io
         }
     }
     Ok(bytes)
+}
+
+/// Whether the file `fd` holds `expected` from `start`: read and compared a piece at a time, so
+/// no buffer of its size is made (a file that ends early does not hold it).
+fn fd_holds_at(fd: impl std::os::fd::AsFd, start: u64, expected: &[u8]) -> std::io::Result<bool> {
+    // At most 16 KiB at a time, and no more than is compared (a small record, a small piece).
+    let mut piece = Vec::with_capacity(expected.len().clamp(1, 16 * 1024));
+    let mut done = 0;
+    while let Some(rest) = expected.get(done..).filter(|rest| !rest.is_empty()) {
+        let want = piece.capacity().min(rest.len());
+        let room = piece
+            .spare_capacity_mut()
+            .get_mut(..want)
+            .unwrap_or_default();
+        let read = pread_uninit(&fd, room, start.saturating_add(done as u64))?;
+        // SAFETY: `pread_uninit` wrote the first `read` bytes of the spare capacity (the vector
+        // holds none: it is emptied after each comparison).
+        unsafe { piece.set_len(read) };
+        if read == 0 || rest.get(..read) != Some(piece.as_slice()) {
+            return Ok(false);
+        }
+        done += read;
+        piece.clear();
+    }
+    Ok(true)
 }
 
 /// Reads `fd` from `offset` into `room` (memory not yet written) until it is full or the file

@@ -71,6 +71,12 @@ impl OpenFile {
         Ok(bytes)
     }
 
+    /// Whether this file holds `expected` from `offset`: read and compared a piece at a time,
+    /// so no buffer of its size is made (a file that ends early does not hold it).
+    pub fn holds_at(&self, offset: u64, expected: &[u8]) -> std::io::Result<bool> {
+        super::fd_holds_at(&self.fd, offset, expected)
+    }
+
     /// Reads into `buf` from `offset` (`pread`); 0 at the end.
     pub fn read_at(&self, offset: usize, buf: &mut [u8]) -> std::io::Result<usize> {
         loop {

@@ -165,6 +165,16 @@ impl Cx<'_> {
     /// Runs `f` in the namespace `ns` (one a record names, whatever namespace the command was
     /// given); a name that is not a valid namespace falls back to the default one.
     pub fn in_namespace<R>(&mut self, ns: &str, f: impl FnOnce(&mut Cx<'_>) -> R) -> R {
+        if ns == self.ns.as_str() {
+            // The command's own, which most records name: its markers, not made again.
+            let mut inner = Cx {
+                l: &mut *self.l,
+                ns: self.ns,
+                markers: self.markers,
+                out: &mut *self.out,
+            };
+            return f(&mut inner);
+        }
         let namespace = Namespace::new(ns).unwrap_or_default();
         let markers = Markers::new(&namespace);
         let mut inner = Cx {
