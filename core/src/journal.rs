@@ -94,9 +94,9 @@
 //! fixed-width digits, and the record line, written record first and head last. The slot written
 //! is never the one holding the newest whole record: the other, unless the one whose head states
 //! the newest holds a record that is not whole (a write cut short, which is then written over;
-//! known whole when, at the read, it holds byte for byte a record the journal holds whole with
-//! the same number, the newest or a delta's base; otherwise checked by reading it once per
-//! process that writes a slot). So a write cut by a power loss or
+//! known whole when it holds, byte for byte, the record the journal read whole as its newest
+//! delta's base with the number its head states; otherwise checked by reading and hashing it
+//! once per process that writes a slot). So a write cut by a power loss or
 //! a kill leaves the newest durable record intact in the other slot. The slot file keeps its size
 //! and its blocks, written once when it is made (atomically, at the first durable save that is
 //! not the journal's own creation or compaction, and again whenever a record outgrows a slot),
@@ -584,30 +584,23 @@ impl Newest {
         self.bytes.get(self.body.clone()).unwrap_or_default()
     }
 
-    /// The whole line of a full record of this build that this record is, or for a delta the
-    /// line of its base, with that record's save number (`saved`: this record's own): what a
-    /// sync slot whose head states that number holds when its write was not cut.
-    fn full_line(&self, saved: u64) -> Option<(u64, &[u8])> {
-        if let Some(base) = &self.base {
-            let (at, record) = &**base;
-            let len = usize::try_from(at.len).ok()?;
-            let line = record.bytes.get(record.bytes.len().checked_sub(len)?..)?;
-            return line.starts_with(PREFIX).then_some((at.saved, line));
-        }
-        if is_delta(self.body()) {
-            return None;
-        }
-        let start = self
-            .body
-            .start
-            .checked_sub(PREFIX.len() + CHECK_HEX + MIDDLE.len())?;
-        let newline = self
+    /// For a delta record, its base's whole line (a full record of this build, read and
+    /// checked), with the buffer holding it and the base's save number: what a sync slot whose
+    /// head states that number holds when its write was not cut.
+    fn base_line(&self) -> Option<KnownLine> {
+        let (at, record) = &**self.base.as_ref()?;
+        let len = usize::try_from(at.len).ok()?;
+        let start = record.bytes.len().checked_sub(len)?;
+        let line = start..record.bytes.len();
+        record
             .bytes
-            .get(self.body.end..)?
-            .iter()
-            .position(|b| *b == b'\n')?;
-        let line = self.bytes.get(start..self.body.end + newline + 1)?;
-        line.starts_with(PREFIX).then_some((saved, line))
+            .get(line.clone())?
+            .starts_with(PREFIX)
+            .then(|| KnownLine {
+                saved: at.saved,
+                buffer: record.bytes.clone(),
+                line,
+            })
     }
 
     /// The check of its body: the one a record of this build states (it held when the record
@@ -717,6 +710,17 @@ struct Slots {
     size: u64,
     newest: Option<usize>,
     newest_whole: bool,
+    /// What the newest slot's head states (save number, record length), as read.
+    newest_head: Option<(u64, usize)>,
+}
+
+/// A whole record line a journal read (a delta's base), kept with its save number: the newest
+/// sync slot holds it when its head states that number and length and its bytes are these.
+#[derive(Debug)]
+struct KnownLine {
+    saved: u64,
+    buffer: std::sync::Arc<[u8]>,
+    line: Range<usize>,
 }
 
 /// What the sync slots hold: the slots (`None`: no usable file), the highest save number a head
@@ -731,11 +735,8 @@ struct SlotsRead {
 /// when it was saved after `after` (the journal lost it: a power loss took the journal's
 /// unsynced bytes). A slot counts only when its head, its record's check and the save number
 /// its ledger ends in agree; anything else is a write a power loss cut, or not ours, and is
-/// passed over. `known`: a whole record line the journal holds, with its save number; the
-/// newest slot is known whole when its head states that number and length and it holds those
-/// very bytes (compared, not hashed again), and the next durable save then writes the other
-/// slot without reading it first.
-fn read_slots(state: &Root, after: u64, known: Option<(u64, &[u8])>) -> Result<SlotsRead> {
+/// passed over.
+fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
     let rel = RelPath::new(SLOTS_FILE)?;
     let mut read = SlotsRead {
         slots: None,
@@ -763,19 +764,11 @@ fn read_slots(state: &Root, after: u64, known: Option<(u64, &[u8])>) -> Result<S
     let newest = (0..2)
         .max_by_key(|i| heads[*i].map_or(0, |(saved, _)| saved))
         .filter(|i| heads[*i].is_some());
-    let stated = newest.and_then(|i| Some((i, heads[i]?)));
-    let newest_whole = match (stated, known) {
-        (Some((index, head)), Some((saved, line))) if head == (saved, line.len()) => {
-            let at = index as u64 * size + SLOT_HEAD as u64;
-            file.holds_at(at, line)
-                .map_err(|e| Error::io(&display, "read", e))?
-        }
-        _ => false,
-    };
     read.slots = Some(Slots {
         size,
         newest,
-        newest_whole,
+        newest_whole: false,
+        newest_head: newest.and_then(|i| heads[i]),
     });
     let mut newer: Vec<(usize, u64, usize)> = (0..2)
         .filter_map(|i| heads[i].map(|(saved, len)| (i, saved, len)))
@@ -1159,6 +1152,8 @@ pub struct Journal {
     saved: Cell<u64>,
     /// The sync slots, once known to be there.
     slots: Cell<Option<Slots>>,
+    /// The newest record's base as read, which the newest sync slot may hold (see `write_slot`).
+    known_line: RefCell<Option<KnownLine>>,
     /// The full record the next delta record is written against: the newest full record in
     /// the file, once known (`None`: the next save writes a full record).
     base: RefCell<Option<Base>>,
@@ -1204,11 +1199,13 @@ impl Journal {
             always_durable,
             saved: Cell::new(0),
             slots: Cell::new(None),
+            known_line: RefCell::new(None),
             base: RefCell::new(None),
         };
         if let Some((extent, Some(mut newest))) = newest {
             let saved = saved_number(newest.body());
-            let slots = read_slots(state, saved, newest.full_line(saved))?;
+            let slots = read_slots(state, saved)?;
+            journal.known_line.replace(newest.base_line());
             journal.slots.set(slots.slots);
             journal.saved.set(saved.max(slots.highest));
             if let Some((_, newer)) = slots.newer {
@@ -1233,7 +1230,7 @@ impl Journal {
             return Ok((journal, Some(ledger)));
         }
         // No record: slots left from a journal moved aside are not read, only numbered past.
-        let slots = read_slots(state, u64::MAX, None)?;
+        let slots = read_slots(state, u64::MAX)?;
         journal.slots.set(slots.slots);
         journal.saved.set(slots.highest);
         let legacy = state.path().join(LEGACY_LEDGER_FILE);
@@ -1469,6 +1466,29 @@ impl Journal {
     /// in place, and syncs it: the slot file's size and blocks stay as they are, so the sync
     /// writes the record's bytes alone. Without a slot file, or one too small for the record,
     /// the file is made anew (atomically, durably), the record in its first slot.
+    /// Whether slot `index` (the newest) holds, byte for byte, the line this journal read whole
+    /// with the number and length its head states: then it is whole, known without reading it
+    /// into memory and hashing it (compared a piece at a time).
+    fn holds_known_line(&self, state: &Root, slots: Slots, index: usize) -> Result<bool> {
+        let known = self.known_line.borrow();
+        let Some(known) = known.as_ref() else {
+            return Ok(false);
+        };
+        let Some(line) = known.buffer.get(known.line.clone()) else {
+            return Ok(false);
+        };
+        if slots.newest_head != Some((known.saved, line.len())) {
+            return Ok(false);
+        }
+        let rel = RelPath::new(SLOTS_FILE)?;
+        let Some(file) = state.open_file(&rel)? else {
+            return Ok(false);
+        };
+        let at = index as u64 * slots.size + SLOT_HEAD as u64;
+        file.holds_at(at, line)
+            .map_err(|e| Error::io(state.display_path(&rel), "read", e))
+    }
+
     fn write_slot(&self, state: &Root, record: &[u8], saved: u64) -> Result<()> {
         let rel = RelPath::new(SLOTS_FILE)?;
         let head = slot_head(saved, record.len());
@@ -1482,7 +1502,9 @@ impl Journal {
                     None => 0,
                     Some(newest) => {
                         let newest = newest.min(1);
-                        let whole = slots.newest_whole || slot_is_whole(state, slots.size, newest)?;
+                        let whole = slots.newest_whole
+                            || self.holds_known_line(state, slots, newest)?
+                            || slot_is_whole(state, slots.size, newest)?;
                         if whole { 1 - newest } else { newest }
                     }
                 };
@@ -1494,6 +1516,7 @@ impl Journal {
                 self.slots.set(Some(Slots {
                     newest: Some(index),
                     newest_whole: true,
+                    newest_head: Some((saved, record.len())),
                     ..slots
                 }));
             }
@@ -1514,6 +1537,7 @@ impl Journal {
                     size,
                     newest: Some(0),
                     newest_whole: true,
+                    newest_head: Some((saved, record.len())),
                 }));
             }
         }
@@ -1893,11 +1917,11 @@ mod tests {
 
     /// A durable start, a deferred end (a delta on the start's record) and another durable
     /// start, as a session among others runs: the newest slot is told whole by the record the
-    /// journal holds for it (the start's own line, then the delta's base), so the next durable
-    /// save writes the other slot unread; with that slot's write cut, it is the one written
-    /// over.
+    /// journal read for it (the delta's base), compared with it byte for byte, so the next
+    /// durable save writes the other slot without hashing it; with that slot's write cut, the
+    /// comparison fails and the cut slot is the one written over.
     #[test]
-    fn the_newest_slot_is_told_whole_by_the_record_the_journal_holds_for_it() {
+    fn the_newest_slot_is_told_whole_by_the_record_the_journal_read_for_it() {
         for cut in [false, true] {
             let (dir, state, journal, ledger) = fresh();
             let slots_path = dir.path().join(SLOTS_FILE);
@@ -1912,11 +1936,6 @@ mod tests {
             let started = toggled(&base, 2);
             journal.save(&state, &started, Durability::Durable).unwrap();
             assert_eq!(heads(), [Some(2), None]);
-            let (read, _) = Journal::load(&state, None, false).unwrap();
-            assert!(
-                read.slots.get().unwrap().newest_whole,
-                "a full newest record"
-            );
             let ended = toggled(&started, 2);
             journal.save(&state, &ended, Durability::Deferred).unwrap();
             assert!(is_delta_line(lines(dir.path()).last().unwrap()));
@@ -1925,8 +1944,10 @@ mod tests {
             }
             let (journal, read) = Journal::load(&state, None, false).unwrap();
             assert_eq!(read.unwrap(), ended);
+            let slots = journal.slots.get().unwrap();
+            assert_eq!(slots.newest, Some(0));
             assert_eq!(
-                journal.slots.get().unwrap().newest_whole,
+                journal.holds_known_line(&state, slots, 0).unwrap(),
                 !cut,
                 "cut: {cut}"
             );
