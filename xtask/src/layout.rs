@@ -95,13 +95,20 @@ impl Tracer {
     /// and the trace.
     fn run(&self, args: &[&str]) -> Result<(String, String)> {
         let trace = self.scratch.join("trace.txt");
-        let output = Command::new(&self.steps)
-            .arg(&trace)
-            .arg(&self.binary)
-            .args(args)
+        let mut command = Command::new(&self.steps);
+        command.arg(&trace).arg(&self.binary).args(args);
+        let out = self.stdout_of(&mut command, args)?;
+        let text = std::fs::read_to_string(&trace).context("read the trace")?;
+        Ok((out, text))
+    }
+
+    /// Runs `command` (the binary with `args`, traced or not) with the scratch state
+    /// directory: its stdout, or an error with its stderr.
+    fn stdout_of(&self, command: &mut Command, args: &[&str]) -> Result<String> {
+        let output = command
             .env("PROJECTFILE_STATE_DIR", self.scratch.join("state"))
             .output()
-            .with_context(|| format!("run {}", self.steps.display()))?;
+            .with_context(|| format!("run {}", command.get_program().display()))?;
         if !output.status.success() {
             bail!(
                 "{} {}: {}",
@@ -110,8 +117,7 @@ impl Tracer {
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }
-        let text = std::fs::read_to_string(&trace).context("read the trace")?;
-        Ok((String::from_utf8_lossy(&output.stdout).into_owned(), text))
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     }
 
     /// `acquire` for `provider` with `prompt` on the scratch workspace (`--json` or text
@@ -176,20 +182,7 @@ impl Tracer {
 
     /// Runs `projectfile args` with the scratch state directory, untraced: its stdout.
     fn run_untraced(&self, args: &[&str]) -> Result<String> {
-        let output = Command::new(&self.binary)
-            .args(args)
-            .env("PROJECTFILE_STATE_DIR", self.scratch.join("state"))
-            .output()
-            .with_context(|| format!("run {}", self.binary.display()))?;
-        if !output.status.success() {
-            bail!(
-                "{} {}: {}",
-                self.binary.display(),
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            );
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        self.stdout_of(Command::new(&self.binary).args(args), args)
     }
 
     /// `release` of `token`, its trace appended to `traces`.
