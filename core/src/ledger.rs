@@ -1117,7 +1117,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
 /// Appends `text` as a JSON string, as serde_json writes it: a string with nothing to escape (a
 /// token, a path) is copied between its quotes at once, anything else goes through serde_json.
 fn write_json_str(out: &mut Vec<u8>, text: &str) -> serde_json::Result<()> {
-    if !leases_json::has_special(text.as_bytes(), true) {
+    if !leases_json::has_special(text.as_bytes()) {
         out.reserve(text.len() + 2);
         out.push(b'"');
         out.extend_from_slice(text.as_bytes());

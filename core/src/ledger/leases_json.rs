@@ -44,12 +44,6 @@ static STRUCTURAL: [bool; 256] = {
     table
 };
 
-/// Whether `bytes`, the inside of a string, hold no escape and no control character: what
-/// serde reads as those very bytes.
-pub(super) fn plain(bytes: &[u8]) -> bool {
-    !has_special(bytes, false)
-}
-
 /// Eight bytes at a time: the word tests "some byte is zero" (`(x - 0x01…) & !x & 0x80…` is
 /// non-zero exactly then, its lowest set bit in the first zero byte: a borrow only runs upward)
 /// and "some byte is below `n`" (the same with `n` for 1, for `n` up to 128).
@@ -72,23 +66,20 @@ fn word(eight: &[u8]) -> u64 {
     u64::from_le_bytes(bytes)
 }
 
-/// Whether `bytes` hold a backslash, a control character (below a space) or, when `quote`, a
-/// double quote: the bytes a JSON string must escape.
-pub(super) fn has_special(bytes: &[u8], quote: bool) -> bool {
-    let mut words = bytes.chunks_exact(8);
-    let mut found = 0;
-    for eight in &mut words {
-        let x = word(eight);
-        found |= below(x, 0x20) | equal(x, b'\\');
-        if quote {
-            found |= equal(x, b'"');
-        }
+/// Whether `bytes` hold a double quote, a backslash or a control character (below a space):
+/// the bytes a JSON string must escape. Eight bytes at a time; a body of eight bytes or more
+/// ends with the eight bytes before its end, overlapping words already seen: no byte loop.
+pub(super) fn has_special(bytes: &[u8]) -> bool {
+    let special = |x: u64| below(x, 0x20) | equal(x, b'\\') | equal(x, b'"');
+    let Some(last) = bytes.last_chunk::<8>() else {
+        return bytes.iter().any(|b| *b < 0x20 || *b == b'\\' || *b == b'"');
+    };
+    let (words, _) = bytes.as_chunks::<8>();
+    let mut found = special(u64::from_le_bytes(*last));
+    for eight in words {
+        found |= special(u64::from_le_bytes(*eight));
     }
     found != 0
-        || words
-            .remainder()
-            .iter()
-            .any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'))
 }
 
 /// Where the first double quote or backslash of `bytes` is: the end of a string, or an escape.
@@ -109,6 +100,23 @@ fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
     tail.iter()
         .position(|b| *b == b'"' || *b == b'\\')
         .map(|i| at + i)
+}
+
+/// Where the first byte of `bytes` that a plain string cannot hold is: a double quote (a plain
+/// string's end), a backslash or a control character. Eight bytes at a time, like
+/// [`has_special`]: each test's lowest set bit is exact, so the lowest of the three is the first.
+fn plain_end(bytes: &[u8]) -> Option<usize> {
+    let stop = |x: u64| equal(x, b'"') | equal(x, b'\\') | below(x, 0x20);
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (n, eight) in words.iter().enumerate() {
+        let found = stop(u64::from_le_bytes(*eight));
+        if found != 0 {
+            return Some(n * 8 + found.trailing_zeros() as usize / 8);
+        }
+    }
+    tail.iter()
+        .position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)
+        .map(|i| words.len() * 8 + i)
 }
 
 /// A cursor over JSON bytes.
@@ -203,12 +211,21 @@ impl<'a> Scan<'a> {
     /// A string without escapes or control characters (what serde reads as the bytes between
     /// the quotes); `None` for any other string.
     fn plain_str(&mut self) -> Option<&'a str> {
-        let range = self.string()?;
-        let inner = self.bytes.get(range.start + 1..range.end - 1)?;
-        if !plain(inner) {
-            return None;
-        }
-        std::str::from_utf8(inner).ok()
+        let range = self.plain_string()?;
+        std::str::from_utf8(self.bytes.get(range.start + 1..range.end - 1)?).ok()
+    }
+
+    /// A string without escapes or control characters at the cursor, skipped in one pass; its
+    /// range, quotes included. `None` for any other string, the cursor then at its start.
+    fn plain_string(&mut self) -> Option<Range<usize>> {
+        self.skip_space();
+        let start = self.at;
+        (self.bytes.get(start) == Some(&b'"')).then_some(())?;
+        let rest = self.bytes.get(start + 1..)?;
+        let len = plain_end(rest)?;
+        (rest.get(len) == Some(&b'"')).then_some(())?;
+        self.at = start + len + 2;
+        Some(start..self.at)
     }
 
     /// An unsigned integer written as plain digits, no leading zero, that fits in a `u64`.
@@ -515,9 +532,12 @@ fn read_leases(
         return Some(Leases::new());
     }
     loop {
-        let key = scan.string()?;
+        // Most keys are plain, skipped in one pass; any other is skipped as a string.
+        let (key, plain_key) = match scan.plain_string() {
+            Some(key) => (key, true),
+            None => (scan.string()?, false),
+        };
         let inner = key.start + 1..key.end - 1;
-        let plain_key = plain(&bytes[inner.clone()]);
         if !plain_key && owned.is_none() {
             let taken = std::mem::take(&mut in_place)
                 .into_iter()
@@ -1282,10 +1302,19 @@ mod tests {
         #[test]
         fn special_bytes_are_found_as_one_by_one(
             bytes in prop::collection::vec(prop_oneof![any::<u8>(), Just(b'"'), Just(b'\\'), Just(0x1f), Just(0x20)], 0..40),
-            quote in any::<bool>(),
         ) {
-            let one_by_one = bytes.iter().any(|b| *b < 0x20 || *b == b'\\' || (quote && *b == b'"'));
-            prop_assert_eq!(has_special(&bytes, quote), one_by_one);
+            let one_by_one = bytes.iter().any(|b| *b < 0x20 || *b == b'\\' || *b == b'"');
+            prop_assert_eq!(has_special(&bytes), one_by_one);
+        }
+
+        /// For any bytes, the first byte a plain string cannot hold is found where a
+        /// byte-by-byte look finds it.
+        #[test]
+        fn plain_ends_are_found_as_one_by_one(
+            bytes in prop::collection::vec(prop_oneof![any::<u8>(), Just(b'"'), Just(b'\\'), Just(0x1f), Just(0x20), Just(b'a'), Just(0xc3)], 0..48),
+        ) {
+            let one_by_one = bytes.iter().position(|b| *b == b'"' || *b == b'\\' || *b < 0x20);
+            prop_assert_eq!(plain_end(&bytes), one_by_one);
         }
 
         /// For any bytes, the first quote or backslash is found where a byte-by-byte look

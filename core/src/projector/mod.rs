@@ -914,22 +914,31 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
 fn undo_orphans(cx: &mut Cx<'_>) {
     let ledger = &mut *cx.l.ledger;
     let leases = &ledger.leases;
-    for entry in ledger.entries.values_mut() {
+    // One walk of each entry's holders: those without a lease are dropped, and a block's live
+    // namespaces are noted on the way.
+    let mut blocks: Vec<(RelPath, std::collections::BTreeSet<String>)> = Vec::new();
+    for (path, entry) in ledger.entries.iter_mut() {
         let holders = entry.holders();
-        if crate::ledger::leases_of(holders, leases).count() != holders.len() {
+        let mut live = 0;
+        let mut namespaces = shared_block::LiveNamespaces::default();
+        let is_block = matches!(entry, EntryRecord::Block { .. });
+        for (_, lease) in crate::ledger::leases_of(holders, leases) {
+            live += 1;
+            if is_block {
+                namespaces.note(lease.namespace());
+            }
+        }
+        let all_live = live == holders.len();
+        if is_block {
+            blocks.push((path.clone(), namespaces.into_set()));
+        }
+        if !all_live {
             entry.holders_mut().retain(|t| leases.contains_key(t));
         }
     }
     // Blocks: one per namespace, each out once no holder of its own namespace is left.
-    let blocks: Vec<RelPath> =
-        cx.l.ledger
-            .entries
-            .iter()
-            .filter(|(_, e)| matches!(e, EntryRecord::Block { .. }))
-            .map(|(p, _)| p.clone())
-            .collect();
-    for path in blocks {
-        shared_block::release_namespaces(cx, &path);
+    for (path, live) in blocks {
+        shared_block::release_namespaces(cx, &path, live);
     }
     let orphans: Vec<RelPath> =
         cx.l.ledger

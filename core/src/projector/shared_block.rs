@@ -247,11 +247,12 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
 
 impl SharedBlock {
     /// The live sessions of this namespace holding the block in `path`, each with its order
-    /// (`seq`, start time, token: no two alike) and its texts, not yet read.
+    /// (`seq`, start time, token: no two alike) and its texts, not yet read; one walk of the
+    /// entry's holders, nothing collected.
     fn live_sessions<'c>(
         cx: &'c Cx<'_>,
         path: &'c RelPath,
-    ) -> Vec<((u64, u64, &'c str), &'c crate::ledger::BlockTexts)> {
+    ) -> impl Iterator<Item = ((u64, u64, &'c str), &'c crate::ledger::BlockTexts)> + 'c {
         let holders = cx.l.ledger.entries.get(path).map(EntryRecord::holders);
         let ns = cx.ns.as_str();
         holders
@@ -264,7 +265,6 @@ impl SharedBlock {
                     lease.block_texts(),
                 )
             })
-            .collect()
     }
 
     /// After a session ends: the block in `path` holds the text of a live session again (the
@@ -280,16 +280,17 @@ impl SharedBlock {
                 _ => None,
             };
             // The newest live session with a text here: most often the newest of all, found in
-            // one pass (each start puts its own text in, each end gives the newest back); else
-            // the sessions are sorted newest first and their texts read in that order.
-            let mut sessions = Self::live_sessions(cx, path);
-            let newest_of_all = sessions
-                .iter()
+            // one walk that keeps nothing but it (each start puts its own text in, each end gives
+            // the newest back); else the sessions are collected, sorted newest first and their
+            // texts read in that order.
+            let newest_of_all = Self::live_sessions(cx, path)
                 .max_by(|a, b| a.0.cmp(&b.0))
-                .and_then(|((_, _, token), texts)| Some((*token, texts.get(path)?)));
+                .and_then(|((_, _, token), texts)| Some((token, texts.get(path)?)));
+            let mut sessions = Vec::new();
             let newest = match newest_of_all {
                 Some(found) => Some(found),
                 None => {
+                    sessions.extend(Self::live_sessions(cx, path));
                     sessions.sort_unstable_by(|a, b| b.0.cmp(&a.0));
                     sessions
                         .iter()
@@ -299,11 +300,11 @@ impl SharedBlock {
             let Some((token, text)) = newest else {
                 return Ok(());
             };
-            // Any live session's text in the block will do: it is left as it is.
+            // Any live session's text in the block will do: it is left as it is (the sessions
+            // walked again only when the listed text is not the newest one's).
             let held = |listed: &str| {
                 listed == text
-                    || sessions
-                        .iter()
+                    || Self::live_sessions(cx, path)
                         .any(|(_, texts)| texts.text_is(path, listed) == Some(true))
             };
             if only_listed.is_some_and(held) {
@@ -349,7 +350,6 @@ impl SharedBlock {
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
         for block in blocks {
             let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, &block.path)
-                .into_iter()
                 .filter(|((_, _, other), texts)| {
                     *other != token && texts.text_is(&block.path, &block.body) == Some(false)
                 })
@@ -535,10 +535,34 @@ pub(crate) fn recorded_namespaces(namespaces: &BTreeSet<String>) -> Vec<String> 
     }
 }
 
+/// The distinct namespaces of a block's live holders, noted lease by lease: each copied once,
+/// however many share it. Leases read from one record share their namespace's text, so a lease
+/// whose namespace is the very text of the one before it is passed over without comparing.
+#[derive(Default)]
+pub(crate) struct LiveNamespaces<'a> {
+    distinct: Vec<&'a str>,
+}
+
+impl<'a> LiveNamespaces<'a> {
+    /// Notes the namespace of one live holder.
+    pub(crate) fn note(&mut self, ns: &'a str) {
+        let same_text = |seen: &&str| std::ptr::eq(*seen, ns);
+        if !self.distinct.last().is_some_and(same_text) && !self.distinct.contains(&ns) {
+            self.distinct.push(ns);
+        }
+    }
+
+    /// The namespaces noted.
+    pub(crate) fn into_set(self) -> BTreeSet<String> {
+        self.distinct.into_iter().map(str::to_string).collect()
+    }
+}
+
 /// Takes out the block of each namespace of the entry at `path` that no holder of its own
-/// namespace is left for, and forgets the entry once no holder and no block is left. Errors are
-/// reported as pending undos (the entry stays recorded and is retried at the next start).
-pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
+/// namespace is left for (`live`: the namespaces of its live holders), and forgets the entry
+/// once no holder and no block is left. Errors are reported as pending undos (the entry stays
+/// recorded and is retried at the next start).
+pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath, live: BTreeSet<String>) {
     let Some(EntryRecord::Block {
         holders,
         namespaces,
@@ -546,18 +570,6 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath) {
     else {
         return;
     };
-    // The namespaces of the live holders: each distinct one copied once, however many share it.
-    // Leases read from one record share their namespace's text, so a lease whose namespace is
-    // the very text of the one before it is passed over without comparing.
-    let mut distinct: Vec<&str> = Vec::new();
-    for (_, lease) in crate::ledger::leases_of(holders, &cx.l.ledger.leases) {
-        let ns = lease.namespace();
-        let same_text = |seen: &&str| std::ptr::eq(*seen, ns);
-        if !distinct.last().is_some_and(same_text) && !distinct.contains(&ns) {
-            distinct.push(ns);
-        }
-    }
-    let live: BTreeSet<String> = distinct.into_iter().map(str::to_string).collect();
     let no_holder = holders.is_empty();
     let namespaces = namespaces.clone();
     let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
