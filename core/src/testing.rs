@@ -11,9 +11,10 @@
 /// The writing module's internals: fault injection, sync counting, locks, file-system families.
 pub mod fsio {
     pub use crate::fsio::{
-        FsFamily, FsRole, LockGuard, LockNotice, LockWait, TEMP_INFIX, bytes_read_on_this_thread,
-        check_file_system, dir_opens_on_this_thread, faults, file_system_family, hold_lock,
-        syncs_on_this_thread, with_lock_wait_on_calling_thread, with_polled_lock_wait,
+        FsFamily, FsRole, LOCK_NOTE_LEN, LockGuard, LockNotice, LockWait, TEMP_INFIX,
+        bytes_read_on_this_thread, check_file_system, dir_opens_on_this_thread, faults,
+        file_system_family, hold_lock, syncs_on_this_thread, with_lock_wait_on_calling_thread,
+        with_polled_lock_wait,
     };
 
     /// Takes the lock on the file `name` in the folder `dir` as the workspace lock is taken

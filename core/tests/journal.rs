@@ -425,6 +425,59 @@ fn a_private_directory_no_lease_names_is_swept() {
     fx.assert_no_ledger();
 }
 
+/// The note the lock file holds for `sessions/` as it is now, written in the boot `boot`: what a
+/// command leaves when the folder is swept (`sessions <boot id> <dev> <ino> <links>
+/// <mtime> <ctime>`, padded with spaces).
+fn sessions_note(sessions: &std::path::Path, boot: &str) -> Vec<u8> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(sessions).unwrap();
+    let note = format!(
+        "sessions {boot} {} {} {} {}.{} {}.{}",
+        m.dev(),
+        m.ino(),
+        m.nlink(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    );
+    let mut padded = note.into_bytes();
+    padded.resize(fsio::LOCK_NOTE_LEN, b' ');
+    padded
+}
+
+/// A private folder no lease names is left by a power loss, and a power loss is a new boot: a
+/// note of `sessions/` from another boot has the folder listed and swept, while a note from this
+/// boot that matches the folder as it is spares the listing (the folder left as the note says).
+/// The note is the lock file's content; a folder made since (by hand, above) changes the stamp,
+/// which `a_private_directory_no_lease_names_is_swept` covers.
+#[rstest::rstest]
+#[case::noted_in_another_boot(false)]
+#[case::noted_in_this_boot(true)]
+fn a_sessions_note_from_another_boot_has_the_folder_swept(#[case] this_boot: bool) {
+    let fx = Fixture::new();
+    let subject = codex();
+    let a = fx.acquire(&subject, "first").unwrap();
+    let state = journal_path(&fx).with_file_name("sessions");
+    let left = state.join("pf1-0000000000000000-00000000000000000000000000000000");
+    std::fs::create_dir_all(&left).unwrap();
+    std::fs::write(left.join("prompt.md"), b"old session text").unwrap();
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let boot = if this_boot {
+        boot.trim().to_string()
+    } else {
+        "00000000-0000-0000-0000-000000000000".to_string()
+    };
+    let lock = journal_path(&fx).with_file_name("lock");
+    std::fs::write(&lock, sessions_note(&state, &boot)).unwrap();
+    assert!(fx.release(&a.token));
+    assert_eq!(
+        left.exists(),
+        this_boot,
+        "listed and swept only after another boot"
+    );
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
 

@@ -747,6 +747,14 @@ impl Root {
         }
     }
 
+    /// The [`DirStamp`] of the directory `rel`, without following a symlink there or on the
+    /// way; `None` when it is missing or not a plain directory. Read-only: one `statx`.
+    pub fn dir_stamp(&self, rel: &RelPath) -> Option<DirStamp> {
+        let parent = self.open_parent(rel).ok()??;
+        let stat = rustix::fs::statat(&parent, rel.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        (FileType::from_raw_mode(stat.st_mode) == FileType::Directory).then(|| DirStamp::of(&stat))
+    }
+
     /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
     pub fn dir_is_empty(&self, rel: &RelPath) -> Option<bool> {
         let parent = self.open_parent(rel).ok()??;
@@ -886,7 +894,81 @@ fn current_umask() -> u32 {
 #[must_use = "the lock is released when this guard is dropped"]
 #[derive(Debug)]
 pub struct LockGuard {
-    _file: File,
+    file: File,
+}
+
+/// How long a [`LockGuard`]'s note may be: the lock file holds it padded with spaces to this
+/// length, so a new note replaces the last in one write, with no truncation.
+pub const LOCK_NOTE_LEN: usize = 192;
+
+impl LockGuard {
+    /// The note the lock file holds (see [`LockGuard::set_note`]), spaces at its end trimmed;
+    /// empty when there is none or it cannot be read.
+    pub fn note(&self) -> Vec<u8> {
+        let mut room = [std::mem::MaybeUninit::<u8>::uninit(); LOCK_NOTE_LEN];
+        let Ok(read) = pread_uninit(&self.file, &mut room, 0) else {
+            return Vec::new();
+        };
+        let read = room.get(..read).unwrap_or_default();
+        // SAFETY: `pread_uninit` wrote the first `read` bytes of `room`.
+        let note = unsafe { read.assume_init_ref() };
+        let end = note.iter().rposition(|b| *b != b' ').map_or(0, |at| at + 1);
+        note[..end].to_vec()
+    }
+
+    /// Leaves `note` (at most [`LOCK_NOTE_LEN`] bytes, no trailing space) in the lock file for
+    /// the next holder of the lock. Not synced: a note a power loss takes, or leaves older than
+    /// the state it describes, must be found out by whoever reads it (each note says what it
+    /// stands for, and the boot it was written in).
+    pub fn set_note(&self, note: &[u8]) -> std::io::Result<()> {
+        if note.len() > LOCK_NOTE_LEN {
+            return Err(std::io::ErrorKind::InvalidInput.into());
+        }
+        let mut padded = [b' '; LOCK_NOTE_LEN];
+        padded[..note.len()].copy_from_slice(note);
+        std::os::unix::fs::FileExt::write_all_at(&self.file, &padded, 0)
+    }
+}
+
+/// What tells one state of a directory from another without listing it: the directory itself
+/// (device and inode), its link count (two plus its subdirectories, on the file systems that
+/// keep it), when its entries last changed and when its inode last did, to the nanosecond. An
+/// entry made or removed changes the link count or the times, and a folder replaced or restored
+/// has another inode or change time (no program can set a change time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirStamp {
+    dev: u64,
+    ino: u64,
+    nlink: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl DirStamp {
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    fn of(stat: &rustix::fs::Stat) -> DirStamp {
+        DirStamp {
+            dev: stat.st_dev as u64,
+            ino: stat.st_ino as u64,
+            nlink: stat.st_nlink as u64,
+            modified: (stat.st_mtime as i64, stat.st_mtime_nsec as i64),
+            changed: (stat.st_ctime as i64, stat.st_ctime_nsec as i64),
+        }
+    }
+
+    /// The stamp as text: its numbers, space-separated.
+    pub fn to_text(self) -> String {
+        format!(
+            "{} {} {} {}.{} {}.{}",
+            self.dev,
+            self.ino,
+            self.nlink,
+            self.modified.0,
+            self.modified.1,
+            self.changed.0,
+            self.changed.1
+        )
+    }
 }
 
 /// Takes an exclusive lock on `path` (created if absent), waiting for other holders.
@@ -899,7 +981,7 @@ pub fn lock_exclusive(path: &Path) -> Result<LockGuard> {
         .open(path)
         .map_err(|e| Error::io(path, "open the lock file", e))?;
     file.lock().map_err(|e| Error::io(path, "lock", e))?;
-    Ok(LockGuard { _file: file })
+    Ok(LockGuard { file })
 }
 
 /// How long to wait for a lock another process holds, and whom to tell while waiting.
@@ -1012,7 +1094,7 @@ impl Root {
         }
         let file = File::from(fd);
         wait_for_lock(&file, &display, &stat, wait)?;
-        Ok(Some(LockGuard { _file: file }))
+        Ok(Some(LockGuard { file }))
     }
 }
 

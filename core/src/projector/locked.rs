@@ -111,6 +111,36 @@ struct Swept {
     missing_dirs: (u8, u64),
     /// Paths swept of temporary files, with `root.changes()` when they were.
     temps: (std::collections::HashSet<RelPath>, u64),
+    /// Whether `sessions/` holds no folder that no lease names, as this command knows it (see
+    /// [`SessionsNote`]): so when the command began, or once its sweep listed the folder and
+    /// removed every such one; kept so by the command's own changes, and lost with a private
+    /// folder it could not remove.
+    sessions_clean: bool,
+    /// The note this command found in, or last left in, the lock file.
+    sessions_note: Vec<u8>,
+}
+
+/// What the lock file notes of `sessions/` between commands: `sessions <boot id> <stamp>`, the
+/// [`DirStamp`](fsio::DirStamp) the folder had when the last command let the lock go with no
+/// folder there that no lease names.
+///
+/// A private folder no lease names is left only by a power loss (a session's folder is removed
+/// before the record that ends its lease is written, and made after the record that starts it
+/// is on disk), or by someone else. So a command that finds the note naming this boot and the
+/// folder's stamp as it is now knows the folder needs no sweeping, without listing it (with 256
+/// sessions, the listing and its lookups cost more than the rest of a command). After a power
+/// loss the boot differs; a folder made or removed by anyone since changes the stamp; a note
+/// that cannot be read, or the folder replaced, matches nothing: each is listed, as before.
+struct SessionsNote;
+
+impl SessionsNote {
+    /// The note for `sessions/` with `stamp` in this boot; `None` when the boot id cannot be
+    /// read (every command then lists the folder).
+    fn text(stamp: Option<fsio::DirStamp>) -> Option<Vec<u8>> {
+        let boot = crate::holder::boot_id().ok()?;
+        let stamp = stamp.map_or_else(|| "missing".to_string(), |stamp| stamp.to_text());
+        Some(format!("sessions {boot} {stamp}").into_bytes())
+    }
 }
 
 /// Whether a [`Locked`] frees its ledger when dropped: see [`leave_ledgers_to_exit`].
@@ -303,6 +333,15 @@ impl Locked {
             .filter(|path| !ledger.entries.contains_key(*path))
             .cloned()
             .collect();
+        // Before this command changes anything: whether `sessions/` is as the last command left
+        // it, swept (see `SessionsNote`).
+        let mut swept = Swept::default();
+        if let Some(lock) = &lock {
+            swept.sessions_note = lock.note();
+            let now =
+                SessionsNote::text(state.dir_stamp(&RelPath::new(StateDir::Sessions.name())?));
+            swept.sessions_clean = now.is_some_and(|now| now == swept.sessions_note);
+        }
         Ok(Some(Locked {
             root: Root::open(&here)?,
             kept_durable: Cell::new(ledger.kept.len()),
@@ -315,7 +354,7 @@ impl Locked {
             scans: Default::default(),
             written: None,
             released_texts: Vec::new(),
-            swept: Default::default(),
+            swept: std::cell::RefCell::new(swept),
             lock,
             retired: Default::default(),
         }))
@@ -439,20 +478,7 @@ impl Locked {
         ) else {
             return;
         };
-        // An error (a symlink or a file there) is no answer: the next save looks again.
-        let session_dirs = self.listing(StateDir::Sessions, |dir| {
-            self.state.entry_names(dir).unwrap_or(Some(Vec::new()))
-        });
-        if let Some(names) = session_dirs {
-            for name in names {
-                if self.ledger.leases.contains_key(&name) {
-                    continue;
-                }
-                if let Ok(dir) = sessions.join(&name) {
-                    let _ = self.state.remove_tree(&dir);
-                }
-            }
-        }
+        self.sweep_sessions(&sessions);
         let temps = self
             .listing(StateDir::Kept, |dir| self.state.file_names(dir))
             .unwrap_or_default()
@@ -465,6 +491,56 @@ impl Locked {
         for path in doomed {
             let _ = self.state.remove_file(&path);
         }
+    }
+
+    /// The `sessions/` part of [`Locked::sweep`]: listed only when this command does not know
+    /// it clean (see [`SessionsNote`]); then the note is left for the next command, when the
+    /// folder is clean and changed since the note was read or written.
+    fn sweep_sessions(&self, sessions: &RelPath) {
+        if !self.swept.borrow().sessions_clean {
+            // An error (a symlink or a file there) is no answer: the next save looks again.
+            let session_dirs = self.listing(StateDir::Sessions, |dir| {
+                self.state.entry_names(dir).unwrap_or(Some(Vec::new()))
+            });
+            let mut clean = true;
+            for name in session_dirs.unwrap_or_default() {
+                if self.ledger.leases.contains_key(&name) {
+                    continue;
+                }
+                let removed = sessions
+                    .join(&name)
+                    .is_ok_and(|dir| self.state.remove_tree(&dir).is_ok());
+                clean &= removed;
+            }
+            // A symlink or a file in its place is no folder of ours: never listed, never clean.
+            clean &= !matches!(
+                self.state.kind(sessions),
+                crate::provider::EntryKind::Symlink
+                    | crate::provider::EntryKind::File
+                    | crate::provider::EntryKind::Other
+            );
+            self.swept.borrow_mut().sessions_clean = clean;
+        }
+        let Some(lock) = self.lock.as_ref() else {
+            return;
+        };
+        let mut swept = self.swept.borrow_mut();
+        if !swept.sessions_clean {
+            return;
+        }
+        let Some(note) = SessionsNote::text(self.state.dir_stamp(sessions)) else {
+            return;
+        };
+        // Best effort: a note not left makes the next command list the folder.
+        if note != swept.sessions_note && lock.set_note(&note).is_ok() {
+            swept.sessions_note = note;
+        }
+    }
+
+    /// Records that a session's private folder could not be removed: `sessions/` is listed at
+    /// the next sweep, and at each command's until its folder is gone.
+    pub fn sessions_unswept(&self) {
+        self.swept.borrow_mut().sessions_clean = false;
     }
 
     /// Sets user bytes aside under the state directory's `kept/` and returns the record.

@@ -902,6 +902,7 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
     if token_key(token).is_some()
         && let Err(e) = PrivateFiles::undo(cx, token)
     {
+        cx.l.sessions_unswept();
         let shown = cx.l.session_path(token).unwrap_or_default();
         cx.warn(shown.display(), e.to_string());
     }
