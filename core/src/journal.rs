@@ -67,11 +67,15 @@
 
 //! **Durability**: a save is made durable before the workspace is touched when it records
 //! something a power loss must not take: a lease that may stash a prior, write an owned file,
-//! create a directory, a marker or a skill folder, write private files, put our block in a
-//! file the ledger does not yet list in [`Ledger::block_files`], or write a session text into a
-//! block that the ledger does not list for it yet (a start with a new text). Every other save is
+//! create a directory, a marker or a skill folder, put our block in a file the ledger does not
+//! yet list in [`Ledger::block_files`], or write a session text into a block that the ledger
+//! does not list for it yet (a start with a new text). Every other save is
 //! [`Durability::Deferred`], written and not synced:
 //!
+//! - a start that writes private files only (under the state directory, in `sessions/<token>`):
+//!   losing its record leaves a folder no lease names, which the first command after the
+//!   restart lists `sessions/` for and removes (the note of the folder the lock file holds
+//!   names the boot before; see the projector's `locked`);
 //! - a release giving a shared block the text of a live session back: that session's lease
 //!   records the text, and every record since its start keeps the lease, so whatever record a
 //!   power loss leaves, the cleanup of the dead sessions tells the text's lines from the user's

@@ -13,8 +13,9 @@
 //! - `sizes`: the same at 1 KiB, 1 MiB, 4 MiB, 10 MiB (≤ 1.25x) and 100 MiB, with every process's peak
 //!   memory (acquire ≤ 16 MiB at any size);
 //! - `leases`: one more acquire + release with 0, 16, 64, 256 live leases (≤ 1.15x the cost with
-//!   none at 256), 256 held by as many processes, and 256 Codex leases sharing the measured
-//!   session's block;
+//!   none at 256), 256 held by as many processes, 256 Codex leases sharing the measured
+//!   session's block, and a Claude session among 256 Claude leases (each with its private
+//!   folder) against a Claude session with none;
 //! - `cycling`: 64 processes cycling one workspace against 64 cycling flock + the minimal program
 //!   (≥ 0.85 of its throughput, zero lost updates, the file byte-exact).
 //!

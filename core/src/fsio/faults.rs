@@ -26,6 +26,15 @@ thread_local! {
     static NO_EXCHANGE: Cell<bool> = const { Cell::new(false) };
     /// `Some` while the power-loss model tracks durable images: each journal's last synced bytes.
     static DURABLE: RefCell<Option<BTreeMap<PathBuf, Vec<u8>>>> = const { RefCell::new(None) };
+    /// How many power losses [`power_loss`] has modelled on this thread: each is a restart of
+    /// the machine, which a new boot id tells (see [`restarts`]).
+    static RESTARTS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many restarts of the machine the power-loss model has made on this thread (0 outside it):
+/// what reads the boot id to tell a power loss appends it, as a real restart changes the id.
+pub(crate) fn restarts() -> u64 {
+    RESTARTS.with(Cell::get)
 }
 
 /// Starts (clearing what was recorded) or stops recording durable images on this thread.
@@ -51,8 +60,10 @@ pub(crate) fn note_durable(path: &Path, image: Vec<u8>) {
 /// the first half of what was written after it reached the disk (a torn write): half of what
 /// was appended, or half of the changed bytes (from the first that differs to the last) when
 /// the size is the same. Anything else (an unsynced truncation) goes back to the image exactly.
+/// The machine restarts with it: [`restarts`] counts one more.
 /// Returns the paths changed.
 pub fn power_loss() -> Vec<PathBuf> {
+    RESTARTS.with(|r| r.set(r.get() + 1));
     let images = DURABLE.with(|d| d.borrow().clone().unwrap_or_default());
     let mut changed = Vec::new();
     for (path, image) in images {

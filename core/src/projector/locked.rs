@@ -126,7 +126,8 @@ struct Swept {
 ///
 /// A private folder no lease names is left only by a power loss (a session's folder is removed
 /// before the record that ends its lease is written, and made after the record that starts it
-/// is on disk), or by someone else. So a command that finds the note naming this boot and the
+/// is written: only a power loss takes a written record, unsynced, and keeps the folder), or by
+/// someone else. So a command that finds the note naming this boot and the
 /// folder's stamp as it is now knows the folder needs no sweeping, without listing it (with 256
 /// sessions, the listing and its lookups cost more than the rest of a command). After a power
 /// loss the boot differs; a folder made or removed by anyone since changes the stamp; a note
@@ -139,7 +140,12 @@ impl SessionsNote {
     fn text(stamp: Option<fsio::DirStamp>) -> Option<Vec<u8>> {
         let boot = crate::holder::boot_id().ok()?;
         let stamp = stamp.map_or_else(|| "missing".to_string(), |stamp| stamp.to_text());
-        Some(format!("sessions {boot} {stamp}").into_bytes())
+        // A power loss the crash tests model is a restart too (no restart outside them).
+        let note = match fsio::faults::restarts() {
+            0 => format!("sessions {boot} {stamp}"),
+            restarts => format!("sessions {boot}+{restarts} {stamp}"),
+        };
+        Some(note.into_bytes())
     }
 }
 

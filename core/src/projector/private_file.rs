@@ -18,13 +18,12 @@ impl Projection for PrivateFiles {
     /// The lease token.
     type Recorded<'r> = &'r str;
 
-    fn record(_cx: &mut Cx<'_>, _token: &str, files: &[PrivateFile]) -> Result<Durability> {
-        // The lease itself names the folder; it must be on disk before the folder is.
-        Ok(if files.is_empty() {
-            Durability::Deferred
-        } else {
-            Durability::Durable
-        })
+    fn record(_cx: &mut Cx<'_>, _token: &str, _files: &[PrivateFile]) -> Result<Durability> {
+        // The lease names the folder, and need not be on disk before it: a power loss that takes
+        // the record leaves a folder no lease names, under the state directory only, and the
+        // first command after the restart lists `sessions/` and removes it (the lock file's note
+        // of the folder names the boot before; see `locked`). The session died with the machine.
+        Ok(Durability::Deferred)
     }
 
     fn apply(cx: &mut Cx<'_>, token: &str, files: &[PrivateFile]) -> Result<()> {

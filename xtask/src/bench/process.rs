@@ -238,7 +238,12 @@ impl Pair {
 /// projectfile's pair: `acquire` (Codex, this process as holder) then `release`. A release that
 /// does not find its lease is an error: the benchmark measures correct runs only.
 pub fn ours(programs: &Programs, ws: &Workspace, prompt: &str) -> Result<Pair> {
-    let (acquire, token) = ws.acquire(programs, "codex", prompt, &programs.holder_pid)?;
+    ours_as(programs, ws, "codex", prompt)
+}
+
+/// [`ours`] for a session of `provider`.
+pub fn ours_as(programs: &Programs, ws: &Workspace, provider: &str, prompt: &str) -> Result<Pair> {
+    let (acquire, token) = ws.acquire(programs, provider, prompt, &programs.holder_pid)?;
     let (release, released) = ws.release(programs, &token)?;
     if !released {
         bail!("release of {token} did not find its lease (a lost update)");

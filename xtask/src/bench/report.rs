@@ -152,6 +152,7 @@ fn print_process(r: &Value) {
         let kind = match (point["provider"].as_str(), point["own_texts"].as_bool()) {
             (Some("codex"), Some(true)) => ", sharing its block, each with its own text",
             (Some("codex"), _) => ", sharing its block and text",
+            (Some("claude"), _) => " of Claude, each with its private folder (a Claude session)",
             _ => "",
         };
         row(

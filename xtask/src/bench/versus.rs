@@ -180,6 +180,9 @@ impl Drop for Sleepers {
 /// session's block in AGENTS.md: every lease is a holder of that file's entry; with
 /// [`Texts::Measured`] the measured session's text is theirs, with [`Texts::OwnEach`] each has
 /// a text of its own, which the ledger records per lease (two more points, beside the curve).
+///
+/// Claude leases keep the session text in a private folder each, under the state directory:
+/// their points measure a Claude session among them, against a Claude session with none.
 struct LeasePoint {
     leases: usize,
     distinct: bool,
@@ -187,6 +190,17 @@ struct LeasePoint {
     texts: Texts,
     ws: Workspace,
     _holders: Sleepers,
+}
+
+impl LeasePoint {
+    /// The provider of the measured session: Claude among Claude leases, Codex otherwise.
+    fn measured(&self) -> &'static str {
+        if self.provider == "claude" {
+            "claude"
+        } else {
+            "codex"
+        }
+    }
 }
 
 /// The session texts of a lease point's Codex leases.
@@ -274,6 +288,16 @@ pub fn live_leases(
                 programs, scratch, most, false, "codex", texts,
             )?);
         }
+        for n in [0, most] {
+            points.push(LeasePoint::prepare(
+                programs,
+                scratch,
+                n,
+                false,
+                "claude",
+                Texts::OwnEach,
+            )?);
+        }
     }
     eprintln!(
         "    {} points prepared, {iterations} interleaved rounds",
@@ -281,7 +305,9 @@ pub fn live_leases(
     );
     let mut sides: Vec<Box<dyn FnMut() -> Result<Pair> + '_>> = points
         .iter()
-        .map(|p| Box::new(move || process::ours(programs, &p.ws, PROMPT)) as Box<_>)
+        .map(|p| {
+            Box::new(move || process::ours_as(programs, &p.ws, p.measured(), PROMPT)) as Box<_>
+        })
         .collect();
     let mut refs: Vec<&mut dyn FnMut() -> Result<Pair>> = sides
         .iter_mut()
@@ -293,15 +319,19 @@ pub fn live_leases(
     for (point, samples) in points.iter().zip(&samples) {
         summaries.push(summary(
             samples,
-            &process::ours(&memory, &point.ws, PROMPT)?,
+            &process::ours_as(&memory, &point.ws, point.measured(), PROMPT)?,
         ));
     }
-    let none = points
-        .iter()
-        .position(|p| p.leases == 0)
-        .map(|i| summaries[i].clone());
+    // Each point against the point with no lease measuring the same provider.
+    let none = |measured: &str| {
+        points
+            .iter()
+            .position(|p| p.leases == 0 && p.measured() == measured)
+            .map(|i| summaries[i].clone())
+    };
     let mut out = Vec::new();
-    for (point, s) in points.iter().zip(summaries) {
+    for (point, s) in points.iter().zip(summaries.iter().cloned()) {
+        let none = none(point.measured());
         let left = point.ws.lease_count(programs)?;
         ensure!(
             left == point.leases,
@@ -311,6 +341,7 @@ pub fn live_leases(
         out.push(json!({
             "leases": point.leases,
             "provider": point.provider,
+            "measured": point.measured(),
             "own_texts": point.texts == Texts::OwnEach,
             "distinct_holders": if point.distinct { point.leases } else { point.leases.min(1) },
             "ratio_to_none": none.as_ref().map_or(0.0, |none| ratio(&s, none)),
