@@ -60,7 +60,8 @@ pub(crate) fn note_durable(path: &Path, image: Vec<u8>) {
 /// the first half of what was written after it reached the disk (a torn write): half of what
 /// was appended, or half of the changed bytes (from the first that differs to the last) when
 /// the size is the same. Anything else (an unsynced truncation) goes back to the image exactly.
-/// The machine restarts with it: [`restarts`] counts one more.
+/// The machine restarts with it: a new boot, which the boot id the sweep of private folders
+/// notes tells.
 /// Returns the paths changed.
 pub fn power_loss() -> Vec<PathBuf> {
     RESTARTS.with(|r| r.set(r.get() + 1));
