@@ -426,16 +426,17 @@ fn a_private_directory_no_lease_names_is_swept() {
 }
 
 /// The note the lock file holds for `sessions/` as it is now, written in the boot `boot`: what a
-/// command leaves when the folder is swept (`sessions <boot id> <dev> <ino> <links>
+/// command leaves when the folder is swept (`sessions <boot id> <dev> <ino> <links> <size>
 /// <mtime> <ctime>`, padded with spaces).
 fn sessions_note(sessions: &std::path::Path, boot: &str) -> Vec<u8> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(sessions).unwrap();
     let note = format!(
-        "sessions {boot} {} {} {} {}.{} {}.{}",
+        "sessions {boot} {} {} {} {} {}.{} {}.{}",
         m.dev(),
         m.ino(),
         m.nlink(),
+        m.size(),
         m.mtime(),
         m.mtime_nsec(),
         m.ctime(),

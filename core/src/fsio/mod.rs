@@ -29,7 +29,7 @@ pub mod tree;
 
 pub(crate) use lock_alarm::wait_on_calling_thread;
 pub use lock_alarm::with_lock_wait_on_calling_thread;
-pub use splice::OpenFile;
+pub use splice::{FileState, OpenFile};
 pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -747,12 +747,12 @@ impl Root {
         }
     }
 
-    /// The [`DirStamp`] of the directory `rel`, without following a symlink there or on the
+    /// The [`FileState`] of the directory `rel`, without following a symlink there or on the
     /// way; `None` when it is missing or not a plain directory. Read-only: one `statx`.
-    pub fn dir_stamp(&self, rel: &RelPath) -> Option<DirStamp> {
+    pub fn dir_stamp(&self, rel: &RelPath) -> Option<FileState> {
         let parent = self.open_parent(rel).ok()??;
         let stat = rustix::fs::statat(&parent, rel.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        (FileType::from_raw_mode(stat.st_mode) == FileType::Directory).then(|| DirStamp::of(&stat))
+        (FileType::from_raw_mode(stat.st_mode) == FileType::Directory).then(|| FileState::of(&stat))
     }
 
     /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
@@ -927,47 +927,6 @@ impl LockGuard {
         let mut padded = [b' '; LOCK_NOTE_LEN];
         padded[..note.len()].copy_from_slice(note);
         std::os::unix::fs::FileExt::write_all_at(&self.file, &padded, 0)
-    }
-}
-
-/// What tells one state of a directory from another without listing it: the directory itself
-/// (device and inode), its link count (two plus its subdirectories, on the file systems that
-/// keep it), when its entries last changed and when its inode last did, to the nanosecond. An
-/// entry made or removed changes the link count or the times, and a folder replaced or restored
-/// has another inode or change time (no program can set a change time).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DirStamp {
-    dev: u64,
-    ino: u64,
-    nlink: u64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
-impl DirStamp {
-    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
-    fn of(stat: &rustix::fs::Stat) -> DirStamp {
-        DirStamp {
-            dev: stat.st_dev as u64,
-            ino: stat.st_ino as u64,
-            nlink: stat.st_nlink as u64,
-            modified: (stat.st_mtime as i64, stat.st_mtime_nsec as i64),
-            changed: (stat.st_ctime as i64, stat.st_ctime_nsec as i64),
-        }
-    }
-
-    /// The stamp as text: its numbers, space-separated.
-    pub fn to_text(self) -> String {
-        format!(
-            "{} {} {} {}.{} {}.{}",
-            self.dev,
-            self.ino,
-            self.nlink,
-            self.modified.0,
-            self.modified.1,
-            self.changed.0,
-            self.changed.1
-        )
     }
 }
 

@@ -21,26 +21,48 @@ pub struct OpenFile {
     pub(super) stat: rustix::fs::Stat,
 }
 
-/// What tells one state of a file from another: the same inode with the same size, modification
-/// and change times (a write changes the change time).
+/// What tells one state of a file or a directory from another: the same inode with the same size,
+/// link count, modification and change times. A write changes the change time; an entry made or
+/// removed in a directory changes its times or its link count (two plus its subdirectories, on
+/// the file systems that keep it); a folder replaced or restored has another inode or change
+/// time (no program can set a change time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FileState {
     dev: u64,
     ino: u64,
     size: i64,
+    nlink: u64,
     mtime: (i64, u64),
     ctime: (i64, u64),
 }
 
 impl FileState {
-    fn of(stat: &rustix::fs::Stat) -> FileState {
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    pub(super) fn of(stat: &rustix::fs::Stat) -> FileState {
         FileState {
             dev: stat.st_dev,
             ino: stat.st_ino,
             size: stat.st_size,
+            nlink: stat.st_nlink as u64,
             mtime: (stat.st_mtime, stat.st_mtime_nsec),
             ctime: (stat.st_ctime, stat.st_ctime_nsec),
         }
+    }
+
+    /// The state as text: its numbers, space-separated (device, inode, links, size, then the
+    /// modification and change times, to the nanosecond).
+    pub fn to_text(self) -> String {
+        format!(
+            "{} {} {} {} {}.{} {}.{}",
+            self.dev,
+            self.ino,
+            self.nlink,
+            self.size,
+            self.mtime.0,
+            self.mtime.1,
+            self.ctime.0,
+            self.ctime.1
+        )
     }
 }
 

@@ -121,7 +121,7 @@ struct Swept {
 }
 
 /// What the lock file notes of `sessions/` between commands: `sessions <boot id> <stamp>`, the
-/// [`DirStamp`](fsio::DirStamp) the folder had when the last command let the lock go with no
+/// [`FileState`](fsio::FileState) the folder had when the last command let the lock go with no
 /// folder there that no lease names.
 ///
 /// A private folder no lease names is left only by a power loss (a session's folder is removed
@@ -137,7 +137,7 @@ struct SessionsNote;
 impl SessionsNote {
     /// The note for `sessions/` with `stamp` in this boot; `None` when the boot id cannot be
     /// read (every command then lists the folder).
-    fn text(stamp: Option<fsio::DirStamp>) -> Option<Vec<u8>> {
+    fn text(stamp: Option<fsio::FileState>) -> Option<Vec<u8>> {
         let boot = crate::holder::boot_id().ok()?;
         let stamp = stamp.map_or_else(|| "missing".to_string(), |stamp| stamp.to_text());
         // A power loss the crash tests model is a restart too (no restart outside them).
