@@ -410,17 +410,23 @@ fn a_damaged_journal_is_refused_and_nothing_is_touched() {
     assert_eq!(std::fs::read(&path).unwrap(), vec![b'#'; len]);
 }
 
-#[test]
-fn a_private_directory_no_lease_names_is_swept() {
-    let fx = Fixture::new();
-    let subject = codex();
-    let a = fx.acquire(&subject, "first").unwrap();
-    // What a power loss can leave: the release's record on disk, its `rm -r` not.
-    let state = journal_path(&fx).with_file_name("sessions");
+/// A live session, and beside its state a private folder no lease names: what a power loss can
+/// leave (the release's record on disk, its `rm -r` not). The session's token, the `sessions/`
+/// folder and the folder left.
+fn a_session_and_a_folder_left(fx: &Fixture) -> (String, PathBuf, PathBuf) {
+    let a = fx.acquire(&codex(), "first").unwrap();
+    let state = journal_path(fx).with_file_name("sessions");
     let left = state.join("pf1-0000000000000000-00000000000000000000000000000000");
     std::fs::create_dir_all(&left).unwrap();
     std::fs::write(left.join("prompt.md"), b"old session text").unwrap();
-    assert!(fx.release(&a.token));
+    (a.token, state, left)
+}
+
+#[test]
+fn a_private_directory_no_lease_names_is_swept() {
+    let fx = Fixture::new();
+    let (token, _, left) = a_session_and_a_folder_left(&fx);
+    assert!(fx.release(&token));
     assert!(!left.exists(), "swept at the next save");
     fx.assert_no_ledger();
 }
@@ -457,12 +463,7 @@ fn sessions_note(sessions: &std::path::Path, boot: &str) -> Vec<u8> {
 #[case::noted_in_this_boot(true)]
 fn a_sessions_note_from_another_boot_has_the_folder_swept(#[case] this_boot: bool) {
     let fx = Fixture::new();
-    let subject = codex();
-    let a = fx.acquire(&subject, "first").unwrap();
-    let state = journal_path(&fx).with_file_name("sessions");
-    let left = state.join("pf1-0000000000000000-00000000000000000000000000000000");
-    std::fs::create_dir_all(&left).unwrap();
-    std::fs::write(left.join("prompt.md"), b"old session text").unwrap();
+    let (token, state, left) = a_session_and_a_folder_left(&fx);
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     let boot = if this_boot {
         boot.trim().to_string()
@@ -471,7 +472,7 @@ fn a_sessions_note_from_another_boot_has_the_folder_swept(#[case] this_boot: boo
     };
     let lock = journal_path(&fx).with_file_name("lock");
     std::fs::write(&lock, sessions_note(&state, &boot)).unwrap();
-    assert!(fx.release(&a.token));
+    assert!(fx.release(&token));
     assert_eq!(
         left.exists(),
         this_boot,
