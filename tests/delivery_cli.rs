@@ -330,6 +330,50 @@ fn a_shared_block_warning_names_the_newest_three_and_counts_the_rest() {
 }
 
 #[test]
+fn a_shared_block_warning_counts_only_the_sessions_with_another_text() {
+    let sb = Sandbox::new();
+    // Runs of one text, as the leases read from one record share them.
+    let texts = [
+        "Text A.", "Text A.", "Text A.", "Text B.", "Text B.", "Text A.",
+    ];
+    let sessions: Vec<serde_json::Value> = texts
+        .iter()
+        .map(|text| acquire(&sb, "codex", text, &[]))
+        .collect();
+    let token = |n: usize| sessions[n]["token"].as_str().unwrap().to_string();
+    let message = |n: usize| {
+        sessions[n]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // The first B is warned of the three A sessions, the second of the same three (not of B).
+    for n in [3, 4] {
+        let message = message(n);
+        for other in 0..3 {
+            assert!(message.contains(&token(other)), "{message}");
+        }
+        assert!(!message.contains(" more "), "{message}");
+        assert!(!message.contains(&token(3 + 4 - n)), "{message}");
+    }
+    // The last A is warned of the two B sessions only.
+    let last = message(5);
+    assert!(
+        last.contains(&token(3)) && last.contains(&token(4)),
+        "{last}"
+    );
+    for a in 0..3 {
+        assert!(!last.contains(&token(a)), "{last}");
+    }
+    for n in 0..6 {
+        sb.json(&["release", "--token", &token(n)]);
+    }
+}
+
+#[test]
 fn the_newest_live_text_comes_back_and_user_lines_in_the_block_stay() {
     let sb = Sandbox::new();
     let agents = sb.ws.join("AGENTS.md");

@@ -1286,6 +1286,13 @@ impl Journal {
         };
         if delta.is_none() {
             line.truncate(body_start);
+            // A whole record after deltas: about the size of the full record they rest on.
+            if let Some(base) = base.as_ref() {
+                let room = usize::try_from(base.at.len).unwrap_or(0);
+                if line.capacity() - line.len() < room {
+                    line.reserve_exact(next_record_room(room));
+                }
+            }
             ledger.write_json(&mut line, &self.display)?;
         }
         drop(base);

@@ -188,6 +188,23 @@ impl BlockTexts {
         self.get(path).map(|t| t == text)
     }
 
+    /// Whether `other` is these very texts: the same bytes of one buffer, or one list (the
+    /// leases read from one record share the texts they repeat), so any question asked of one
+    /// has the other's answer. Texts alike but kept apart answer `false`.
+    pub fn same_as(&self, other: &BlockTexts) -> bool {
+        match (&self.0, &other.0) {
+            (Texts::Listed(a), Texts::Listed(b)) => std::sync::Arc::ptr_eq(a, b),
+            (
+                Texts::Read { buffer, range },
+                Texts::Read {
+                    buffer: other_buffer,
+                    range: other_range,
+                },
+            ) => std::sync::Arc::ptr_eq(buffer, other_buffer) && range == other_range,
+            _ => false,
+        }
+    }
+
     /// Each file and its text, by path.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         let (listed, read) = match &self.0 {
@@ -566,34 +583,25 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
     Ok(deserializer.deserialize_map(Entries)?.into_iter().collect())
 }
 
-/// The recorded leases of `holders` (an entry's tokens), in token order. Both are sorted by
-/// token, so when an entry is held by many of the leases they are walked together, one
-/// comparison a step, instead of a map lookup per token (tokens of one workspace share a long
-/// prefix, and each lookup compares it a few times over); a few holders are looked up.
-pub fn leases_of<'a>(
-    holders: &'a BTreeSet<String>,
+/// The leases holding the entry at `path`: those whose [`LeaseRecord::paths`] name it, in token
+/// order. An entry names no holders: a lease never changes once recorded and states what it
+/// holds, so a start or an end among hundreds of sessions sharing an entry records nothing of
+/// the others (records of earlier builds list each entry's holders; the lists are read past).
+/// The leases read from one record share their paths, so a lease whose paths are the very list
+/// of the lease before it is answered without looking at them again.
+pub fn leases_holding<'a>(
     leases: &'a Leases,
+    path: &'a RelPath,
 ) -> impl Iterator<Item = (&'a str, &'a Recorded)> + 'a {
-    let walk = holders.len().saturating_mul(8) >= leases.len();
-    let mut ordered = leases.iter().peekable();
-    holders.iter().filter_map(move |token| {
-        if !walk {
-            return leases.get(token).map(|lease| (token.as_str(), lease));
-        }
-        // One comparison a step: most holders are the very next lease (an entry is often held
-        // by every lease), and a lease matched is passed (the next holder is a greater token).
-        loop {
-            let (key, lease) = ordered.peek()?;
-            match (*key).cmp(token.as_str()) {
-                std::cmp::Ordering::Less => {
-                    ordered.next();
-                }
-                std::cmp::Ordering::Equal => {
-                    let found = (token.as_str(), *lease);
-                    ordered.next();
-                    return Some(found);
-                }
-                std::cmp::Ordering::Greater => return None,
+    let mut last: Option<(&'a std::sync::Arc<[RelPath]>, bool)> = None;
+    leases.iter().filter(move |(_, lease)| {
+        let paths = lease.paths();
+        match last {
+            Some((seen, holds)) if std::sync::Arc::ptr_eq(seen, paths) => holds,
+            _ => {
+                let holds = paths.contains(path);
+                last = Some((paths, holds));
+                holds
             }
         }
     })
@@ -687,8 +695,6 @@ pub enum EntryRecord {
     /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]): one
     /// block per namespace, each taken out when no holder of its namespace is left.
     Block {
-        /// Tokens of the leases holding it.
-        holders: BTreeSet<String>,
         /// The namespaces whose block we put in the file; empty in ledgers of earlier builds (the
         /// default namespace).
         #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -696,8 +702,6 @@ pub enum EntryRecord {
     },
     /// A file we own while sessions live.
     Owned {
-        /// Tokens of the leases holding it.
-        holders: BTreeSet<String>,
         /// What it is for.
         role: OwnedRole,
         /// The prior content, or `None` when there was no file.
@@ -717,15 +721,11 @@ pub enum EntryRecord {
     },
     /// A file or folder whose presence we created.
     Marker {
-        /// Tokens of the leases holding it.
-        holders: BTreeSet<String>,
         /// File or directory.
         marker: MarkerKind,
     },
     /// A projected skill folder (see [`crate::projector::skill_folder`]).
     Skill {
-        /// Tokens of the leases holding it.
-        holders: BTreeSet<String>,
         /// The folder it was last copied from.
         source: PathBuf,
         /// The folder that stood there before, taken over; `None` when there was none.
@@ -756,26 +756,6 @@ impl EntryRecord {
                 ..
             } => ns,
             _ => crate::plan::Namespace::DEFAULT,
-        }
-    }
-
-    /// The tokens holding this entry.
-    pub fn holders(&self) -> &BTreeSet<String> {
-        match self {
-            EntryRecord::Block { holders, .. }
-            | EntryRecord::Owned { holders, .. }
-            | EntryRecord::Marker { holders, .. }
-            | EntryRecord::Skill { holders, .. } => holders,
-        }
-    }
-
-    /// The tokens holding this entry, mutably.
-    pub fn holders_mut(&mut self) -> &mut BTreeSet<String> {
-        match self {
-            EntryRecord::Block { holders, .. }
-            | EntryRecord::Owned { holders, .. }
-            | EntryRecord::Marker { holders, .. }
-            | EntryRecord::Skill { holders, .. } => holders,
         }
     }
 }
@@ -858,18 +838,11 @@ impl Ledger {
         // The leases read apart (see `leases_json`), the rest by serde; anything the fast reading
         // declines is read by serde whole, which also says what is wrong.
         let fast = leases_json::split_leases(bytes).and_then(|(rest, leases)| {
-            let (rest, holders) = match leases_json::split_holders(&rest) {
-                Some((rest, holders)) => (rest, holders),
-                None => (rest, Vec::new()),
-            };
             let mut ledger: Ledger = serde_json::from_slice(&rest).ok()?;
             ledger.leases = leases;
-            for (path, tokens) in holders {
-                *ledger.entries.get_mut(&path)?.holders_mut() = tokens;
-            }
             Some(ledger)
         });
-        let ledger = match fast {
+        let ledger: Ledger = match fast {
             Some(ledger) => ledger,
             None => serde_json::from_slice(bytes).map_err(|e| Error::Ledger {
                 path: file.to_path_buf(),
@@ -1033,9 +1006,8 @@ impl Ledger {
 }
 
 /// Appends `entry` as the derived serialisation writes it (`"kind"`, then the fields in their
-/// declared order, skipped as it skips them), the holders' tokens by [`write_json_str`]: a
-/// ledger lists every lease's token in each entry the lease holds (`write_entry_is_the_derived_
-/// serialisation` holds the two equal).
+/// declared order, skipped as it skips them; never the holders, which the leases state:
+/// `write_entry_is_the_derived_serialisation` holds the two equal).
 fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()> {
     fn field<T: Serialize>(out: &mut Vec<u8>, name: &str, value: &T) -> serde_json::Result<()> {
         out.extend_from_slice(b",\"");
@@ -1054,22 +1026,15 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
             None => Ok(()),
         }
     }
-    let (kind, holders) = match entry {
-        EntryRecord::Block { holders, .. } => ("block", holders),
-        EntryRecord::Owned { holders, .. } => ("owned", holders),
-        EntryRecord::Marker { holders, .. } => ("marker", holders),
-        EntryRecord::Skill { holders, .. } => ("skill", holders),
+    let kind = match entry {
+        EntryRecord::Block { .. } => "block",
+        EntryRecord::Owned { .. } => "owned",
+        EntryRecord::Marker { .. } => "marker",
+        EntryRecord::Skill { .. } => "skill",
     };
     out.extend_from_slice(b"{\"kind\":\"");
     out.extend_from_slice(kind.as_bytes());
-    out.extend_from_slice(b"\",\"holders\":[");
-    for (n, token) in holders.iter().enumerate() {
-        if n > 0 {
-            out.push(b',');
-        }
-        write_json_str(out, token)?;
-    }
-    out.push(b']');
+    out.push(b'"');
     match entry {
         EntryRecord::Block { namespaces, .. } => {
             if !namespaces.is_empty() {
@@ -1137,7 +1102,6 @@ pub(crate) mod tests {
     pub(crate) fn any_entry() -> impl proptest::strategy::Strategy<Value = EntryRecord> {
         use crate::plan::MarkerKind;
         use proptest::prelude::*;
-        let tokens = || prop::collection::btree_set("[a-z0-9\"\\\\-]{1,6}", 0..4);
         let text = || "[a-z\"\\\\\n\u{e9}]{0,6}";
         let prior_ref = || (text(), text()).prop_map(|(dir, id)| PriorRef { dir, id });
         let manifest = || {
@@ -1156,14 +1120,9 @@ pub(crate) mod tests {
                 })
         };
         prop_oneof![
-            (tokens(), prop::collection::btree_set(text(), 0..2)).prop_map(
-                |(holders, namespaces)| EntryRecord::Block {
-                    holders,
-                    namespaces
-                }
-            ),
+            prop::collection::btree_set(text(), 0..2)
+                .prop_map(|namespaces| EntryRecord::Block { namespaces }),
             (
-                tokens(),
                 prop::sample::select(vec![OwnedRole::Instructions, OwnedRole::McpConfig]),
                 prop::option::of(prop_oneof![
                     prior_ref().prop_map(OwnedPrior::Workspace),
@@ -1176,9 +1135,8 @@ pub(crate) mod tests {
                 prop::option::of(text()),
             )
                 .prop_map(
-                    |(holders, role, prior, written, written_mode, writing, namespace)| {
+                    |(role, prior, written, written_mode, writing, namespace)| {
                         EntryRecord::Owned {
-                            holders,
                             role,
                             prior,
                             written,
@@ -1188,8 +1146,7 @@ pub(crate) mod tests {
                         }
                     }
                 ),
-            (tokens(), any::<bool>()).prop_map(|(holders, file)| EntryRecord::Marker {
-                holders,
+            any::<bool>().prop_map(|file| EntryRecord::Marker {
                 marker: if file {
                     MarkerKind::File
                 } else {
@@ -1197,7 +1154,6 @@ pub(crate) mod tests {
                 },
             }),
             (
-                tokens(),
                 text(),
                 prop::option::of(prop_oneof![
                     prior_ref().prop_map(FolderPrior::Workspace),
@@ -1213,9 +1169,8 @@ pub(crate) mod tests {
                 ),
                 prop::option::of(text()),
             )
-                .prop_map(|(holders, source, prior, manifest, retired, namespace)| {
+                .prop_map(|(source, prior, manifest, retired, namespace)| {
                     EntryRecord::Skill {
-                        holders,
                         source: source.into(),
                         prior,
                         manifest,
@@ -1341,7 +1296,6 @@ pub(crate) mod tests {
         l.entries.insert(
             path.clone(),
             EntryRecord::Marker {
-                holders: ["a\n".to_string()].into(),
                 marker: MarkerKind::File,
             },
         );
@@ -1405,21 +1359,41 @@ pub(crate) mod tests {
     }
 
     proptest::proptest! {
-        /// For any holders and leases, walking both finds what a lookup per holder finds.
+        /// For any leases, each naming some paths (a run of them sharing one list, as leases
+        /// read from one record do) and any path: the leases holding it are exactly those whose
+        /// paths name it, in token order.
         #[test]
-        fn leases_of_finds_what_lookups_find(
-            holders in proptest::collection::btree_set("[ab]{0,3}", 0..12),
-            tokens in proptest::collection::btree_set("[ab]{0,3}", 0..40),
+        fn the_leases_holding_a_path_are_those_naming_it(
+            leases in proptest::collection::btree_map(
+                "[ab]{0,3}",
+                (proptest::collection::btree_set("[xyz]", 0..3), proptest::prelude::any::<bool>()),
+                0..40,
+            ),
+            asked in "[xyzw]",
         ) {
-            let leases: Leases =
-                tokens.into_iter().enumerate().map(|(n, t)| (t, lock_lease(n as u64))).collect();
-            let walked: Vec<(&str, u64)> =
-                leases_of(&holders, &leases).map(|(t, l)| (t, l.seq())).collect();
-            let looked_up: Vec<(&str, u64)> = holders
-                .iter()
-                .filter_map(|t| Some((t.as_str(), leases.get(t)?.seq())))
+            let asked = RelPath::new(&asked).unwrap();
+            let mut previous: Option<std::sync::Arc<[RelPath]>> = None;
+            let leases: Leases = leases
+                .into_iter()
+                .enumerate()
+                .map(|(n, (token, (paths, shared)))| {
+                    let mut record = lock_lease(n as u64).record();
+                    record.paths = match (&previous, shared) {
+                        (Some(previous), true) => previous.clone(),
+                        _ => paths.iter().map(|p| RelPath::new(p).unwrap()).collect(),
+                    };
+                    previous = Some(record.paths.clone());
+                    (token, Recorded::new(record))
+                })
                 .collect();
-            proptest::prop_assert_eq!(walked, looked_up);
+            let holding: Vec<(&str, u64)> =
+                leases_holding(&leases, &asked).map(|(t, l)| (t, l.seq())).collect();
+            let naming: Vec<(&str, u64)> = leases
+                .iter()
+                .filter(|(_, l)| l.paths().contains(&asked))
+                .map(|(t, l)| (t, l.seq()))
+                .collect();
+            proptest::prop_assert_eq!(holding, naming);
         }
     }
 
@@ -1474,10 +1448,12 @@ pub(crate) mod tests {
         l.entries.insert(
             RelPath::new("AGENTS.md").unwrap(),
             EntryRecord::Block {
-                holders: ["t".to_string()].into(),
                 namespaces: Default::default(),
             },
         );
+        let mut lease = lock_lease(1).record();
+        lease.paths = vec![RelPath::new("AGENTS.md").unwrap()].into();
+        l.leases.insert("t".to_string(), Recorded::new(lease));
         let bytes = l.to_json(Path::new("f")).unwrap();
         assert!(!bytes.contains(&b'\n'));
         assert_eq!(
@@ -1485,5 +1461,34 @@ pub(crate) mod tests {
             l
         );
         assert!(Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/x"))).is_err());
+    }
+
+    #[test]
+    fn holders_are_the_leases_naming_a_path_not_what_a_record_lists() {
+        // As an earlier build wrote it: holders listed, one with no lease and one whose lease
+        // does not name the path; a lease naming it that the list lacks.
+        let lease = |paths: &str| {
+            format!(
+                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\"}},\"acquired_at\":1,\"paths\":{paths}}}"
+            )
+        };
+        let json = format!(
+            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"a\":{},\"b\":{},\"c\":{}}},\"entries\":{{\"A\":{{\"kind\":\"marker\",\"holders\":[\"a\",\"b\",\"gone\"],\"marker\":\"file\"}},\"B\":{{\"kind\":\"marker\",\"holders\":[\"a\"],\"marker\":\"file\"}}}},\"created_dirs\":[],\"kept\":[]}}",
+            lease(r#"["A","B"]"#),
+            lease(r#"["B"]"#),
+            lease(r#"["A","C"]"#),
+        );
+        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
+        let held = |path: &str| -> Vec<String> {
+            let path = RelPath::new(path).unwrap();
+            leases_holding(&ledger.leases, &path)
+                .map(|(token, _)| token.to_string())
+                .collect()
+        };
+        assert_eq!(held("A"), ["a", "c"]);
+        assert_eq!(held("B"), ["a", "b"]);
+        // Written back, no entry lists a holder.
+        let written = String::from_utf8(ledger.to_json(Path::new("f")).unwrap()).unwrap();
+        assert!(!written.contains("holders"), "{written}");
     }
 }

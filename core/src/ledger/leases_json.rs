@@ -13,9 +13,8 @@
 //! leases as its JSON, and its session texts, checked, as their range of it ([`BlockTexts`]).
 //! Leases whose tokens are plain and in order (as this build writes them) are kept as read
 //! ([`ReadLeases`]: each token a range of that copy); any others are read into a map, which sorts
-//! them and keeps the last of a token given twice, as serde's reading does. [`split_holders`]
-//! likewise cuts each entry's `holders` tokens out for serde and hands them back as sets.
-//! Anything else, a lease of an earlier build, a field of a later one, an escaped string, is read
+//! them and keeps the last of a token given twice, as serde's reading does (entries name no
+//! holders: the leases state them). Anything else, a lease of an earlier build, a field of a later one, an escaped string, is read
 //! by serde from the same bytes, so what is accepted and what it reads as is serde's answer
 //! either way: the fast paths only ever accept a subset of what serde accepts and read it the
 //! same (`fast_and_serde_read_alike`, `entries_read_as_serde_reads_them` and
@@ -23,7 +22,6 @@
 //! ledgers and their corruptions). A structure the scanner cannot follow makes these functions
 //! answer `None`, and the caller lets serde read that part (and report the error).
 
-use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -319,85 +317,6 @@ pub(super) fn leases_in(buffer: &std::sync::Arc<[u8]>, body: Range<usize>) -> Op
     let mut scan = Scan::new(buffer.get(body.clone())?);
     scan.seek_field(b"\"leases\"")?;
     read_leases(&mut scan, Some((buffer, body.start)))
-}
-
-/// Each entry's holder tokens, by the entry's path, in the order the ledger lists them.
-pub(super) type EntryHolders = Vec<(RelPath, BTreeSet<String>)>;
-
-/// The ledger's JSON with every entry's `holders` array emptied (`[]`), and the tokens those
-/// arrays held; `None` unless every entry has the exact shape this build writes: its path a
-/// plain string, the paths in strictly increasing order, the entry opening with `"kind"` (a
-/// plain string) and then `"holders"`, a list of plain strings in strictly increasing order (as
-/// a set is written). serde then reads each entry's other fields, and the caller puts each
-/// entry's tokens back; with `None` serde reads the entries whole. The scan stops at the end of
-/// the entries: serde reads what follows, a second `entries` included (an error).
-///
-/// A ledger lists every lease's token in the `holders` of each entry it holds, so these lists
-/// grow with the sessions like the leases do, and serde would buffer each entry whole (an
-/// internally tagged enum) before building its set one insertion at a time.
-pub(super) fn split_holders(body: &[u8]) -> Option<(Vec<u8>, EntryHolders)> {
-    let mut scan = Scan::new(body);
-    scan.seek_field(b"\"entries\"")?;
-    let mut out = Vec::with_capacity(body.len());
-    let holders = cut_holders(&mut scan, &mut out)?;
-    out.extend_from_slice(&body[scan.at..]);
-    Some((out, holders))
-}
-
-/// The entries object at the cursor, which ends past it: `out` gets everything from the start
-/// of the body to there with the holders' tokens left out, and the tokens are returned.
-fn cut_holders(scan: &mut Scan<'_>, out: &mut Vec<u8>) -> Option<EntryHolders> {
-    let bytes = scan.bytes;
-    let mut holders: EntryHolders = Vec::new();
-    // `bytes[..copied]` is in `out` already (less the tokens cut).
-    let mut copied = 0;
-    scan.literal(b"{")?;
-    if scan.literal(b"}").is_none() {
-        loop {
-            let path = RelPath::new(scan.plain_str()?).ok()?;
-            if holders.last().is_some_and(|(last, _)| *last >= path) {
-                return None;
-            }
-            scan.literal(b":")?;
-            scan.literal(b"{")?;
-            scan.field(b"kind")?;
-            scan.plain_str()?;
-            scan.literal(b",")?;
-            scan.field(b"holders")?;
-            scan.literal(b"[")?;
-            out.extend_from_slice(&bytes[copied..scan.at]);
-            let mut tokens: Vec<String> = Vec::new();
-            if scan.literal(b"]").is_none() {
-                loop {
-                    let token = scan.plain_str()?;
-                    if tokens.last().is_some_and(|last| last.as_str() >= token) {
-                        return None;
-                    }
-                    tokens.push(token.to_string());
-                    if scan.literal(b",").is_none() {
-                        scan.literal(b"]")?;
-                        break;
-                    }
-                }
-            }
-            copied = scan.at - 1;
-            // The entry's other fields, for serde.
-            while scan.literal(b",").is_some() {
-                scan.string()?;
-                scan.take(b':')?;
-                scan.value()?;
-            }
-            scan.literal(b"}")?;
-            // Built from sorted, distinct tokens in one pass (no insertion search).
-            holders.push((path, tokens.into_iter().collect()));
-            if scan.literal(b",").is_none() {
-                scan.literal(b"}")?;
-                break;
-            }
-        }
-    }
-    out.extend_from_slice(&bytes[copied..scan.at]);
-    Some(holders)
 }
 
 /// What the leases read so far had, by the bytes it was read from: one process often holds
@@ -1266,35 +1185,6 @@ mod tests {
         assert_eq!(read(""), None);
         assert_eq!(read("-1"), None);
         assert_eq!(read("x"), None);
-    }
-
-    #[test]
-    fn entry_holders_are_cut_out_for_serde_and_given_back() {
-        let body = br#"{"entries":{"A":{"kind":"block","holders":["a","b"],"namespaces":["n"]},"B":{"kind":"marker","holders":[],"marker":"file"}},"kept":[]}"#;
-        let (rest, holders) = split_holders(body).unwrap();
-        assert_eq!(
-            String::from_utf8(rest).unwrap(),
-            r#"{"entries":{"A":{"kind":"block","holders":[],"namespaces":["n"]},"B":{"kind":"marker","holders":[],"marker":"file"}},"kept":[]}"#
-        );
-        let tokens: Vec<Vec<&str>> = holders
-            .iter()
-            .map(|(_, set)| set.iter().map(String::as_str).collect())
-            .collect();
-        assert_eq!(tokens, [vec!["a", "b"], vec![]]);
-        // Out of order, twice, or escaped: serde's to read.
-        for body in [
-            &br#"{"entries":{"A":{"kind":"block","holders":["b","a"]}}}"#[..],
-            br#"{"entries":{"A":{"kind":"block","holders":["a","a"]}}}"#,
-            br#"{"entries":{"B":{"kind":"block","holders":[]},"A":{"kind":"block","holders":[]}}}"#,
-            br#"{"entries":{"A":{"kind":"block","holders":["\u0061"]}}}"#,
-            br#"{"entries":{"A":{"holders":["a"],"kind":"block"}}}"#,
-        ] {
-            assert!(
-                split_holders(body).is_none(),
-                "{}",
-                String::from_utf8_lossy(body)
-            );
-        }
     }
 
     proptest! {

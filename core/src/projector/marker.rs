@@ -19,13 +19,12 @@ impl Projection for Marker {
     type Planned = MarkerProjection;
     type Recorded<'r> = Entry<'r>;
 
-    fn record(cx: &mut Cx<'_>, token: &str, marker: &MarkerProjection) -> Result<Durability> {
+    fn record(cx: &mut Cx<'_>, _token: &str, marker: &MarkerProjection) -> Result<Durability> {
         let path = &marker.path;
         if let Some(entry) = cx.l.ledger.entries.get_mut(path) {
             if !matches!(entry, EntryRecord::Marker { .. }) {
                 return Err(two_kinds(path));
             }
-            entry.holders_mut().insert(token.to_string());
             cx.report(path, FileKind::Marker, FileAction::Held);
             return Ok(Durability::Deferred);
         }
@@ -37,7 +36,6 @@ impl Projection for Marker {
         cx.l.ledger.entries.insert(
             path.clone(),
             EntryRecord::Marker {
-                holders: [token.to_string()].into(),
                 marker: marker.kind,
             },
         );

@@ -697,18 +697,18 @@ impl Projector {
             .entries
             .iter()
             .map(|(path, entry)| {
-                let live_holders = entry
-                    .holders()
-                    .iter()
-                    .filter(|t| !dead.contains(*t) && ledger.leases.contains_key(t))
-                    .count();
+                let (mut holders, mut live_holders) = (0, 0);
+                for (token, _) in crate::ledger::leases_holding(&ledger.leases, path) {
+                    holders += 1;
+                    live_holders += usize::from(!dead.contains(token));
+                }
                 if live_holders == 0 {
                     stale.push(path.to_string());
                 }
                 EntryStatus {
                     path: path.clone(),
                     kind: entry_kind(entry),
-                    holders: entry.holders().len(),
+                    holders,
                     live_holders,
                 }
             })
@@ -881,8 +881,9 @@ fn release_token(cx: &mut Cx<'_>, token: &str) {
     }
 }
 
-/// Removes `token`'s lease, its token from every entry and its private files; whether there
-/// was such a lease. The entries it was the last holder of are left for [`undo_orphans`].
+/// Removes `token`'s lease (and with it its hold on every entry its paths name) and its private
+/// files; whether there was such a lease. The entries it was the last holder of are left for
+/// [`undo_orphans`].
 fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
     let Some(lease) = cx.l.ledger.leases.remove(token) else {
         return false;
@@ -895,9 +896,6 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
             cx.l.released_texts
                 .push((path, ns.to_string(), text.to_string()));
         }
-    }
-    for entry in cx.l.ledger.entries.values_mut() {
-        entry.holders_mut().remove(token);
     }
     if token_key(token).is_some()
         && let Err(e) = PrivateFiles::undo(cx, token)
@@ -913,41 +911,32 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
 /// entry needs and that are empty. An entry that cannot be undone safely stays recorded and is
 /// reported; it is retried at the next start.
 fn undo_orphans(cx: &mut Cx<'_>) {
-    let ledger = &mut *cx.l.ledger;
-    let leases = &ledger.leases;
-    // One walk of each entry's holders: those without a lease are dropped, and a block's live
-    // namespaces are noted on the way.
+    let ledger = &*cx.l.ledger;
+    // One walk of the leases per entry: whether any holds it, and a block's live namespaces.
     let mut blocks: Vec<(RelPath, std::collections::BTreeSet<String>)> = Vec::new();
-    for (path, entry) in ledger.entries.iter_mut() {
-        let holders = entry.holders();
-        let mut live = 0;
-        let mut namespaces = shared_block::LiveNamespaces::default();
+    let mut orphans: Vec<RelPath> = Vec::new();
+    for (path, entry) in &ledger.entries {
         let is_block = matches!(entry, EntryRecord::Block { .. });
-        for (_, lease) in crate::ledger::leases_of(holders, leases) {
-            live += 1;
-            if is_block {
-                namespaces.note(lease.namespace());
+        let mut held = false;
+        let mut namespaces = shared_block::LiveNamespaces::default();
+        for (_, lease) in crate::ledger::leases_holding(&ledger.leases, path) {
+            held = true;
+            if !is_block {
+                break;
             }
+            namespaces.note(lease.namespace());
         }
-        let all_live = live == holders.len();
         if is_block {
             blocks.push((path.clone(), namespaces.into_set()));
         }
-        if !all_live {
-            entry.holders_mut().retain(|t| leases.contains_key(t));
+        if !held {
+            orphans.push(path.clone());
         }
     }
     // Blocks: one per namespace, each out once no holder of its own namespace is left.
     for (path, live) in blocks {
         shared_block::release_namespaces(cx, &path, live);
     }
-    let orphans: Vec<RelPath> =
-        cx.l.ledger
-            .entries
-            .iter()
-            .filter(|(_, e)| e.holders().is_empty())
-            .map(|(p, _)| p.clone())
-            .collect();
     for path in orphans {
         let Some(record) = cx.l.ledger.entries.get(&path).cloned() else {
             continue;

@@ -38,21 +38,17 @@ impl Projection for OwnedFile {
     type Planned = OwnedFileProjection;
     type Recorded<'r> = Entry<'r>;
 
-    fn record(cx: &mut Cx<'_>, token: &str, owned: &OwnedFileProjection) -> Result<Durability> {
+    fn record(cx: &mut Cx<'_>, _token: &str, owned: &OwnedFileProjection) -> Result<Durability> {
         let path = &owned.path;
         let content = generated::stamp(&owned.content, path, owned.role, cx.ns);
         let current = cx.l.root.read(path)?;
         if let Some(entry) = cx.l.ledger.entries.get_mut(path) {
             let EntryRecord::Owned {
-                holders,
-                written,
-                writing,
-                ..
+                written, writing, ..
             } = entry
             else {
                 return Err(two_kinds(path));
             };
-            holders.insert(token.to_string());
             // A write a crash interrupted may have landed; if the file holds it, it is ours.
             if let Some(interrupted) = writing.take()
                 && current
@@ -79,7 +75,6 @@ impl Projection for OwnedFile {
         cx.l.ledger.entries.insert(
             path.clone(),
             EntryRecord::Owned {
-                holders: [token.to_string()].into(),
                 role: owned.role,
                 prior,
                 written: String::new(),

@@ -248,16 +248,17 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
 impl SharedBlock {
     /// The live sessions of this namespace holding the block in `path`, each with its order
     /// (`seq`, start time, token: no two alike) and its texts, not yet read; one walk of the
-    /// entry's holders, nothing collected.
+    /// leases, nothing collected.
     fn live_sessions<'c>(
         cx: &'c Cx<'_>,
         path: &'c RelPath,
     ) -> impl Iterator<Item = ((u64, u64, &'c str), &'c crate::ledger::BlockTexts)> + 'c {
-        let holders = cx.l.ledger.entries.get(path).map(EntryRecord::holders);
+        let recorded = cx.l.ledger.entries.contains_key(path);
         let ns = cx.ns.as_str();
-        holders
+        recorded
+            .then(|| crate::ledger::leases_holding(&cx.l.ledger.leases, path))
             .into_iter()
-            .flat_map(|holders| crate::ledger::leases_of(holders, &cx.l.ledger.leases))
+            .flatten()
             .filter(move |(_, lease)| lease.namespace() == ns)
             .map(|(token, lease)| {
                 (
@@ -349,9 +350,21 @@ impl SharedBlock {
     /// here on.
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
         for block in blocks {
+            // Sessions that share their texts share the answer: asked once per run of them.
+            let mut last: Option<(&crate::ledger::BlockTexts, bool)> = None;
             let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, &block.path)
                 .filter(|((_, _, other), texts)| {
-                    *other != token && texts.text_is(&block.path, &block.body) == Some(false)
+                    if *other == token {
+                        return false;
+                    }
+                    match last {
+                        Some((seen, another)) if seen.same_as(texts) => another,
+                        _ => {
+                            let another = texts.text_is(&block.path, &block.body) == Some(false);
+                            last = Some((texts, another));
+                            another
+                        }
+                    }
                 })
                 .map(|(order, _)| order)
                 .collect();
@@ -390,7 +403,7 @@ impl Projection for SharedBlock {
     type Planned = BlockProjection;
     type Recorded<'r> = Entry<'r>;
 
-    fn record(cx: &mut Cx<'_>, token: &str, block: &BlockProjection) -> Result<Durability> {
+    fn record(cx: &mut Cx<'_>, _token: &str, block: &BlockProjection) -> Result<Durability> {
         let ledger = &mut cx.l.ledger;
         let path = &block.path;
         let listed = ledger.block_files.contains(path);
@@ -401,17 +414,11 @@ impl Projection for SharedBlock {
             .entries
             .entry(path.clone())
             .or_insert_with(|| EntryRecord::Block {
-                holders: Default::default(),
                 namespaces: Default::default(),
             });
-        let EntryRecord::Block {
-            holders,
-            namespaces,
-        } = entry
-        else {
+        let EntryRecord::Block { namespaces } = entry else {
             return Err(two_kinds(path));
         };
-        holders.insert(token.to_string());
         namespaces.insert(cx.ns.as_str().to_string());
         ledger.block_files.insert(path.clone());
         let bodies = ledger
@@ -563,14 +570,11 @@ impl<'a> LiveNamespaces<'a> {
 /// once no holder and no block is left. Errors are reported as pending undos (the entry stays
 /// recorded and is retried at the next start).
 pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath, live: BTreeSet<String>) {
-    let Some(EntryRecord::Block {
-        holders,
-        namespaces,
-    }) = cx.l.ledger.entries.get(path)
-    else {
+    let Some(EntryRecord::Block { namespaces }) = cx.l.ledger.entries.get(path) else {
         return;
     };
-    let no_holder = holders.is_empty();
+    // Every holder has a namespace.
+    let no_holder = live.is_empty();
     let namespaces = namespaces.clone();
     let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
     let mut failed = None;

@@ -74,13 +74,12 @@ impl Projection for SkillFolder {
     type Planned = SkillProjection;
     type Recorded<'r> = Entry<'r>;
 
-    fn record(cx: &mut Cx<'_>, token: &str, skill: &SkillProjection) -> Result<Durability> {
+    fn record(cx: &mut Cx<'_>, _token: &str, skill: &SkillProjection) -> Result<Durability> {
         let path = skill_path(skill)?;
         if let Some(entry) = cx.l.ledger.entries.get_mut(&path) {
             if !matches!(entry, EntryRecord::Skill { .. }) {
                 return Err(two_kinds(&path));
             }
-            entry.holders_mut().insert(token.to_string());
             return Ok(Durability::Durable);
         }
         // A new entry records what stands there now (and, for a take-over, where the prior will
@@ -102,7 +101,6 @@ impl Projection for SkillFolder {
         cx.l.ledger.entries.insert(
             path,
             EntryRecord::Skill {
-                holders: [token.to_string()].into(),
                 source: skill.source.clone(),
                 prior,
                 manifest,
