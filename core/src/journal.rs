@@ -21,7 +21,8 @@
 //! are added and dropped in all since it, and a full record otherwise: when there is no full
 //! record of this build to name (a new journal, a compaction, a record from a sync slot or an
 //! earlier build), when the ledger has no lease left, or when the save is durable and goes to a
-//! sync slot (a slot is read on its own). A build that reads only full records refuses a delta
+//! sync slot while the full record is not the journal's first (see "Sync slots": a slot's
+//! delta rests only on a base written durably). A build that reads only full records refuses a delta
 //! (its version is 2), rather than take its few leases for all of them. A command's ledger
 //! keeps the leases it read from the full record as they were read, and what it dropped and
 //! added beside them ([`crate::ledger::Leases`]): its delta is those, no token compared; a
@@ -93,7 +94,14 @@
 //! or when they migrate a `ledger.json` from an earlier build.
 //!
 //! **Sync slots.** A durable save is appended to the journal like any other, unsynced, and also
-//! written, synced, into one of the two slots of `ledger.sync` beside it: each slot (a power of
+//! written, synced, into one of the two slots of `ledger.sync` beside it. A slot's record is a
+//! delta only when its base is the journal's first record, which was written durably (at the
+//! file's creation or compaction; appends after it are not), so a power loss that takes the
+//! journal's unsynced bytes leaves the base the slot's delta names; otherwise it is a full
+//! record. A durable full record of [`DURABLE_BASE_FROM`] bytes or more compacts the journal
+//! instead (the record alone, written durably): the durable saves after it are deltas against
+//! it, each as long as what it changed, where a slot would take the whole ledger every time.
+//! Each slot (a power of
 //! two of at least [`SLOT_MIN`] bytes) holds a head, `slot <save number> <record length>` in
 //! fixed-width digits, and the record line, written record first and head last. The slot written
 //! is never the one holding the newest whole record: the other, unless the one whose head states
@@ -109,8 +117,9 @@
 //! less waiting for a whole scheduler tick on a busy machine. Reading takes the journal's newest
 //! record, then the two heads (one small read each): a slot whose number is higher holds a
 //! durable record the journal lost with its unsynced bytes, and is read instead, if its head,
-//! its record's check and the number its JSON ends in agree (otherwise its write was cut, and
-//! it is passed over). The next save is numbered past every head, so it is newer than both
+//! its record's check and the number its JSON ends in agree, and, for a delta, its base is the
+//! journal's first record, whole, of the length and number it states (otherwise its write was
+//! cut, or another journal stands there, and it is passed over). The next save is numbered past every head, so it is newer than both
 //! slots though the journal lost records. Slots are read only beside a journal with a record
 //! (one moved aside starts the record afresh, numbered past them), only through the state
 //! directory's descriptor (a link there is refused), and are synced only where the journal
@@ -174,6 +183,12 @@ const CHECK_HEX: usize = 16;
 /// it being 1: see [`DELTA_OPEN`]).
 const FULL_OPEN: &[u8] = b"{\"version\":1";
 const _: () = assert!(crate::ledger::LEDGER_VERSION == 1);
+
+/// The length from which a durable save's full record compacts the journal rather than go to a
+/// sync slot: the record is then the journal's first, written durably, and the durable saves
+/// after it write deltas against it into their slots, each as long as its changes, where a slot
+/// would take the whole ledger again at every one.
+pub const DURABLE_BASE_FROM: usize = 16 * 1024;
 
 /// A delta record's JSON opens with `{"version":2,"base":[<at>,<len>,<saved>],"gone":[<tokens>]`
 /// and goes on with a full record's fields after the version (see "Delta records" in the module
@@ -779,8 +794,13 @@ fn read_slots(state: &Root, after: u64) -> Result<SlotsRead> {
         .filter(|(_, saved, _)| *saved > after)
         .collect();
     newer.sort_by_key(|(_, saved, _)| std::cmp::Reverse(*saved));
+    let journal = state.display_path(&RelPath::new(JOURNAL_FILE)?);
     for (index, saved, len) in newer {
-        if let Some(record) = read_slot_record(&file, &display, size, index, saved, len)? {
+        let record = match read_slot_record(&file, &display, size, index, saved, len)? {
+            Some(record) => slot_record_based(&journal, record)?,
+            None => None,
+        };
+        if let Some(record) = record {
             read.newer = Some((saved, record));
             break;
         }
@@ -812,18 +832,35 @@ fn read_slot_record(
         .filter(|line| line.len() + 1 == len)
         .and_then(record_body);
     Ok(match body {
-        Some(body)
-            if bytes.get(body.clone()).map(saved_number) == Some(saved)
-                && bytes.get(body.clone()).is_some_and(|body| !is_delta(body)) =>
-        {
-            Some(Newest {
-                bytes,
-                start: 0,
-                body,
-                base: None,
-            })
-        }
+        Some(body) if bytes.get(body.clone()).map(saved_number) == Some(saved) => Some(Newest {
+            bytes,
+            start: 0,
+            body,
+            base: None,
+        }),
         _ => None,
+    })
+}
+
+/// A slot's record `newest` as it reads: a full record as it stands; a delta with its base, the
+/// journal's first record (the one a slot's delta may rest on: written durably, at the file's
+/// creation or compaction), read from the journal at `journal` and checked as any base is.
+/// `None` for a delta whose base is not there whole (another journal stands there since: not
+/// ours to read).
+fn slot_record_based(journal: &Path, mut newest: Newest) -> Result<Option<Newest>> {
+    if !is_delta(newest.body()) {
+        return Ok(Some(newest));
+    }
+    let Some(open) = OpenTail::open(journal)? else {
+        return Ok(None);
+    };
+    let len = open.len();
+    Ok(match based_on(&open, newest.body(), len)? {
+        Based::Delta(base) if base.0.at == 0 => {
+            newest.base = Some(base);
+            Some(newest)
+        }
+        Based::Full | Based::Delta(_) | Based::Broken => None,
     })
 }
 
@@ -1212,11 +1249,13 @@ impl Journal {
             journal.known_line.replace(newest.base_line());
             journal.slots.set(slots.slots);
             journal.saved.set(saved.max(slots.highest));
-            if let Some((_, newer)) = slots.newer {
-                // A durable save the journal lost with a power loss: its slot holds it. The
-                // journal's own newest record is not it, so the next save writes whatever it has
-                // (a full record: the journal's own base is not read).
-                let ledger = Ledger::parse(newer.body(), &journal.display, canonical)?;
+            if let Some((_, mut newer)) = slots.newer {
+                // A durable save the journal lost with a power loss: its slot holds it (a delta
+                // with its base, the journal's first record). The journal's own newest record is
+                // not it, so the next save writes whatever it has (a full record: no base is
+                // kept for it).
+                let (ledger, _) =
+                    ledger_of(&journal.display, &mut newer, extent.good_len, canonical)?;
                 journal.spare.replace(newer.bytes);
                 return Ok((journal, Some(ledger)));
             }
@@ -1274,12 +1313,18 @@ impl Journal {
             line.reserve_exact(next_record_room(last_len));
         }
         let body_start = begin_frame(&mut line);
-        // A durable save that goes to a sync slot is a full record (a slot is read on its own);
-        // so is one that would compact the journal (the record is then the file's only one).
+        // A durable save that goes to a sync slot is a delta only against the journal's first
+        // record, which was written durably (a slot's record must stand when the journal's
+        // unsynced bytes are lost); otherwise a full record. So is one that would compact the
+        // journal (the record is then the file's only one).
         let to_slot = durable && !self.always_durable && !self.legacy.get();
         let base = self.base.borrow();
         let delta = match base.as_ref() {
-            Some(base) if !to_slot && self.exists.get() && !ledger.leases.is_empty() => {
+            Some(base)
+                if (!to_slot || base.at.at == 0)
+                    && self.exists.get()
+                    && !ledger.leases.is_empty() =>
+            {
                 self.write_delta(&mut line, body_start, base, ledger)?
             }
             _ => None,
@@ -1308,7 +1353,10 @@ impl Journal {
         replace_saved(&mut line, body_start, saved);
         let check = check64(&line[body_start..]);
         let body = end_frame(&mut line, body_start, check);
-        let (at, replaced) = self.write(state, &line, durable, saved)?;
+        // A large durable record rests the saves after it on a durable base: the journal is
+        // compacted to it, and the durable saves that follow are deltas in their slots.
+        let rebase = to_slot && delta.is_none() && line.len() >= DURABLE_BASE_FROM;
+        let (at, replaced) = self.write(state, &line, durable, saved, rebase)?;
         if delta.is_none() {
             // The next deltas' base.
             self.base.replace(Some(Base {
@@ -1421,8 +1469,8 @@ impl Journal {
         open.holds_at(last.body_at, body).unwrap_or(false)
     }
 
-    /// Appends `record` (a whole line), or rewrites the journal as it alone when the file is new
-    /// or has grown past its limit.
+    /// Appends `record` (a whole line), or rewrites the journal as it alone when the file is new,
+    /// has grown past its limit, or `compact` asks it of a full record.
     /// Returns where in the file the record starts, and the file a compaction replaced, open.
     fn write(
         &self,
@@ -1430,12 +1478,14 @@ impl Journal {
         record: &[u8],
         durable: bool,
         saved: u64,
+        compact: bool,
     ) -> Result<(u64, Option<fsio::OpenFile>)> {
         let limit = COMPACT_AT.max(COMPACT_RECORDS.saturating_mul(record.len() as u64));
         let full = !record
             .get(PREFIX.len() + CHECK_HEX + MIDDLE.len()..)
             .is_some_and(is_delta);
-        if !self.exists.get() || (full && self.good_len.get() + record.len() as u64 > limit) {
+        let grown = full && self.good_len.get() + record.len() as u64 > limit;
+        if !self.exists.get() || (full && compact) || grown {
             // Held open across the rename, so freeing it is left to the caller (a file that
             // cannot be opened is simply freed by the rename).
             let replaced = match self.exists.get() {
@@ -1944,14 +1994,20 @@ mod tests {
             };
             let base = toggled(&toggled(&ledger, 0), 1);
             journal.save(&state, &base, Durability::Durable).unwrap();
+            // A record of no lease after the journal's first: the next durable save has no
+            // durable base to write a delta against, and its slot takes a full record.
+            journal
+                .save(&state, &with_dir(&ledger, "a"), Durability::Deferred)
+                .unwrap();
             let started = toggled(&base, 2);
             journal.save(&state, &started, Durability::Durable).unwrap();
-            assert_eq!(heads(), [Some(2), None]);
+            assert_eq!(heads(), [Some(3), None]);
+            assert!(!is_delta_line(lines(dir.path()).last().unwrap()));
             let ended = toggled(&started, 2);
             journal.save(&state, &ended, Durability::Deferred).unwrap();
             assert!(is_delta_line(lines(dir.path()).last().unwrap()));
             if cut {
-                cut_slot(&slots_path, 2);
+                cut_slot(&slots_path, 3);
             }
             let (journal, read) = Journal::load(&state, None, false).unwrap();
             assert_eq!(read.unwrap(), ended);
@@ -1966,12 +2022,151 @@ mod tests {
                 .save(&state, &toggled(&ended, 3), Durability::Durable)
                 .unwrap();
             let expected = if cut {
-                [Some(4), None]
+                [Some(5), None]
             } else {
-                [Some(2), Some(4)]
+                [Some(3), Some(5)]
             };
             assert_eq!(heads(), expected, "cut: {cut}");
         }
+    }
+
+    /// A ledger of `n` leases, whose full record is longer than [`DURABLE_BASE_FROM`] when `n`
+    /// is a hundred or more.
+    fn many(ledger: &Ledger, n: u64) -> Ledger {
+        (0..n).fold(ledger.clone(), |l, i| toggled(&l, i))
+    }
+
+    /// The record line slot `index` holds (as its head states its length).
+    fn slot_line(slots_path: &Path, index: usize) -> Vec<u8> {
+        let bytes = std::fs::read(slots_path).unwrap();
+        let at = index * (bytes.len() / 2);
+        let (_, len) = parse_slot_head(&bytes[at..at + SLOT_HEAD]).unwrap();
+        bytes[at + SLOT_HEAD..at + SLOT_HEAD + len].to_vec()
+    }
+
+    #[test]
+    fn a_durable_save_among_many_leases_puts_a_delta_on_a_durable_base_in_its_slot() {
+        let (dir, state, journal, ledger) = fresh();
+        let (journal_path, slots_path) =
+            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
+        let big = many(&ledger, 120);
+        journal.save(&state, &big, Durability::Durable).unwrap();
+        // The journal's first record, written durably: what a power loss leaves of the file.
+        let first = std::fs::read(&journal_path).unwrap();
+        assert!(first.len() >= DURABLE_BASE_FROM);
+        let started = toggled(&big, 500);
+        journal.save(&state, &started, Durability::Durable).unwrap();
+        // The slot took a delta on that record, as long as the change, not the whole ledger.
+        let line = slot_line(&slots_path, 0);
+        assert!(is_delta_line(&line), "{}", String::from_utf8_lossy(&line));
+        assert!(line.len() < 2048, "{} bytes", line.len());
+        assert_eq!(lines(dir.path()).last().unwrap(), &line);
+        // A power loss takes the journal's unsynced bytes: the slot's delta and its base, the
+        // journal's first record, read back the durable save.
+        std::fs::write(&journal_path, &first).unwrap();
+        assert_eq!(load(&state), started);
+        // The next save, numbered past the slot, rests on what was read.
+        let (journal, read) = Journal::load(&state, None, false).unwrap();
+        let ended = toggled(&read.unwrap(), 500);
+        journal.save(&state, &ended, Durability::Deferred).unwrap();
+        assert_eq!(load(&state), ended);
+    }
+
+    #[test]
+    fn a_large_durable_record_with_no_durable_base_compacts_the_journal() {
+        let (dir, state, journal, ledger) = fresh();
+        let journal_path = dir.path().join(JOURNAL_FILE);
+        let big = many(&ledger, 120);
+        journal.save(&state, &big, Durability::Durable).unwrap();
+        // A record of no lease after it: a full record, appended, the next deltas' base.
+        let none = with_dir(&ledger, "a");
+        journal.save(&state, &none, Durability::Deferred).unwrap();
+        assert_eq!(lines(dir.path()).len(), 2);
+        // A durable save of many leases: no durable base to write a delta on, so the journal
+        // becomes its record alone, written durably.
+        let again = with_dir(&big, "b");
+        journal.save(&state, &again, Durability::Durable).unwrap();
+        assert_eq!(lines(dir.path()).len(), 1);
+        let compacted = std::fs::read(&journal_path).unwrap();
+        // The durable save after it is a delta on it, in a slot, read back after a power loss.
+        let started = toggled(&again, 500);
+        journal.save(&state, &started, Durability::Durable).unwrap();
+        assert!(is_delta_line(lines(dir.path()).last().unwrap()));
+        std::fs::write(&journal_path, &compacted).unwrap();
+        assert_eq!(load(&state), started);
+        // A small durable record still goes to a slot whole (no compaction for it).
+        let (dir, state, journal, ledger) = fresh();
+        journal
+            .save(&state, &toggled(&ledger, 1), Durability::Durable)
+            .unwrap();
+        journal.save(&state, &none, Durability::Deferred).unwrap();
+        journal
+            .save(&state, &toggled(&ledger, 2), Durability::Durable)
+            .unwrap();
+        assert_eq!(lines(dir.path()).len(), 3);
+        let line = slot_line(&dir.path().join(SLOTS_FILE), 0);
+        assert!(!is_delta_line(&line));
+    }
+
+    #[test]
+    fn a_slot_delta_whose_base_is_not_the_journals_first_record_is_passed_over() {
+        let (dir, state, journal, ledger) = fresh();
+        let (journal_path, slots_path) =
+            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
+        let big = many(&ledger, 120);
+        journal.save(&state, &big, Durability::Durable).unwrap();
+        let first = std::fs::read(&journal_path).unwrap();
+        journal
+            .save(&state, &toggled(&big, 500), Durability::Durable)
+            .unwrap();
+        let line = slot_line(&slots_path, 0);
+        let body = record_body(line.strip_suffix(b"\n").unwrap()).unwrap();
+        let body = line[body].to_vec();
+        let saved = saved_number(&body);
+        // Lies a slot's delta may tell of its base, each made to check: another place, another
+        // length, another save number; and a first record that is another journal's.
+        let at = format!("\"base\":[0,{},", first.len());
+        let text = String::from_utf8(body.clone()).unwrap();
+        assert!(text.contains(&at), "{text}");
+        let lies = [
+            text.replacen(&at, &format!("\"base\":[1,{},", first.len() - 1), 1),
+            text.replacen(&at, &format!("\"base\":[0,{},", first.len() + 1), 1),
+            text.replacen(&format!("{at}1]"), &format!("{at}7]"), 1),
+        ];
+        for lie in lies {
+            assert_ne!(lie, text);
+            let lied = frame(lie.as_bytes());
+            let mut slots = std::fs::read(&slots_path).unwrap();
+            slots[..SLOT_HEAD].copy_from_slice(&slot_head(saved, lied.len()));
+            slots[SLOT_HEAD..SLOT_HEAD + lied.len()].copy_from_slice(&lied);
+            std::fs::write(&slots_path, &slots).unwrap();
+            std::fs::write(&journal_path, &first).unwrap();
+            assert_eq!(load(&state), big, "{lie}");
+        }
+        // The slot's own delta, put back, reads again on its base.
+        let mut slots = std::fs::read(&slots_path).unwrap();
+        let framed = frame(&body);
+        slots[..SLOT_HEAD].copy_from_slice(&slot_head(saved, framed.len()));
+        slots[SLOT_HEAD..SLOT_HEAD + framed.len()].copy_from_slice(&framed);
+        std::fs::write(&slots_path, &slots).unwrap();
+        assert_eq!(load(&state), toggled(&big, 500));
+        // Another journal at the same place, its one record numbered as the base: not the base
+        // the slot names (another length), so the slot is passed over.
+        let (other_dir, other_state, other_journal, _) = fresh();
+        let other = with_dir(&big, "other");
+        other_journal
+            .save(&other_state, &other, Durability::Durable)
+            .unwrap();
+        let other_bytes = std::fs::read(other_dir.path().join(JOURNAL_FILE)).unwrap();
+        let number = |line: &[u8]| {
+            let line = line.strip_suffix(b"\n").unwrap();
+            saved_number(&line[record_body(line).unwrap()])
+        };
+        assert_eq!((number(&other_bytes), number(&first)), (1, 1));
+        assert_ne!(other_bytes.len(), first.len());
+        std::fs::write(&journal_path, &other_bytes).unwrap();
+        assert_eq!(load(&state), other);
+        let _ = dir;
     }
 
     #[test]

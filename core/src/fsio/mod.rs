@@ -1479,6 +1479,11 @@ impl<'a> OpenTail<'a> {
         })
     }
 
+    /// The file's length when it was opened.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
     /// Whether this file holds `expected` from `start` (see [`fd_holds_at`]).
     pub fn holds_at(&self, start: u64, expected: &[u8]) -> Result<bool> {
         fd_holds_at(&self.file, start, expected).map_err(|e| Error::io(self.path, "read", e))

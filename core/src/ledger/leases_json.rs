@@ -651,9 +651,12 @@ fn texts<'a>(scan: &mut Scan<'a>, seen: &mut TextsSeen<'a>) -> Option<BlockTexts
         scan.at += last.len();
         return Some(value.clone());
     }
-    let range = scan.value()?;
-    let bytes = &scan.bytes[range.clone()];
-    plain_texts_checked(bytes, &mut seen.paths)?;
+    scan.skip_space();
+    let rest = &scan.bytes[scan.at..];
+    let len = plain_texts_len(rest, &mut seen.paths)?;
+    let range = scan.at..scan.at + len;
+    scan.at += len;
+    let bytes = &rest[..len];
     let (buffer, add, sub) = &seen.within;
     let texts = BlockTexts::read(buffer, range.start + add - sub..range.end + add - sub);
     if texts.is_empty() {
@@ -721,11 +724,18 @@ fn plain_paths(scan: &mut Scan<'_>) -> Option<Vec<RelPath>> {
 /// increasing order (as the writer writes a map; a path twice is serde's to read).
 /// A path written as the same bytes as one of `checked` (those of the texts read before, often
 /// another session's text for the same file) is not checked anew; one checked here is added.
+#[cfg(test)]
 pub(super) fn plain_texts_checked<'a>(bytes: &'a [u8], checked: &mut Vec<&'a [u8]>) -> Option<()> {
+    (plain_texts_len(bytes, checked)? == bytes.len()).then_some(())
+}
+
+/// How many bytes of `bytes` the texts object it opens with takes, when it is one
+/// [`plain_texts_checked`] accepts; `None` otherwise. One pass: what follows is not looked at.
+fn plain_texts_len<'a>(bytes: &'a [u8], checked: &mut Vec<&'a [u8]>) -> Option<usize> {
     let mut scan = Scan::new(bytes);
     scan.literal(b"{")?;
     if scan.literal(b"}").is_some() {
-        return (scan.at == bytes.len()).then_some(());
+        return Some(scan.at);
     }
     let mut last: Option<&[u8]> = None;
     loop {
@@ -743,7 +753,7 @@ pub(super) fn plain_texts_checked<'a>(bytes: &'a [u8], checked: &mut Vec<&'a [u8
         scan.plain_str()?;
         if scan.literal(b",").is_none() {
             scan.literal(b"}")?;
-            return (scan.at == bytes.len()).then_some(());
+            return Some(scan.at);
         }
     }
 }

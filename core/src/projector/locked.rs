@@ -340,9 +340,10 @@ impl Locked {
             .cloned()
             .collect();
         // Before this command changes anything: whether `sessions/` is as the last command left
-        // it, swept (see `SessionsNote`).
+        // it, swept (see `SessionsNote`). A read-only command sweeps nothing: it asks nothing.
         let mut swept = Swept::default();
-        if let Some(lock) = &lock {
+        let writes = !matches!(access, Access::ReadOnly(_));
+        if let Some(lock) = lock.as_ref().filter(|_| writes) {
             swept.sessions_note = lock.note();
             let now =
                 SessionsNote::text(state.dir_stamp(&RelPath::new(StateDir::Sessions.name())?));

@@ -61,8 +61,12 @@ pub fn targets(r: &Value) -> Value {
         ));
     }
     if let Some(point) = r["leases"].as_array().and_then(|v| {
-        v.iter()
-            .find(|p| p["leases"] == 256 && p["distinct_holders"] == 1 && p["provider"] == "agy")
+        v.iter().find(|p| {
+            p["leases"] == 256
+                && p["distinct_holders"] == 1
+                && p["provider"] == "codex"
+                && p["own_texts"] == false
+        })
     }) {
         let ratio = f(&point["ratio_to_none"]);
         out.push(verdict(
@@ -153,6 +157,7 @@ fn print_process(r: &Value) {
             (Some("codex"), Some(true)) => ", sharing its block, each with its own text",
             (Some("codex"), _) => ", sharing its block and text",
             (Some("claude"), _) => " of Claude, each with its private folder (a Claude session)",
+            (Some("agy"), _) => " of Agy, in no file of the workspace",
             _ => "",
         };
         row(

@@ -174,12 +174,14 @@ impl Drop for Sleepers {
 }
 
 /// One point of the lease curve: a workspace with `leases` live leases already held (by this
-/// process, or with `distinct` each by its own live process). Agy leases touch no file of the
-/// workspace (Agy sessions without hooks project nothing), so the measured acquire + release does
-/// the same I/O at every point and only the leases differ. Codex leases share the measured
-/// session's block in AGENTS.md: every lease is a holder of that file's entry; with
-/// [`Texts::Measured`] the measured session's text is theirs, with [`Texts::OwnEach`] each has
-/// a text of its own, which the ledger records per lease (two more points, beside the curve).
+/// process, or with `distinct` each by its own live process). Codex leases (the curve) share
+/// the measured session's block in AGENTS.md: every lease holds that file's entry; with
+/// [`Texts::Measured`] the measured session's text is theirs (so among them the measured
+/// session finds the block in place and leaves it, where alone it adds and removes it), with
+/// [`Texts::OwnEach`] each has a text of its own, which the ledger records per lease and the
+/// measured session's start puts in the block (a point beside the curve). Agy leases touch no
+/// file of the workspace (Agy sessions without hooks project nothing): beside them the measured
+/// Codex session does the same I/O as alone, and only the leases differ.
 ///
 /// Claude leases keep the session text in a private folder each, under the state directory:
 /// their points measure a Claude session among them, against a Claude session with none.
@@ -255,8 +257,10 @@ impl LeasePoint {
     }
 }
 
-/// The live-lease curve: one more acquire + release at each of `counts` leases held by this
-/// process, and at the largest count held by as many distinct processes; ratios to none.
+/// The live-lease curve: one more Codex acquire + release at each of `counts` Codex leases
+/// sharing its block and text, held by this process, and at the largest count: held by as many
+/// distinct processes, each lease with its own text, Agy leases, and Claude sessions among
+/// Claude leases; ratios to the point with none measuring the same provider.
 pub fn live_leases(
     programs: &Programs,
     scratch: &Path,
@@ -264,13 +268,15 @@ pub fn live_leases(
     iterations: usize,
 ) -> Result<Value> {
     let mut points = Vec::new();
+    // The curve: Codex sessions sharing the measured session's block and text, as a host that
+    // starts many sessions of one CLI on one workspace has them.
     for &n in counts {
         points.push(LeasePoint::prepare(
             programs,
             scratch,
             n,
             false,
-            "agy",
+            "codex",
             Texts::Measured,
         )?);
     }
@@ -280,14 +286,25 @@ pub fn live_leases(
             scratch,
             most,
             true,
+            "codex",
+            Texts::Measured,
+        )?);
+        points.push(LeasePoint::prepare(
+            programs,
+            scratch,
+            most,
+            false,
+            "codex",
+            Texts::OwnEach,
+        )?);
+        points.push(LeasePoint::prepare(
+            programs,
+            scratch,
+            most,
+            false,
             "agy",
             Texts::Measured,
         )?);
-        for texts in [Texts::Measured, Texts::OwnEach] {
-            points.push(LeasePoint::prepare(
-                programs, scratch, most, false, "codex", texts,
-            )?);
-        }
         for n in [0, most] {
             points.push(LeasePoint::prepare(
                 programs,
