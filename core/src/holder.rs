@@ -167,6 +167,17 @@ pub fn boot_id() -> Result<std::sync::Arc<str>> {
     Ok(BOOT_ID.get_or_init(|| text.into()).clone())
 }
 
+/// The boot as notes left between commands name it: the boot id, and in the crash tests the
+/// count of the power losses they modelled (each a restart; none outside them). A note naming
+/// another boot was left before a power loss. `None` when the boot id cannot be read.
+pub(crate) fn boot_stamp() -> Option<String> {
+    let boot = boot_id().ok()?;
+    Some(match crate::fsio::faults::restarts() {
+        0 => boot.to_string(),
+        restarts => format!("{boot}+{restarts}"),
+    })
+}
+
 /// The fields after the command name of a `/proc/<pid>/stat` text, from field 3 (state) on.
 /// The command name (field 2) is in parentheses and may itself contain spaces or ')', so the
 /// fields start after the last ')'.

@@ -224,10 +224,22 @@ pub fn check64(body: &[u8]) -> u64 {
     check64_finding_newline::<false>(body).0
 }
 
+thread_local! {
+    /// Bytes of record lines read and checked on this thread.
+    static BYTES_CHECKED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many bytes of record lines the calling thread has read back and checked: tests see a
+/// base the lock file notes read without being hashed again.
+pub fn bytes_checked_on_this_thread() -> u64 {
+    BYTES_CHECKED.with(Cell::get)
+}
+
 /// [`check64`] of a record line's body, or `None` when the body holds a newline (a body read
 /// between a line's start and its end never does; one read by a stated length may). One pass:
 /// the newline search rides the hash's steps, which wait on each other's multiply anyway.
 fn line_check64(body: &[u8]) -> Option<u64> {
+    BYTES_CHECKED.with(|c| c.set(c.get() + body.len() as u64));
     let (check, newline) = check64_finding_newline::<true>(body);
     (!newline).then_some(check)
 }
@@ -492,6 +504,12 @@ fn stated_length(line: &[u8]) -> Option<usize> {
 /// The range of the ledger JSON a record line (without its newline) carries, if the line is
 /// well formed and its check holds: a line of this build, or of earlier builds.
 fn record_body(line: &[u8]) -> Option<Range<usize>> {
+    record_body_as(line, false)
+}
+
+/// [`record_body`], the check taken as holding when `verified` (a line of this build known
+/// whole: see [`JournalNote`]); its frame is still read as strictly.
+fn record_body_as(line: &[u8], verified: bool) -> Option<Range<usize>> {
     if let Some(rest) = line.strip_prefix(PREFIX) {
         let (check, rest) = rest.split_at_checked(CHECK_HEX)?;
         rest.strip_prefix(MIDDLE)?;
@@ -500,7 +518,8 @@ fn record_body(line: &[u8]) -> Option<Range<usize>> {
         let end = line.len() - line.iter().rev().position(|b| *b == b',')? - 1;
         let body = line.get(start..end)?;
         let holds = length == line.len() + 1
-            && line_check64(body).is_some_and(|computed| check_hex(computed) == check);
+            && (verified
+                || line_check64(body).is_some_and(|computed| check_hex(computed) == check));
         return holds.then_some(start..end);
     }
     let rest = line.strip_prefix(SHA_PREFIX)?;
@@ -855,7 +874,7 @@ fn slot_record_based(journal: &Path, mut newest: Newest) -> Result<Option<Newest
         return Ok(None);
     };
     let len = open.len();
-    Ok(match based_on(&open, newest.body(), len)? {
+    Ok(match based_on(&open, newest.body(), len, None)? {
         Based::Delta(base) if base.0.at == 0 => {
             newest.base = Some(base);
             Some(newest)
@@ -899,6 +918,7 @@ fn slot_is_whole(state: &Root, size: u64, index: usize) -> Result<bool> {
 fn newest_by_trailer(
     open: &OpenTail<'_>,
     mut tail: Tail,
+    noted: Option<&[u8]>,
 ) -> Result<std::result::Result<(Extent, Newest), Tail>> {
     let Some(newline) = tail.bytes.iter().rposition(|b| *b == b'\n') else {
         return Ok(Err(tail));
@@ -935,7 +955,7 @@ fn newest_by_trailer(
     let Some(body) = found else {
         return Ok(Err(tail));
     };
-    let base = match based_on(open, &tail.bytes[body.clone()], start)? {
+    let base = match based_on(open, &tail.bytes[body.clone()], start, noted)? {
         Based::Full => None,
         Based::Delta(base) => Some(base),
         // A delta whose base a power loss took: an earlier record is the newest good one.
@@ -956,6 +976,37 @@ fn newest_by_trailer(
     )))
 }
 
+/// What the lock file notes of the journal between commands: `journal <boot> <stamp> base <at>
+/// <len> <saved>`, the [`FileState`](fsio::FileState) the file had when the last command let
+/// the lock go, and the full record there it had read whole (its check held) or written.
+///
+/// A record's check tells a whole record from a torn or cut one; the bytes of a record cannot
+/// change while the file keeps its state (a write changes its change time or its size, a
+/// compaction its inode), and a power loss, the one thing that tears what was written, is a new
+/// boot. So a command that finds the file as the note states reads the base the note names
+/// without hashing it again (among 256 sessions, a fifth of what a command computes); the
+/// newest record, and any base the note does not name, are checked as always. A note from
+/// another boot, or of a file changed since by anyone, matches nothing.
+struct JournalNote;
+
+impl JournalNote {
+    /// The note for the file in `stamp` and the full record `base`; `None` when the boot id
+    /// cannot be read.
+    fn text(stamp: fsio::FileState, base: &BaseRef) -> Option<Vec<u8>> {
+        let boot = crate::holder::boot_stamp()?;
+        Some(
+            format!(
+                "journal {boot} {} base {} {} {}",
+                stamp.to_text(),
+                base.at,
+                base.len,
+                base.saved
+            )
+            .into_bytes(),
+        )
+    }
+}
+
 /// What a record's JSON rests on.
 enum Based {
     /// Nothing: a full record.
@@ -971,7 +1022,12 @@ enum Based {
 /// build's frame before it (starting a line, ending in a newline, its check holding), a full
 /// record, ending in the save number the delta states; anything else is a base a power loss
 /// lost or tore (or a record that is not ours), and the delta is no good record.
-fn based_on(open: &OpenTail<'_>, body: &[u8], line_start: u64) -> Result<Based> {
+fn based_on(
+    open: &OpenTail<'_>,
+    body: &[u8],
+    line_start: u64,
+    noted: Option<&[u8]>,
+) -> Result<Based> {
     if !is_delta(body) {
         return Ok(Based::Full);
     }
@@ -998,10 +1054,16 @@ fn based_on(open: &OpenTail<'_>, body: &[u8], line_start: u64) -> Result<Based> 
         .filter(|line| begins_line && line.len() == len)
         .and_then(|line| line.strip_suffix(b"\n"))
         .filter(|line| line.starts_with(PREFIX));
-    let record = line.and_then(record_body).filter(|range| {
-        let body = &bytes[skip + range.start..skip + range.end];
-        body.starts_with(FULL_OPEN) && saved_number(body) == base.saved
-    });
+    // Known whole when the lock file's note names this base in the file as it stands: not
+    // hashed again.
+    let verified =
+        noted.is_some_and(|note| JournalNote::text(open.state(), &base).as_deref() == Some(note));
+    let record = line
+        .and_then(|line| record_body_as(line, verified))
+        .filter(|range| {
+            let body = &bytes[skip + range.start..skip + range.end];
+            body.starts_with(FULL_OPEN) && saved_number(body) == base.saved
+        });
     Ok(match record {
         Some(range) => Based::Delta(Box::new((
             base,
@@ -1019,11 +1081,11 @@ fn based_on(open: &OpenTail<'_>, body: &[u8], line_start: u64) -> Result<Based> 
 /// first record of every journal is written atomically and durably, and later writes only
 /// append after it or cut back to a good record, so that is damage (or not our file), and
 /// treating it as empty could forget stashed user bytes.
-fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
+fn read_newest(path: &Path, noted: Option<&[u8]>) -> Result<Option<(Extent, Option<Newest>)>> {
     let Some(open) = OpenTail::open(path)? else {
         return Ok(None);
     };
-    let mut tail = match newest_by_trailer(&open, open.last(TAIL)?)? {
+    let mut tail = match newest_by_trailer(&open, open.last(TAIL)?, noted)? {
         Ok((extent, newest)) => return Ok(Some((extent, Some(newest)))),
         Err(tail) => tail,
     };
@@ -1043,7 +1105,7 @@ fn read_newest(path: &Path) -> Result<Option<(Extent, Option<Newest>)>> {
             {
                 return Ok(false);
             }
-            Ok(match based_on(&open, body, start + line_at as u64)? {
+            Ok(match based_on(&open, body, start + line_at as u64, None)? {
                 Based::Full => true,
                 Based::Delta(found) => {
                     base = Some(found);
@@ -1153,7 +1215,7 @@ fn ledger_of(
 /// it (a delta record with its base), as JSON; `None` without a file or a record. For tests and
 /// tools that look at a journal from outside.
 pub fn read_ledger_json(path: &Path) -> Result<Option<serde_json::Value>> {
-    let Some((extent, Some(mut newest))) = read_newest(path)? else {
+    let Some((extent, Some(mut newest))) = read_newest(path, None)? else {
         return Ok(None);
     };
     let (ledger, _) = ledger_of(path, &mut newest, extent.good_len, None)?;
@@ -1205,16 +1267,28 @@ impl Journal {
     /// the workspace `canonical`, which it must record (a key collision is refused); without
     /// `canonical`, of whatever workspace it records, `None` when nothing is recorded.
     /// `always_durable`: sync every save (a remote state directory).
+    #[cfg(test)]
     pub fn load(
         state: &Root,
         canonical: Option<&Path>,
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
+        Self::load_noted(state, canonical, always_durable, None)
+    }
+
+    /// [`Journal::load`] with the note the last command left of the journal (see
+    /// [`JournalNote`]): a base it names in the file as it stands is not hashed again.
+    pub fn load_noted(
+        state: &Root,
+        canonical: Option<&Path>,
+        always_durable: bool,
+        noted: Option<&[u8]>,
+    ) -> Result<(Journal, Option<Ledger>)> {
         let file = RelPath::new(JOURNAL_FILE)?;
         // A crash in the middle of creating or compacting it (or making its sync slots) leaves
         // a temporary file.
         state.remove_temp_files_beside(&file, &[SLOTS_FILE])?;
-        Self::read(state, canonical, always_durable)
+        Self::read_noted(state, canonical, always_durable, noted)
     }
 
     /// [`Journal::load`] changing nothing (for `status`): a temporary file a crash left stays.
@@ -1223,9 +1297,18 @@ impl Journal {
         canonical: Option<&Path>,
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
+        Self::read_noted(state, canonical, always_durable, None)
+    }
+
+    fn read_noted(
+        state: &Root,
+        canonical: Option<&Path>,
+        always_durable: bool,
+        noted: Option<&[u8]>,
+    ) -> Result<(Journal, Option<Ledger>)> {
         let file = RelPath::new(JOURNAL_FILE)?;
         let display = state.display_path(&file);
-        let newest = read_newest(&display)?;
+        let newest = read_newest(&display, noted)?;
         let extent = newest.as_ref().map(|(extent, _)| *extent);
         let journal = Journal {
             file,
@@ -1288,6 +1371,15 @@ impl Journal {
     /// The journal file's absolute path.
     pub fn path(&self) -> &Path {
         &self.display
+    }
+
+    /// The note for the next command (see [`JournalNote`]): the file as it stands now, and the
+    /// full record the next deltas rest on, which this journal read whole or wrote. `None`
+    /// when there is no such record, or the file or the boot cannot be looked at.
+    pub fn note(&self, state: &Root) -> Option<Vec<u8>> {
+        let base = self.base.borrow();
+        let base = &base.as_ref()?.at;
+        JournalNote::text(state.file_stamp(&self.file)?, base)
     }
 
     /// Records `ledger`, synced when `durability` (or this journal) requires it. When the save
@@ -1688,7 +1780,7 @@ mod tests {
             bytes.extend(frame(&body(n)));
         }
         std::fs::write(&path, &bytes).unwrap();
-        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        let (extent, last) = read_newest(&path, None).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&body(1999)[..]));
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(1999))));
         assert_eq!(
@@ -1701,27 +1793,31 @@ mod tests {
         let good = bytes.len() as u64;
         // Whole, it is found by its trailer and read back from where it starts.
         std::fs::write(&path, &bytes).unwrap();
-        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        let (extent, last) = read_newest(&path, None).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
         assert_eq!((extent.len, extent.good_len), (good, good));
         bytes.extend_from_slice(&frame(&body(7))[..30]);
         std::fs::write(&path, &bytes).unwrap();
-        let (extent, last) = read_newest(&path).unwrap().unwrap();
+        let (extent, last) = read_newest(&path, None).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
         assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
         // A record of an earlier build states no check of ours: its check is computed.
         std::fs::write(&path, frame_sha256(&body(5))).unwrap();
-        let (_, last) = read_newest(&path).unwrap().unwrap();
+        let (_, last) = read_newest(&path, None).unwrap().unwrap();
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(5))));
-        assert!(read_newest(&dir.path().join("absent")).unwrap().is_none());
+        assert!(
+            read_newest(&dir.path().join("absent"), None)
+                .unwrap()
+                .is_none()
+        );
         // Bytes with no intact record at all: damage, refused with the path.
         std::fs::write(&path, b"{\"sha256\":\"00\",\"ledger\":{}}\n").unwrap();
-        let refused = read_newest(&path).unwrap_err().to_string();
+        let refused = read_newest(&path, None).unwrap_err().to_string();
         assert!(refused.contains("no intact record"), "{refused}");
         std::fs::write(&path, b"").unwrap();
-        assert!(read_newest(&path).unwrap().unwrap().1.is_none());
+        assert!(read_newest(&path, None).unwrap().unwrap().1.is_none());
     }
 
     /// Syncs made by saving `ledger` twice through a journal, the second time changed and
@@ -2623,8 +2719,12 @@ mod tests {
                     }
                 }
                 let lines_before = lines(dir.path()).len();
+                let bytes_before = std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap_or_default();
                 journal.save(&state, &ledger, durability(*durable)).unwrap();
                 let after = lines(dir.path());
+                // A ledger the newest record holds already is not written again.
+                let written =
+                    std::fs::read(dir.path().join(JOURNAL_FILE)).unwrap_or_default() != bytes_before;
                 let appended = after.len() == lines_before + 1 && lines_before > 0;
                 let delta = appended && is_delta_line(after.last().unwrap());
                 // What a delta against the base lists: every lease of the base dropped since
@@ -2636,7 +2736,7 @@ mod tests {
                     let expected = changes <= DELTA_CHANGES && !now.is_empty();
                     prop_assert_eq!(delta, expected, "{} changes", changes);
                 }
-                if !delta {
+                if written && !delta {
                     // A full record (appended, or the journal compacted to it), or a durable
                     // save to a slot, which the next command reads without a base.
                     base = (!*durable).then(|| tokens(&ledger));
@@ -2682,7 +2782,7 @@ mod tests {
             let mut bytes = good.clone();
             bytes.extend_from_slice(tail);
             std::fs::write(&path, &bytes).unwrap();
-            let (extent, last) = read_newest(&path).unwrap().unwrap();
+            let (extent, last) = read_newest(&path, None).unwrap().unwrap();
             assert_eq!(
                 last.as_ref().map(Newest::body),
                 Some(&sized_body(1, TAIL as usize * 3)[..])
@@ -2744,7 +2844,7 @@ mod tests {
             bytes.extend_from_slice(&garbage);
             std::fs::write(&path, &bytes).unwrap();
             let whole = scan(&bytes);
-            match read_newest(&path) {
+            match read_newest(&path, None) {
                 Ok(Some((extent, newest))) => {
                     prop_assert_eq!(newest.as_ref().map(Newest::body), whole.last);
                     prop_assert_eq!(extent.good_len, whole.good_len as u64);

@@ -39,7 +39,8 @@ pub mod fsio {
 pub mod journal {
     pub use crate::journal::{
         COMPACT_RECORDS, DELTA_CHANGES, JOURNAL_FILE, LEGACY_LEDGER_FILE, SLOTS_FILE, Scan, TAIL,
-        check64, frame, frame_sha256, read_ledger_json, records_nothing, scan,
+        bytes_checked_on_this_thread, check64, frame, frame_sha256, read_ledger_json,
+        records_nothing, scan,
     };
 }
 

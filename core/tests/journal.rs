@@ -527,3 +527,70 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
     }
 }
+
+/// The full record the journal's newest deltas rest on: its line's length.
+fn base_line_len(fx: &Fixture) -> usize {
+    let bytes = std::fs::read(journal_path(fx)).unwrap();
+    bytes
+        .split_inclusive(|b| *b == b'\n')
+        .rfind(|line| line.windows(13).any(|w| w == b"{\"version\":1,"))
+        .map(<[u8]>::len)
+        .unwrap()
+}
+
+/// Bytes of records read back and checked by `f`, on this thread.
+fn checked(f: impl FnOnce()) -> u64 {
+    let before = journal::bytes_checked_on_this_thread();
+    f();
+    journal::bytes_checked_on_this_thread() - before
+}
+
+/// The lock file notes the journal as the last command left it: the next command reads the full
+/// record its newest delta rests on without hashing it again. Once anyone changes the file (here
+/// a byte flipped and put back: the same bytes, another state), the record is
+/// hashed again; so is it after a power loss, which is a new boot.
+#[test]
+fn a_base_the_lock_file_notes_is_hashed_again_only_once_the_journal_changed() {
+    let fx = Fixture::new();
+    fx.write("AGENTS.md", USER);
+    let subject = codex();
+    let mut live = Vec::new();
+    for _ in 0..40 {
+        live.push(fx.acquire(&subject, "one text for all").unwrap().token);
+    }
+    let cycle = || {
+        let token = fx.acquire(&subject, "one text for all").unwrap().token;
+        assert!(fx.release(&token));
+    };
+    // One cycle leaves the note naming the base the next deltas rest on.
+    cycle();
+    let base = base_line_len(&fx) as u64;
+    assert!(base > 8 * 1024, "{base} bytes");
+    let noted = checked(cycle);
+    assert!(noted < base, "{noted} bytes checked, the base is {base}");
+    // Flipped and put back: the bytes as they were, the file not as the note states.
+    let path = journal_path(&fx);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.len() - base as usize / 2;
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    bytes[at] ^= 0x20;
+    std::fs::write(&path, &bytes).unwrap();
+    let changed = checked(cycle);
+    assert!(
+        changed >= base,
+        "{changed} bytes checked, the base is {base}"
+    );
+    // A power loss is a new boot: a note of the boot before names nothing.
+    assert!(checked(cycle) < base);
+    faults::power_loss();
+    let restarted = checked(cycle);
+    assert!(
+        restarted >= base,
+        "{restarted} bytes checked, the base is {base}"
+    );
+    for token in live {
+        assert!(fx.release(&token));
+    }
+    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
+}

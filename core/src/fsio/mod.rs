@@ -750,9 +750,19 @@ impl Root {
     /// The [`FileState`] of the directory `rel`, without following a symlink there or on the
     /// way; `None` when it is missing or not a plain directory. Read-only: one `statx`.
     pub fn dir_stamp(&self, rel: &RelPath) -> Option<FileState> {
+        self.stamp_of(rel, FileType::Directory)
+    }
+
+    /// The [`FileState`] of the regular file `rel`, without following a symlink there or on the
+    /// way; `None` when it is not a regular file or cannot be looked at.
+    pub fn file_stamp(&self, rel: &RelPath) -> Option<FileState> {
+        self.stamp_of(rel, FileType::RegularFile)
+    }
+
+    fn stamp_of(&self, rel: &RelPath, kind: FileType) -> Option<FileState> {
         let parent = self.open_parent(rel).ok()??;
         let stat = rustix::fs::statat(&parent, rel.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
-        (FileType::from_raw_mode(stat.st_mode) == FileType::Directory).then(|| FileState::of(&stat))
+        (FileType::from_raw_mode(stat.st_mode) == kind).then(|| FileState::of(&stat))
     }
 
     /// Whether the directory `rel` is empty. `None` when it is not a plain directory.
@@ -899,7 +909,7 @@ pub struct LockGuard {
 
 /// How long a [`LockGuard`]'s note may be: the lock file holds it padded with spaces to this
 /// length, so a new note replaces the last in one write, with no truncation.
-pub const LOCK_NOTE_LEN: usize = 192;
+pub const LOCK_NOTE_LEN: usize = 384;
 
 impl LockGuard {
     /// The note the lock file holds (see [`LockGuard::set_note`]), spaces at its end trimmed;
@@ -1448,6 +1458,7 @@ pub struct OpenTail<'a> {
     file: File,
     path: &'a Path,
     len: u64,
+    state: FileState,
 }
 
 impl<'a> OpenTail<'a> {
@@ -1458,11 +1469,14 @@ impl<'a> OpenTail<'a> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, "open", e)),
         };
-        let len = rustix::fs::fstat(&file)
-            .map_err(|e| Error::io(path, "stat", errno(e)))?
-            .st_size;
-        let len = u64::try_from(len).unwrap_or(0);
-        Ok(Some(OpenTail { file, path, len }))
+        let stat = rustix::fs::fstat(&file).map_err(|e| Error::io(path, "stat", errno(e)))?;
+        let len = u64::try_from(stat.st_size).unwrap_or(0);
+        Ok(Some(OpenTail {
+            file,
+            path,
+            len,
+            state: FileState::of(&stat),
+        }))
     }
 
     /// Its last `max` bytes (fewer when it is shorter), read with one `pread` of that size and
@@ -1482,6 +1496,11 @@ impl<'a> OpenTail<'a> {
     /// The file's length when it was opened.
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The file's state when it was opened.
+    pub fn state(&self) -> FileState {
+        self.state
     }
 
     /// Whether this file holds `expected` from `start` (see [`fd_holds_at`]).

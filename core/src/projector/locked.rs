@@ -116,8 +116,40 @@ struct Swept {
     /// removed every such one; kept so by the command's own changes, and lost with a private
     /// folder it could not remove.
     sessions_clean: bool,
-    /// The note this command found in, or last left in, the lock file.
+    /// The note of `sessions/` this command leaves: the one it found, or the folder's as it
+    /// swept it; empty when it is not known clean.
     sessions_note: Vec<u8>,
+    /// The notes the lock file holds, as this command found or last left them.
+    left: LockNotes,
+}
+
+/// The lock file's notes: one line for `sessions/` ([`SessionsNote`]), one for the journal
+/// ([`Journal::note`]), padded with spaces (a line missing or not read is empty, and matches
+/// nothing).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct LockNotes {
+    sessions: Vec<u8>,
+    journal: Vec<u8>,
+}
+
+impl LockNotes {
+    fn read(lock: &fsio::LockGuard) -> LockNotes {
+        let text = lock.note();
+        let mut lines = text.split(|b| *b == b'\n');
+        LockNotes {
+            sessions: lines.next().unwrap_or_default().to_vec(),
+            journal: lines.next().unwrap_or_default().to_vec(),
+        }
+    }
+
+    /// Leaves these notes in the lock file, in one write.
+    fn write(&self, lock: &fsio::LockGuard) -> std::io::Result<()> {
+        let mut text = Vec::with_capacity(self.sessions.len() + 1 + self.journal.len());
+        text.extend_from_slice(&self.sessions);
+        text.push(b'\n');
+        text.extend_from_slice(&self.journal);
+        lock.set_note(&text)
+    }
 }
 
 /// What the lock file notes of `sessions/` between commands: `sessions <boot id> <stamp>`, the
@@ -138,14 +170,9 @@ impl SessionsNote {
     /// The note for `sessions/` with `stamp` in this boot; `None` when the boot id cannot be
     /// read (every command then lists the folder).
     fn text(stamp: Option<fsio::FileState>) -> Option<Vec<u8>> {
-        let boot = crate::holder::boot_id().ok()?;
+        let boot = crate::holder::boot_stamp()?;
         let stamp = stamp.map_or_else(|| "missing".to_string(), |stamp| stamp.to_text());
-        // A power loss the crash tests model is a restart too (no restart outside them).
-        let note = match fsio::faults::restarts() {
-            0 => format!("sessions {boot} {stamp}"),
-            restarts => format!("sessions {boot}+{restarts} {stamp}"),
-        };
-        Some(note.into_bytes())
+        Some(format!("sessions {boot} {stamp}").into_bytes())
     }
 }
 
@@ -301,12 +328,24 @@ impl Locked {
         };
         let remote_state = check(state.path(), fsio::FsRole::State)?;
         let lock = state.lock_file(&RelPath::new("lock")?, create, wait)?;
-        if lock.is_none() && !matches!(access, Access::ReadOnly(_)) {
+        let writes = !matches!(access, Access::ReadOnly(_));
+        if lock.is_none() && writes {
             return Ok(None);
         }
+        // What the last command left noted (see `SessionsNote` and the journal's note); a
+        // read-only command asks nothing of them.
+        let notes = match lock.as_ref().filter(|_| writes) {
+            Some(lock) => LockNotes::read(lock),
+            None => LockNotes::default(),
+        };
         let (journal, ledger) = match access {
             Access::ReadOnly(_) => Journal::read(&state, canonical, remote_state)?,
-            _ => Journal::load(&state, canonical, remote_state)?,
+            _ => Journal::load_noted(
+                &state,
+                canonical,
+                remote_state,
+                Some(notes.journal.as_slice()).filter(|note| !note.is_empty()),
+            )?,
         };
         let Some(ledger) = ledger else {
             return Ok(None);
@@ -342,12 +381,12 @@ impl Locked {
         // Before this command changes anything: whether `sessions/` is as the last command left
         // it, swept (see `SessionsNote`). A read-only command sweeps nothing: it asks nothing.
         let mut swept = Swept::default();
-        let writes = !matches!(access, Access::ReadOnly(_));
-        if let Some(lock) = lock.as_ref().filter(|_| writes) {
-            swept.sessions_note = lock.note();
+        if lock.is_some() && writes {
             let now =
                 SessionsNote::text(state.dir_stamp(&RelPath::new(StateDir::Sessions.name())?));
-            swept.sessions_clean = now.is_some_and(|now| now == swept.sessions_note);
+            swept.sessions_clean = now.is_some_and(|now| now == notes.sessions);
+            swept.sessions_note = notes.sessions.clone();
+            swept.left = notes;
         }
         Ok(Some(Locked {
             root: Root::open(&here)?,
@@ -528,19 +567,27 @@ impl Locked {
             );
             self.swept.borrow_mut().sessions_clean = clean;
         }
+        let mut swept = self.swept.borrow_mut();
+        swept.sessions_note = match swept.sessions_clean {
+            true => SessionsNote::text(self.state.dir_stamp(sessions)).unwrap_or_default(),
+            false => Vec::new(),
+        };
+        self.leave_notes(&mut swept);
+    }
+
+    /// Leaves the lock file's notes for the next command, when they changed: `sessions/` as
+    /// this command swept it, and the journal as its last save left it. Best effort: a note not
+    /// left makes the next command list the folder, and hash the journal's base.
+    fn leave_notes(&self, swept: &mut Swept) {
         let Some(lock) = self.lock.as_ref() else {
             return;
         };
-        let mut swept = self.swept.borrow_mut();
-        if !swept.sessions_clean {
-            return;
-        }
-        let Some(note) = SessionsNote::text(self.state.dir_stamp(sessions)) else {
-            return;
+        let notes = LockNotes {
+            sessions: swept.sessions_note.clone(),
+            journal: self.journal.note(&self.state).unwrap_or_default(),
         };
-        // Best effort: a note not left makes the next command list the folder.
-        if note != swept.sessions_note && lock.set_note(&note).is_ok() {
-            swept.sessions_note = note;
+        if notes != swept.left && notes.write(lock).is_ok() {
+            swept.left = notes;
         }
     }
 
