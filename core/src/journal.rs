@@ -2140,16 +2140,51 @@ mod tests {
         bytes[at + SLOT_HEAD..at + SLOT_HEAD + len].to_vec()
     }
 
-    #[test]
-    fn a_durable_save_among_many_leases_puts_a_delta_on_a_durable_base_in_its_slot() {
+    /// A journal whose first record, written durably, holds many leases.
+    struct Many {
+        dir: tempfile::TempDir,
+        state: Root,
+        journal: Journal,
+        ledger: Ledger,
+        big: Ledger,
+        journal_path: PathBuf,
+        slots_path: PathBuf,
+        /// The journal's bytes then: what a power loss leaves of the file.
+        first: Vec<u8>,
+    }
+
+    fn many_first() -> Many {
         let (dir, state, journal, ledger) = fresh();
         let (journal_path, slots_path) =
             (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
         let big = many(&ledger, 120);
         journal.save(&state, &big, Durability::Durable).unwrap();
-        // The journal's first record, written durably: what a power loss leaves of the file.
         let first = std::fs::read(&journal_path).unwrap();
         assert!(first.len() >= DURABLE_BASE_FROM);
+        Many {
+            dir,
+            state,
+            journal,
+            ledger,
+            big,
+            journal_path,
+            slots_path,
+            first,
+        }
+    }
+
+    #[test]
+    fn a_durable_save_among_many_leases_puts_a_delta_on_a_durable_base_in_its_slot() {
+        let Many {
+            dir,
+            state,
+            journal,
+            big,
+            journal_path,
+            slots_path,
+            first,
+            ..
+        } = many_first();
         let started = toggled(&big, 500);
         journal.save(&state, &started, Durability::Durable).unwrap();
         // The slot took a delta on that record, as long as the change, not the whole ledger.
@@ -2170,10 +2205,15 @@ mod tests {
 
     #[test]
     fn a_large_durable_record_with_no_durable_base_compacts_the_journal() {
-        let (dir, state, journal, ledger) = fresh();
-        let journal_path = dir.path().join(JOURNAL_FILE);
-        let big = many(&ledger, 120);
-        journal.save(&state, &big, Durability::Durable).unwrap();
+        let Many {
+            dir,
+            state,
+            journal,
+            ledger,
+            big,
+            journal_path,
+            ..
+        } = many_first();
         // A record of no lease after it: a full record, appended, the next deltas' base.
         let none = with_dir(&ledger, "a");
         journal.save(&state, &none, Durability::Deferred).unwrap();
@@ -2206,12 +2246,16 @@ mod tests {
 
     #[test]
     fn a_slot_delta_whose_base_is_not_the_journals_first_record_is_passed_over() {
-        let (dir, state, journal, ledger) = fresh();
-        let (journal_path, slots_path) =
-            (dir.path().join(JOURNAL_FILE), dir.path().join(SLOTS_FILE));
-        let big = many(&ledger, 120);
-        journal.save(&state, &big, Durability::Durable).unwrap();
-        let first = std::fs::read(&journal_path).unwrap();
+        let Many {
+            dir,
+            state,
+            journal,
+            big,
+            journal_path,
+            slots_path,
+            first,
+            ..
+        } = many_first();
         journal
             .save(&state, &toggled(&big, 500), Durability::Durable)
             .unwrap();

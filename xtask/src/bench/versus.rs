@@ -281,30 +281,16 @@ pub fn live_leases(
         )?);
     }
     if let Some(&most) = counts.iter().max().filter(|n| **n > 0) {
-        points.push(LeasePoint::prepare(
-            programs,
-            scratch,
-            most,
-            true,
-            "codex",
-            Texts::Measured,
-        )?);
-        points.push(LeasePoint::prepare(
-            programs,
-            scratch,
-            most,
-            false,
-            "codex",
-            Texts::OwnEach,
-        )?);
-        points.push(LeasePoint::prepare(
-            programs,
-            scratch,
-            most,
-            false,
-            "agy",
-            Texts::Measured,
-        )?);
+        // Beside the curve: distinct holders, a text of its own for each, Agy leases.
+        for (distinct, provider, texts) in [
+            (true, "codex", Texts::Measured),
+            (false, "codex", Texts::OwnEach),
+            (false, "agy", Texts::Measured),
+        ] {
+            points.push(LeasePoint::prepare(
+                programs, scratch, most, distinct, provider, texts,
+            )?);
+        }
         for n in [0, most] {
             points.push(LeasePoint::prepare(
                 programs,
