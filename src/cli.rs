@@ -105,9 +105,16 @@ Examples:
     Acquire(Box<AcquireArgs>),
     /// End a session by its token. Releasing twice, or an unknown token, is not an error.
     #[command(after_help = "\
+The session's workspace folder is found where it was last seen, or renamed beside it (its identity
+is checked: a folder deleted and created again at that path is not it). When it moved elsewhere,
+the release fails (exit 1, kind `workspace_lost`, nothing changed) and says where it was last
+seen: pass --workspace with its new path, or let the next start or strip-stale there clean it
+once the session's holder has ended.
+
 Examples:
   projectfile release --token pf1-… --json
-  projectfile -v release --token \"$TOKEN\"")]
+  projectfile -v release --token \"$TOKEN\"
+  projectfile release --token \"$TOKEN\" --workspace ~/src/renamed-project")]
     Release(ReleaseArgs),
     /// Acquire with this process as holder, run CMD with the plan's launch arguments, forward
     /// SIGINT/SIGTERM/SIGHUP/SIGQUIT, release, and exit with CMD's status.
@@ -477,6 +484,10 @@ pub struct ReleaseArgs {
     /// The token `acquire` printed.
     #[arg(long, value_name = "T")]
     pub token: String,
+    /// Where the session's workspace folder is now, when it moved since the session started
+    /// (another folder there is refused: the folder's identity is checked).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// `run`.

@@ -137,8 +137,11 @@ impl Host {
         request.probes = session.probes;
         request.binary_path = session.binary_path;
         request.require_delivery = session.require_delivery;
-        let receipt = self.projector.acquire(provider.as_ref(), &request)?;
+        let (receipt, folder) = self
+            .projector
+            .acquire_holding(provider.as_ref(), &request)?;
         Ok(Lease {
+            folder,
             projector: self.projector.clone(),
             on_drop_error: Arc::clone(&self.on_drop_error),
             receipt,
@@ -271,6 +274,9 @@ impl SessionBuilder {
 #[must_use = "dropping a Lease releases it at once; keep it for the life of the session"]
 pub struct Lease {
     projector: Projector,
+    /// The workspace folder, held open since the acquire: the release finds it wherever it was
+    /// renamed or moved to meanwhile.
+    folder: projectfile_core::workspace::Workspace,
     on_drop_error: DropErrorHook,
     receipt: AcquireReceipt,
     armed: bool,
@@ -343,7 +349,9 @@ impl Lease {
     /// Releases the lease. Calling it again is fine (`released: false` the second time). When it
     /// fails the lease stays armed: dropping it tries once more.
     pub fn release(&mut self) -> Result<ReleaseReceipt> {
-        let receipt = self.projector.release(&self.receipt.token)?;
+        let receipt = self
+            .projector
+            .release_in(&self.receipt.token, &self.folder)?;
         self.armed = false;
         Ok(receipt)
     }
@@ -362,7 +370,7 @@ impl Drop for Lease {
             return;
         }
         self.armed = false;
-        if let Err(error) = self.projector.release(&self.receipt.token) {
+        if let Err(error) = self.projector.release_in(&self.receipt.token, &self.folder) {
             (self.on_drop_error)(&self.receipt.token, &error);
         }
     }

@@ -183,7 +183,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 let receipt = dry_run(&projector, &args.session, session, holder)?;
                 return print_dry_run(&receipt, global.json);
             }
-            let receipt = acquire(&projector, &args.session, session, None, holder, &log)?;
+            let (receipt, _) = acquire(&projector, &args.session, session, None, holder, &log)?;
             let delivered = if global.json {
                 print_json(&receipt)
             } else {
@@ -199,7 +199,13 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Release(args) => {
             let projector = projector(&global)?;
-            let receipt = projector.release(&args.token)?;
+            let receipt = match &args.workspace {
+                Some(dir) => {
+                    let folder = projectfile::core::workspace::Workspace::open(dir)?;
+                    projector.release_in(&args.token, &folder)?
+                }
+                None => projector.release(&args.token)?,
+            };
             log.released(projector.state_dir(), &receipt);
             if global.json {
                 print_json(&receipt)?;
@@ -230,6 +236,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             if global.json {
                 print_json(&report)?;
             } else {
+                print_warnings(&report.warnings);
                 status_text(&report).print("the status")?;
             }
             Ok(ExitCode::SUCCESS)
@@ -522,7 +529,8 @@ fn acquire_request(
 
 /// Acquires `session` as the command line asks ([`session_request`] builds it first, so a refused
 /// prompt or configuration stops the command before anything is created).
-/// `destination` replaces the workspace as the projection root (a linked runtime).
+/// `destination` replaces the workspace as the projection root (a linked runtime). With the
+/// receipt comes a handle on the folder projected into, for the release to find it by.
 pub(crate) fn acquire(
     projector: &Projector,
     args: &SessionArgs,
@@ -530,13 +538,13 @@ pub(crate) fn acquire(
     destination: Option<&std::path::Path>,
     holder: Holder,
     log: &Verbose,
-) -> anyhow::Result<AcquireReceipt> {
+) -> anyhow::Result<(AcquireReceipt, projectfile::core::workspace::Workspace)> {
     let provider = known_provider(&args.provider)?;
     let request = acquire_request(args, session, destination, holder);
     log.acquiring(provider.name(), &args.workspace, &request.holder);
-    let receipt = projector.acquire(provider.as_ref(), &request)?;
+    let (receipt, workspace) = projector.acquire_holding(provider.as_ref(), &request)?;
     log.acquired(projector.state_dir(), &receipt);
-    Ok(receipt)
+    Ok((receipt, workspace))
 }
 
 fn read_text(path: &std::path::Path, what: &str) -> Result<String, CliError> {
@@ -686,10 +694,11 @@ fn status_text(report: &projectfile::core::projector::StatusReport) -> output::T
         text.line("no leases");
     }
     for lease in &report.leases {
-        let state = if lease.liveness.is_alive() {
-            "live"
-        } else {
-            "stale"
+        use projectfile::core::holder::Liveness;
+        let state = match &lease.liveness {
+            Liveness::Alive => "live".to_string(),
+            Liveness::Dead { reason } => format!("stale: {reason}"),
+            Liveness::Unknown { reason } => format!("never stripped: {reason}"),
         };
         text.line(format_args!(
             "lease {} {} {} ({state}): {}",

@@ -95,7 +95,8 @@ pub fn run(
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
     let destination = linked.as_ref().map(|l| l.dir());
-    let mut receipt = crate::acquire(projector, &args.session, session, destination, holder, log)?;
+    let (mut receipt, folder) =
+        crate::acquire(projector, &args.session, session, destination, holder, log)?;
     // After acquire: the sandboxed CLI must read the session's private files (a prompt file
     // named in the launch arguments lives under the state directory, outside every grant).
     let sandbox = match &linked {
@@ -104,7 +105,7 @@ pub fn run(
                 Ok(sandbox) => sandbox,
                 Err(e) => {
                     // Nothing ran: undo the session before reporting.
-                    let _ = projector.release(&receipt.token);
+                    let _ = projector.release_in(&receipt.token, &folder);
                     return Err(e);
                 }
             }
@@ -118,16 +119,18 @@ pub fn run(
                 Ok(tmp) => tmp,
                 Err(e) => {
                     // Nothing ran: undo the session before reporting.
-                    let _ = projector.release(&receipt.token);
+                    let _ = projector.release_in(&receipt.token, &folder);
                     return Err(e);
                 }
             }
         }
         None => None,
     };
-    // Nothing between the acquire above and the release below may return early.
+    // Nothing between the acquire above and the release below may return early. The release
+    // goes through the folder handle kept since the acquire: the folder renamed or moved while
+    // the command ran is still found, and one deleted is known gone.
     let outcome = start_and_wait(args, &receipt, sandbox, tmp, json, log);
-    let released = projector.release(&receipt.token);
+    let released = projector.release_in(&receipt.token, &folder);
     if let Some(linked) = linked
         && let Err(e) = crate::linked::close(linked)
     {

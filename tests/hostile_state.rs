@@ -259,22 +259,31 @@ fn a_recorded_private_directory_is_never_trusted() {
     let before = tree(&victim);
     let token = a["token"].as_str().unwrap();
     let key = &token[4..20];
-    // A ledger naming the victim as a dead lease's private directory.
+    // A ledger whose dead lease names the victim as its workspace, and as a private directory.
+    let journal = key_dir(&sb).join(projectfile::core::testing::journal::JOURNAL_FILE);
+    let read = projectfile::core::testing::journal::read_ledger_json(&journal)
+        .unwrap()
+        .unwrap();
     let ledger = serde_json::json!({
         "version": 1,
-        "workspace": sb.ws,
+        "workspace": victim,
+        "identity": read["identity"],
         "leases": {
             format!("pf1-{key}-{}", "1".repeat(32)): {
                 "provider": "codex",
-                "holder": {"kind": "process", "pid": 999_999, "start_time": 1, "boot_id": "gone"},
+                "holder": {"kind": "process", "pid": 999_999, "start_time": 1, "boot_id": "gone",
+                           "pid_ns": 1, "time_ns": 1},
+                "workspace": victim,
                 "acquired_at": 0,
-                "paths": [],
+                "paths": ["AGENTS.md"],
                 "private_dir": victim,
             }
-        }
+        },
+        "entries": {"AGENTS.md": {"kind": "block"}},
+        "created_dirs": [],
+        "kept": [],
     });
     let body = serde_json::to_vec(&ledger).unwrap();
-    let journal = key_dir(&sb).join(projectfile::core::testing::journal::JOURNAL_FILE);
     std::fs::write(&journal, projectfile::core::testing::journal::frame(&body)).unwrap();
     let (out, end) = run(
         &sb,
@@ -286,22 +295,12 @@ fn a_recorded_private_directory_is_never_trusted() {
 }
 
 #[test]
-fn symlinks_planted_at_stash_and_paths_are_never_followed() {
+fn symlinks_planted_at_paths_are_never_followed() {
     let sb = Sandbox::new();
     let a = acquired(&sb, "codex", &[]);
     release(&sb, &a);
     let victim = victim(&sb);
     let before = tree(&victim);
-    // `stash/` (kept by earlier builds, swept of what no entry names) points at the victim.
-    replace_with_link(&key_dir(&sb).join("stash"), &victim);
-    let b = acquired(&sb, "codex", &[]);
-    let (out, _) = release(&sb, &b);
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(
-        tree(&victim),
-        before,
-        "stash: the link's target was touched"
-    );
     // `paths/` (which folder each path named) points at the victim: refused, nothing written.
     replace_with_link(&sb.state.join("paths"), &victim);
     let (out, _) = acquire(&sb, "codex", &[]);

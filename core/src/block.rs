@@ -25,14 +25,19 @@
 //!
 //! [`upsert`] appends the block after the user's text with **exactly one** separator `T` before the
 //! BEGIN line, always, even when the user's text is empty (a file we create therefore starts with a
-//! blank line). [`remove`] takes away exactly that one separator — `\r\n` when the BEGIN line ends in
-//! `\r\n` and the two bytes before BEGIN are `\r\n`, otherwise a single `\n` if the byte before BEGIN
-//! is `\n`, otherwise nothing — plus the block through END's own line terminator. So
-//! `remove(upsert(x)) == x` for every `x` the engine accepts, and text the user prepends to the file
-//! or appends after END while the block is present survives byte for byte. Blocks written by the
-//! earlier Go implementation (same marker lines, possibly a different separator or BEGIN at byte 0)
-//! are found, refreshed and removed under the same rule.
-//!
+//! blank line). After text that ends its last line (or none), that separator is a blank line of
+//! ours; after text without a final newline it ends the user's last line, and the insertion says
+//! so ([`Upserted::joined`]), for the caller to keep ([`Markers::with_joined`]). [`remove`] takes
+//! away exactly that one separator — `\r\n` when the BEGIN line ends in `\r\n` and the two bytes
+//! before BEGIN are `\r\n`, otherwise a single `\n` if the byte before BEGIN is `\n`, otherwise
+//! nothing — plus the block through END's own line terminator, and it takes the separator only
+//! while it is ours: the line before BEGIN is still our blank line, or the block is `joined`. A
+//! user who deletes our blank line (`sed '/^$/d'`) keeps the line end before BEGIN, which is
+//! theirs; text typed onto our blank line is a line of the user's and keeps its line end. So
+//! `remove(upsert(x)) == x` for every `x` the engine accepts (with the `joined` the insertion
+//! said), and text the user prepends to the file, appends after END, or edits before BEGIN while
+//! the block is present survives byte for byte.
+
 //! # Refusals
 //!
 //! Malformed markers are refused, never guessed at ([`BlockError`] names the 1-based line):
@@ -66,6 +71,13 @@ pub mod stream;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const TAG_SUFFIX: &str = "-session-instructions";
 
+/// Whether `user`, the bytes before a block, end a line (nothing, a BOM alone, or `\n` last),
+/// so the separator put after them is a blank line of ours; otherwise (no final newline) it ends
+/// the user's last line, and the block is `joined` ([`Upserted::joined`]).
+pub fn ends_line(user: &[u8]) -> bool {
+    user.is_empty() || user == BOM || user.ends_with(b"\n")
+}
+
 /// The exact marker lines of one namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Markers {
@@ -74,6 +86,9 @@ pub struct Markers {
     begin_true: String,
     begin_false: String,
     end: String,
+    /// The separator before a BEGIN line is ours whatever the line before it holds: the block
+    /// was put after text without a final newline (see "Why removal is unambiguous").
+    joined: bool,
 }
 
 impl Markers {
@@ -84,6 +99,7 @@ impl Markers {
         Markers {
             begin_true: format!("<!-- BEGIN {tag} created=true -->"),
             begin_false: format!("<!-- BEGIN {tag} created=false -->"),
+            joined: false,
             end: format!("<!-- END {tag} -->"),
             ns,
             tag,
@@ -113,13 +129,24 @@ impl Markers {
         }
     }
 
+    /// These markers, for a file whose block was put after text without a final newline
+    /// (`joined`, as [`Upserted::joined`] said when it was): the line end before its BEGIN line
+    /// is ours whatever that line comes to hold. Without it, the line end before BEGIN is ours
+    /// only while the line is the blank line we put there.
+    pub fn with_joined(&self, joined: bool) -> Markers {
+        Markers {
+            joined,
+            ..self.clone()
+        }
+    }
+
     /// What one line is to us. `text` is the line without its `\n` (and, on line 1, without a BOM).
     fn classify(&self, text: &[u8]) -> LineKind {
         let exact = text.strip_suffix(b"\r").unwrap_or(text);
         if exact == self.begin_true.as_bytes() {
-            LineKind::Begin(true)
+            LineKind::Begin { created: true }
         } else if exact == self.begin_false.as_bytes() {
-            LineKind::Begin(false)
+            LineKind::Begin { created: false }
         } else if exact == self.end.as_bytes() {
             LineKind::End
         } else if self.is_marker_like(text) {
@@ -242,6 +269,10 @@ pub struct Upserted {
     /// How many lines of the old body were the user's and moved out of the block
     /// ([`upsert_keeping`]).
     pub kept_lines: usize,
+    /// The block was inserted after text without a final newline: the separator ends the
+    /// user's last line, so it is ours whatever that line comes to hold. The caller keeps this
+    /// and scans the file with [`Markers::with_joined`] while the block is there.
+    pub joined: bool,
 }
 
 /// The result of [`remove`].
@@ -331,6 +362,7 @@ pub fn upsert_keeping(
         action: UpsertAction::Inserted,
         created,
         kept_lines: 0,
+        joined: !ends_line(user),
     })
 }
 
@@ -551,6 +583,7 @@ fn refresh(bytes: &[u8], span: &BlockSpan, body: &str, kept: &UserLines) -> Upse
             action: UpsertAction::Unchanged,
             created: span.created,
             kept_lines: 0,
+            joined: false,
         };
     }
     let mut out = Vec::with_capacity(bytes.len() + rendered.len() + kept.bytes.len());
@@ -574,6 +607,7 @@ fn refresh(bytes: &[u8], span: &BlockSpan, body: &str, kept: &UserLines) -> Upse
         action: UpsertAction::Refreshed,
         created: span.created,
         kept_lines: kept.lines,
+        joined: false,
     }
 }
 
@@ -630,7 +664,10 @@ fn contains_tag(hay: &[u8], tag: &[u8]) -> bool {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LineKind {
-    Begin(bool),
+    /// A BEGIN line, with its `created=` flag.
+    Begin {
+        created: bool,
+    },
     End,
     Altered,
     Text,
@@ -759,15 +796,34 @@ enum State {
 
 fn scan_blocks(markers: &Markers, bytes: &[u8], many: bool) -> Result<Blocks, BlockError> {
     let mut scanner = Scanner::new(markers, many);
-    let mut prev_cr = false;
+    let mut prev = Prev::default();
     for line in lines(bytes) {
         let text = bytes
             .get(line.text_start..line.content_end)
             .unwrap_or_default();
-        scanner.feed(&line, text, prev_cr)?;
-        prev_cr = text.ends_with(b"\r");
+        scanner.feed(&line, text, prev)?;
+        prev = Prev::of(text);
     }
     scanner.finish()
+}
+
+/// What the scanner needs to know of the line before the one it is fed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Prev {
+    /// It ended in `\r\n`.
+    pub(crate) cr: bool,
+    /// It is blank: nothing but its terminator (after a BOM on line 1).
+    pub(crate) blank: bool,
+}
+
+impl Prev {
+    /// The line whose text (without its `\n`, and on line 1 without a BOM) is `text`.
+    pub(crate) fn of(text: &[u8]) -> Prev {
+        Prev {
+            cr: text.ends_with(b"\r"),
+            blank: text.is_empty() || text == b"\r",
+        }
+    }
 }
 
 /// The scan's line-by-line state machine. The whole-file scan above and the streaming scan
@@ -790,13 +846,8 @@ impl<'m> Scanner<'m> {
     }
 
     /// The next line: its place, its text (without the `\n`, and on line 1 without a BOM), and
-    /// whether the line before it ended in `\r\n`.
-    pub(crate) fn feed(
-        &mut self,
-        line: &Line,
-        text: &[u8],
-        prev_cr: bool,
-    ) -> Result<(), BlockError> {
+    /// what the line before it was.
+    pub(crate) fn feed(&mut self, line: &Line, text: &[u8], prev: Prev) -> Result<(), BlockError> {
         let kind = self.markers.classify(text);
         let state = std::mem::replace(&mut self.state, State::Outside { fence: None });
         self.state = match state {
@@ -817,13 +868,13 @@ impl<'m> Scanner<'m> {
                 };
                 State::Outside { fence }
             }
-            State::Outside { fence: None } => self.outside(line, text, kind, prev_cr)?,
+            State::Outside { fence: None } => self.outside(line, text, kind, prev)?,
             State::Inside {
                 begin,
                 created,
                 separator,
             } => match kind {
-                LineKind::Begin(_) => {
+                LineKind::Begin { .. } => {
                     return Err(BlockError::new(
                         line.number,
                         format!(
@@ -862,10 +913,10 @@ impl<'m> Scanner<'m> {
         line: &Line,
         text: &[u8],
         kind: LineKind,
-        prev_cr: bool,
+        prev: Prev,
     ) -> Result<State, BlockError> {
         match kind {
-            LineKind::Begin(created) => {
+            LineKind::Begin { created } => {
                 if let Some(first) = self.blocks.first().filter(|_| !self.many) {
                     return Err(BlockError::new(
                         line.number,
@@ -877,8 +928,14 @@ impl<'m> Scanner<'m> {
                 }
                 // The one separator before BEGIN: `\r\n` when the BEGIN line and the line before
                 // it both end in `\r\n`, else the `\n` ending the line before (none on line 1).
-                let separator = match (line.number > 1, prev_cr && text.ends_with(b"\r")) {
+                // It is ours while that line is the blank line we put there, or whatever the line
+                // holds when the block was put after text without a final newline (`joined`): a
+                // user who deleted our blank line keeps the line end before BEGIN, which is
+                // theirs, and text typed onto our blank line becomes a line of the user's, with
+                // its line end.
+                let separator = match (line.number > 1, prev.cr && text.ends_with(b"\r")) {
                     (false, _) => 0,
+                    _ if !prev.blank && !self.markers.joined => 0,
                     (true, true) => 2,
                     (true, false) => 1,
                 };
@@ -964,7 +1021,7 @@ mod tests {
         let m = m();
         assert_eq!(
             m.classify(b"<!-- BEGIN agentworks-session-instructions created=true -->"),
-            LineKind::Begin(true)
+            LineKind::Begin { created: true }
         );
         assert_eq!(
             m.classify(b"<!-- END agentworks-session-instructions -->\r"),

@@ -48,6 +48,11 @@ pub enum Error {
     /// session text would not reach the model; everything the session projected was undone.
     #[error("{}: {reason}", path.display())]
     Undelivered { path: PathBuf, reason: String },
+    /// The workspace folder a lease was taken in is no longer where it was recorded (moved
+    /// elsewhere or deleted) and was not found beside it; nothing was changed. `path` is where
+    /// it was last seen.
+    #[error("{}: {reason}", path.display())]
+    WorkspaceLost { path: PathBuf, reason: String },
 }
 
 impl From<projectfile_provider::Error> for Error {
@@ -90,7 +95,8 @@ impl Error {
             | Error::Malformed { path, .. }
             | Error::Ledger { path, .. }
             | Error::Busy { path, .. }
-            | Error::Undelivered { path, .. } => Some(path),
+            | Error::Undelivered { path, .. }
+            | Error::WorkspaceLost { path, .. } => Some(path),
             Error::Invalid { .. } | Error::Provider { .. } => None,
         }
     }
@@ -107,6 +113,7 @@ impl Error {
             Error::Provider { .. } => "provider",
             Error::Busy { .. } => "busy",
             Error::Undelivered { .. } => "undelivered",
+            Error::WorkspaceLost { .. } => "workspace_lost",
         }
     }
 }

@@ -5,6 +5,23 @@
 //! reused pid or a reboot can never keep a dead lease alive. A lock holder is alive while some
 //! process holds an exclusive lock on the named regular file.
 //!
+//! **Namespaces.** A pid means something only in its PID namespace, a start time only in its
+//! time namespace, and a lock file's path only in its mount namespace; a container is all three.
+//! So a process holder also records the PID and time namespaces its pid and start time were read
+//! in (the inode numbers of `/proc/self/ns/pid` and `/proc/self/ns/time` of the process that
+//! recorded it, whose `/proc` must be its own PID namespace's), and a lock holder the mount
+//! namespace its path was given in. A holder is judged where it lives:
+//!
+//! - recorded in the namespaces of the process judging it: as above;
+//! - a process of a PID namespace *below* the judge's (a container's, seen from the host): every
+//!   process of that namespace is visible here, each with its pid at every level
+//!   (`/proc/<pid>/status`, `NSpid`), so the holder is found by its pid at that namespace's level
+//!   and its start time, or known gone;
+//! - anything else (a PID namespace above or beside the judge's, or one no process visible here
+//!   belongs to any more; another time namespace; a lock path in another mount namespace not
+//!   held now): it **cannot be judged from here** ([`Liveness::Unknown`]). `status` says so,
+//!   and nothing strips it; `release --token` ends it.
+//!
 //! A holder is checked twice, and neither check ever blocks:
 //! - **at acquire** ([`Holder::validate`]): a pid must name a running process that is not a zombie
 //!   (`/proc/<pid>/stat` state `Z` or `X`), and a lock must be a regular file, not a symlink, that
@@ -30,17 +47,24 @@ use crate::fsio::{self, HolderLockState};
 pub enum Holder {
     /// A live process.
     Process {
-        /// Process id.
+        /// Process id, in the PID namespace `pid_ns`.
         pid: u32,
-        /// Start time in clock ticks since boot.
+        /// Start time in clock ticks since boot, as read in the time namespace `time_ns`.
         start_time: u64,
         /// The boot this process belongs to.
         boot_id: std::sync::Arc<str>,
+        /// The PID namespace `pid` is a number of (the inode of `/proc/self/ns/pid` of the
+        /// process that recorded it).
+        pid_ns: u64,
+        /// The time namespace `start_time` was read in (0 on a kernel without them).
+        time_ns: u64,
     },
     /// Whoever holds an exclusive lock on this file.
     Lock {
         /// The lock file.
         path: PathBuf,
+        /// The mount namespace the path was given in (0 when it could not be read).
+        mnt_ns: u64,
     },
 }
 
@@ -53,7 +77,10 @@ struct HolderFields {
     pid: Option<u32>,
     start_time: Option<u64>,
     boot_id: Option<String>,
+    pid_ns: Option<u64>,
+    time_ns: Option<u64>,
     path: Option<PathBuf>,
+    mnt_ns: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -75,9 +102,12 @@ impl<'de> Deserialize<'de> for Holder {
                 pid: fields.pid.ok_or_else(|| missing("pid"))?,
                 start_time: fields.start_time.ok_or_else(|| missing("start_time"))?,
                 boot_id: fields.boot_id.ok_or_else(|| missing("boot_id"))?.into(),
+                pid_ns: fields.pid_ns.ok_or_else(|| missing("pid_ns"))?,
+                time_ns: fields.time_ns.ok_or_else(|| missing("time_ns"))?,
             },
             HolderKind::Lock => Holder::Lock {
                 path: fields.path.ok_or_else(|| missing("path"))?,
+                mnt_ns: fields.mnt_ns.ok_or_else(|| missing("mnt_ns"))?,
             },
         })
     }
@@ -95,12 +125,24 @@ pub enum Liveness {
         /// Why: `no such process`, `pid reused`, `rebooted`, `zombie`, `lock released`.
         reason: String,
     },
+    /// Whether the holder lives cannot be told from here (it lives in a namespace this process
+    /// cannot see into, or what would tell could not be read): its lease is never taken for
+    /// stale.
+    Unknown {
+        /// Why it cannot be judged, and what would.
+        reason: String,
+    },
 }
 
 impl Liveness {
     /// Whether this is [`Liveness::Alive`].
     pub fn is_alive(&self) -> bool {
         matches!(self, Liveness::Alive)
+    }
+
+    /// Whether this is [`Liveness::Dead`]: the only answer that makes a lease stale.
+    pub fn is_dead(&self) -> bool {
+        matches!(self, Liveness::Dead { .. })
     }
 }
 
@@ -175,6 +217,122 @@ pub(crate) fn boot_stamp() -> Option<String> {
     Some(match crate::fsio::faults::restarts() {
         0 => boot.to_string(),
         restarts => format!("{boot}+{restarts}"),
+    })
+}
+
+/// The namespaces this process reads `/proc` in, read once per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct View {
+    /// The inode of `/proc/self/ns/pid` (0 when it cannot be read).
+    pid_ns: u64,
+    /// Whether `/proc` is this PID namespace's own (`NSpid` of `/proc/self/status` has one
+    /// entry): only then are the pids under it this namespace's.
+    own_proc: bool,
+    /// The inode of `/proc/self/ns/time` (0 on a kernel without time namespaces).
+    time_ns: u64,
+    /// The inode of `/proc/self/ns/mnt` (0 when it cannot be read).
+    mnt_ns: u64,
+}
+
+static VIEW: std::sync::OnceLock<View> = std::sync::OnceLock::new();
+
+/// The inode number of the namespace file `path` (`/proc/<pid>/ns/<kind>`), 0 when it cannot
+/// be read.
+fn ns_inode(path: &str) -> u64 {
+    rustix::fs::stat(path).map_or(0, |stat| stat.st_ino)
+}
+
+/// The pids of the process whose `/proc/<pid>/status` text is `status`, one per PID namespace
+/// from the one `/proc` belongs to down to its own (`NSpid`); empty when the line is missing.
+fn ns_pids(status: &[u8]) -> Vec<u32> {
+    status
+        .split(|b| *b == b'\n')
+        .find_map(|line| line.strip_prefix(b"NSpid:"))
+        .map(|pids| {
+            pids.split(u8::is_ascii_whitespace)
+                .filter(|field| !field.is_empty())
+                .filter_map(|field| std::str::from_utf8(field).ok()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// This process's [`View`].
+fn view() -> View {
+    *VIEW.get_or_init(|| {
+        let mut buf = Vec::new();
+        let own_proc = match read_proc(Path::new("/proc/self/status"), &mut buf) {
+            // A kernel before 4.1 writes no `NSpid`: it has one PID namespace as far as `/proc`
+            // tells, and it is this one.
+            Ok(Some(status)) => ns_pids(status).len() <= 1,
+            _ => false,
+        };
+        View {
+            pid_ns: ns_inode("/proc/self/ns/pid"),
+            own_proc,
+            time_ns: ns_inode("/proc/self/ns/time"),
+            mnt_ns: ns_inode("/proc/self/ns/mnt"),
+        }
+    })
+}
+
+/// Whether the process recorded as `pid` of the PID namespace `pid_ns` with start time `start`
+/// lives, for a namespace other than this process's: found among the processes visible here
+/// (a namespace below this one shows all of its own), or `Unknown` when no process of that
+/// namespace is visible here.
+fn foreign_liveness(pid: u32, start: u64, pid_ns: u64) -> Result<Liveness> {
+    let proc_dir = fsio::open_dir_following(Path::new("/proc"))?;
+    let listing = rustix::fs::Dir::read_from(&proc_dir)
+        .map_err(|e| Error::io("/proc", "list", std::io::Error::from(e)))?;
+    let mut buf = Vec::new();
+    // Processes in a namespace below this one (more than one pid), with their pids.
+    let mut below: Vec<(u32, Vec<u32>)> = Vec::new();
+    for entry in listing.flatten() {
+        let Some(q) = entry
+            .file_name()
+            .to_str()
+            .ok()
+            .and_then(|name| name.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(Some(status)) = read_proc(Path::new(&format!("/proc/{q}/status")), &mut buf) else {
+            continue;
+        };
+        let pids = ns_pids(status);
+        if pids.len() > 1 {
+            below.push((q, pids));
+        }
+    }
+    // The level of `pid_ns` below this namespace: that of a process whose own namespace it is.
+    let level = below.iter().find_map(|(q, pids)| {
+        (ns_inode(&format!("/proc/{q}/ns/pid")) == pid_ns).then(|| pids.len() - 1)
+    });
+    let Some(level) = level else {
+        return Ok(Liveness::Unknown {
+            reason: format!(
+                "process {pid} lives in another PID namespace (ns {pid_ns}), above or beside this one or gone: it cannot be judged from here; `projectfile release --token` ends its lease"
+            ),
+        });
+    };
+    // Its pid at that level and its start time (another namespace at the same depth may use
+    // the same pid for another process).
+    for (q, pids) in &below {
+        if pids.get(level) != Some(&pid) {
+            continue;
+        }
+        match proc_stat(*q)? {
+            Some(('Z' | 'X', found)) if found == start => {
+                return Ok(Liveness::Dead {
+                    reason: format!("process {pid} of PID namespace {pid_ns} has exited (zombie)"),
+                });
+            }
+            Some((_, found)) if found == start => return Ok(Liveness::Alive),
+            _ => {}
+        }
+    }
+    Ok(Liveness::Dead {
+        reason: format!("process {pid} of PID namespace {pid_ns} has exited"),
     })
 }
 
@@ -267,6 +425,12 @@ impl Holder {
     pub fn process(pid: u32) -> Result<Holder> {
         let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
         forget_validated();
+        let here = view();
+        if !here.own_proc {
+            return Err(refuse(format!(
+                "/proc here is not this PID namespace's own, so process {pid} cannot be looked up; mount one for it (e.g. `unshare --pid --fork --mount-proc`)"
+            )));
+        }
         match proc_stat(pid)? {
             Some(('Z' | 'X', _)) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
@@ -275,6 +439,8 @@ impl Holder {
                 pid,
                 start_time,
                 boot_id: boot_id()?,
+                pid_ns: here.pid_ns,
+                time_ns: here.time_ns,
             }
             .validated_now()),
             None => Err(refuse(format!(
@@ -314,7 +480,10 @@ impl Holder {
     /// [`Holder::held_lock`] is the checked form; an acquire checks either with
     /// [`Holder::validate`].
     pub fn lock(path: impl Into<PathBuf>) -> Holder {
-        Holder::Lock { path: path.into() }
+        Holder::Lock {
+            path: path.into(),
+            mnt_ns: view().mnt_ns,
+        }
     }
 
     /// A lock file as a holder, checked now: it must be a regular file (not a symlink, FIFO,
@@ -362,23 +531,29 @@ impl Holder {
                     format!("/proc/{pid}"),
                     format!("{reason}; a lease needs a live holder"),
                 ),
-                Holder::Lock { path } => Error::Unsafe {
+                Holder::Lock { path, .. } => Error::Unsafe {
                     path: path.clone(),
                     reason: format!("{reason}; a lease needs a live holder"),
                 },
             }),
+            Liveness::Unknown { reason } => Err(Error::invalid(
+                self.describe(),
+                format!("{reason}; a lease needs a holder this process can see alive"),
+            )),
         }
     }
 
-    /// Whether the holder still lives. Errors reading `/proc` or the lock file count as alive, so
-    /// a lease is never stripped on a guess. Never blocks.
+    /// Whether the holder still lives. An error reading `/proc` or the lock file is no answer
+    /// ([`Liveness::Unknown`]), so a lease is never stripped on a guess. Never blocks.
     pub fn liveness(&self) -> Liveness {
         match (self.check(), self) {
-            (Ok(Liveness::Dead { reason }), Holder::Lock { path }) => Liveness::Dead {
+            (Ok(Liveness::Dead { reason }), Holder::Lock { path, .. }) => Liveness::Dead {
                 reason: format!("holder lock {}: {reason}", path.display()),
             },
             (Ok(liveness), _) => liveness,
-            (Err(_), _) => Liveness::Alive,
+            (Err(e), _) => Liveness::Unknown {
+                reason: format!("its liveness could not be read: {e}"),
+            },
         }
     }
 
@@ -392,9 +567,29 @@ impl Holder {
                 pid,
                 start_time,
                 boot_id: recorded_boot,
+                pid_ns,
+                time_ns,
             } => {
                 if &boot_id()? != recorded_boot {
                     return dead("rebooted since the lease was taken".to_string());
+                }
+                let here = view();
+                if *time_ns != here.time_ns {
+                    return Ok(Liveness::Unknown {
+                        reason: format!(
+                            "process {pid} was recorded in another time namespace, where start times read otherwise: it cannot be judged from here"
+                        ),
+                    });
+                }
+                if *pid_ns != here.pid_ns {
+                    return foreign_liveness(*pid, *start_time, *pid_ns);
+                }
+                if !here.own_proc {
+                    return Ok(Liveness::Unknown {
+                        reason: format!(
+                            "/proc here is not this PID namespace's own, so process {pid} cannot be looked up"
+                        ),
+                    });
                 }
                 match proc_stat(*pid)? {
                     None => dead(format!("process {pid} has exited")),
@@ -405,8 +600,15 @@ impl Holder {
                     Some(_) => Ok(Liveness::Alive),
                 }
             }
-            Holder::Lock { path } => match fsio::holder_lock_state(path)? {
+            Holder::Lock { path, mnt_ns } => match fsio::holder_lock_state(path)? {
                 HolderLockState::Held => Ok(Liveness::Alive),
+                // The path may name another file, or none, in another mount namespace.
+                _ if *mnt_ns != view().mnt_ns => Ok(Liveness::Unknown {
+                    reason: format!(
+                        "lock {} was given in another mount namespace, where its path may name another file: it cannot be judged from here",
+                        path.display()
+                    ),
+                }),
                 HolderLockState::Free => dead("nobody holds a lock on it".to_string()),
                 HolderLockState::Missing => dead("no such file".to_string()),
                 HolderLockState::NotAFile(what) => {
@@ -420,7 +622,7 @@ impl Holder {
     pub fn describe(&self) -> String {
         match self {
             Holder::Process { pid, .. } => format!("process {pid}"),
-            Holder::Lock { path } => format!("lock on {}", path.display()),
+            Holder::Lock { path, .. } => format!("lock on {}", path.display()),
         }
     }
 }
@@ -487,6 +689,8 @@ mod tests {
             pid,
             start_time,
             boot_id,
+            pid_ns,
+            time_ns,
         } = Holder::current_process().unwrap()
         else {
             unreachable!()
@@ -495,6 +699,8 @@ mod tests {
             pid,
             start_time: start_time + 1,
             boot_id,
+            pid_ns,
+            time_ns,
         };
         assert!(!forged.liveness().is_alive());
     }
@@ -502,7 +708,11 @@ mod tests {
     #[test]
     fn other_boot_is_dead() {
         let Holder::Process {
-            pid, start_time, ..
+            pid,
+            start_time,
+            pid_ns,
+            time_ns,
+            ..
         } = Holder::current_process().unwrap()
         else {
             unreachable!()
@@ -511,6 +721,8 @@ mod tests {
             pid,
             start_time,
             boot_id: "not-this-boot".into(),
+            pid_ns,
+            time_ns,
         };
         assert!(!forged.liveness().is_alive());
     }
@@ -585,20 +797,29 @@ mod tests {
                 pid: 7,
                 start_time: 99,
                 boot_id: "b-1".into(),
+                pid_ns: 4026531836,
+                time_ns: 4026531834,
             },
             Holder::lock("/run/x.lock"),
         ] {
             let text = serde_json::to_string(&holder).unwrap();
             assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), holder);
         }
-        let text = r#"{"kind":"process","pid":7,"start_time":99,"boot_id":"b"}"#;
+        let text =
+            r#"{"kind":"process","pid":7,"start_time":99,"boot_id":"b","pid_ns":1,"time_ns":2}"#;
         assert!(serde_json::from_str::<Holder>(text).is_ok());
         for (text, refusal) in [
             (
-                r#"{"kind":"process","pid":7,"boot_id":"b"}"#,
+                r#"{"kind":"process","pid":7,"boot_id":"b","pid_ns":1,"time_ns":2}"#,
                 "missing field `start_time`",
             ),
-            (r#"{"kind":"lock"}"#, "missing field `path`"),
+            // A holder without its namespaces cannot be judged: it is no holder of this build.
+            (
+                r#"{"kind":"process","pid":7,"start_time":99,"boot_id":"b"}"#,
+                "missing field `pid_ns`",
+            ),
+            (r#"{"kind":"lock","mnt_ns":3}"#, "missing field `path`"),
+            (r#"{"kind":"lock","path":"/x"}"#, "missing field `mnt_ns`"),
             (r#"{"kind":"pipe","path":"/x"}"#, "unknown variant `pipe`"),
             (r#"{"pid":7}"#, "missing field `kind`"),
         ] {
@@ -682,6 +903,8 @@ mod tests {
             pid: std::process::id(),
             start_time: 1,
             boot_id: boot_id().unwrap(),
+            pid_ns: view().pid_ns,
+            time_ns: view().time_ns,
         }
         .validate()
         .unwrap_err();
@@ -730,6 +953,8 @@ mod tests {
             pid: child.id(),
             start_time: 0,
             boot_id: boot_id().unwrap(),
+            pid_ns: view().pid_ns,
+            time_ns: view().time_ns,
         });
         while !matches!(proc_stat(child.id()), Ok(Some(('Z', _)))) {
             std::thread::sleep(std::time::Duration::from_millis(5));

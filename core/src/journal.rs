@@ -19,8 +19,7 @@
 //! ends one session among hundreds appends what that session changed, not every lease again.
 //! A save writes a delta against the newest full record while at most [`DELTA_CHANGES`] leases
 //! are added and dropped in all since it, and a full record otherwise: when there is no full
-//! record of this build to name (a new journal, a compaction, a record from a sync slot or an
-//! earlier build), when the ledger has no lease left, or when the save is durable and goes to a
+//! record to name (a new journal, a compaction, a record from a sync slot), when the ledger has no lease left, or when the save is durable and goes to a
 //! sync slot while the full record is not the journal's first (see "Sync slots": a slot's
 //! delta rests only on a base written durably). A build that reads only full records refuses a delta
 //! (its version is 2), rather than take its few leases for all of them. A command's ledger
@@ -29,14 +28,11 @@
 //! ledger built otherwise is compared with the full record's tokens, both lists sorted.
 //!
 //! The ledger JSON ends in the record's save number, `,"saved":N}`: one more than the newest
-//! record's, so of any two records the newer is the one with the higher number (earlier builds
-//! wrote none, which reads as 0, and ignore the field).
+//! record's, so of any two records the newer is the one with the higher number.
 //!
 //! The check is [`check64`], a 64-bit hash of the ledger JSON taken eight bytes at a time: it
 //! tells a whole record from a torn, cut or overwritten one (not an adversary's: the state
-//! directory is private to its user). Earlier builds wrote `{"sha256":"<64 hex
-//! digits>","ledger":<JSON>}` (the SHA-256 of the JSON, no length); such lines are still read,
-//! and a journal may hold both until its next compaction.
+//! directory is private to its user).
 //!
 //! **Reading** takes the last good record: the last line that is complete (ends in a newline),
 //! well formed, and whose check holds, and, for a delta, whose base is one too: a whole line of
@@ -90,8 +86,7 @@
 //! Either way the leases a power loss brings back or forgets had holders that died with the
 //! machine: no process survives a reboot, and holders carry the boot id. Deferred saves are
 //! synced anyway when the state directory is on a remote file system (the holder may live on
-//! another machine), when they forget a stash or record kept user bytes (see the projector),
-//! or when they migrate a `ledger.json` from an earlier build.
+//! another machine), or when they record kept user bytes (see the projector).
 //!
 //! **Sync slots.** A durable save is appended to the journal like any other, unsynced, and also
 //! written, synced, into one of the two slots of `ledger.sync` beside it. A slot's record is a
@@ -130,22 +125,17 @@
 //! durable writes, the minimum for the same result; `core/tests/crash_points.rs` proves each
 //! case by enumerating process crashes and power losses (see `projectfile_conformance::crash`).
 
-use sha2::{Digest, Sha256};
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::fsio::tree::hex;
 use crate::fsio::{self, OpenTail, Root, Tail, faults};
-use crate::ledger::{Leases, Ledger, ReadLeases, Recorded};
+use crate::ledger::{FolderRef, Leases, Ledger, ReadLeases, Recorded};
 use crate::plan::RelPath;
 
 /// The journal's file name inside a workspace's state directory.
 pub const JOURNAL_FILE: &str = "ledger.jsonl";
-
-/// The single-snapshot ledger file earlier builds wrote; read once and migrated.
-pub const LEGACY_LEDGER_FILE: &str = "ledger.json";
 
 /// Past this many bytes, the next save rewrites the journal as its newest record alone. Reads
 /// take the file's tail, so its length costs a read nothing; a compaction costs three syncs.
@@ -201,10 +191,6 @@ const DELTA_GONE: &[u8] = b"],\"gone\":[";
 /// that, the save writes a full record, the next deltas' base. So a delta costs what a few
 /// leases cost to write and read, however many its base holds.
 pub const DELTA_CHANGES: usize = 16;
-
-/// A record of earlier builds: `{"sha256":"<64 hex>","ledger":<body>}\n`.
-const SHA_PREFIX: &[u8] = b"{\"sha256\":\"";
-const SHA_SUFFIX: &[u8] = b"}";
 
 /// Whether a save must reach the disk before the caller goes on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,18 +310,6 @@ pub fn frame(body: &[u8]) -> Vec<u8> {
     let start = begin_frame(&mut line);
     line.extend_from_slice(body);
     end_frame(&mut line, start, check64(body));
-    line
-}
-
-/// A record line as earlier builds framed it (SHA-256 of the body, no trailer): still read.
-pub fn frame_sha256(body: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(body.len() + 96);
-    line.extend_from_slice(SHA_PREFIX);
-    line.extend_from_slice(hex(&Sha256::digest(body)).as_bytes());
-    line.extend_from_slice(MIDDLE);
-    line.extend_from_slice(body);
-    line.extend_from_slice(SHA_SUFFIX);
-    line.push(b'\n');
     line
 }
 
@@ -502,7 +476,7 @@ fn stated_length(line: &[u8]) -> Option<usize> {
 }
 
 /// The range of the ledger JSON a record line (without its newline) carries, if the line is
-/// well formed and its check holds: a line of this build, or of earlier builds.
+/// well formed and its check holds.
 fn record_body(line: &[u8]) -> Option<Range<usize>> {
     record_body_as(line, false)
 }
@@ -510,23 +484,16 @@ fn record_body(line: &[u8]) -> Option<Range<usize>> {
 /// [`record_body`], the check taken as holding when `verified` (a line of this build known
 /// whole: see [`JournalNote`]); its frame is still read as strictly.
 fn record_body_as(line: &[u8], verified: bool) -> Option<Range<usize>> {
-    if let Some(rest) = line.strip_prefix(PREFIX) {
-        let (check, rest) = rest.split_at_checked(CHECK_HEX)?;
-        rest.strip_prefix(MIDDLE)?;
-        let length = stated_length(line)?;
-        let start = PREFIX.len() + CHECK_HEX + MIDDLE.len();
-        let end = line.len() - line.iter().rev().position(|b| *b == b',')? - 1;
-        let body = line.get(start..end)?;
-        let holds = length == line.len() + 1
-            && (verified
-                || line_check64(body).is_some_and(|computed| check_hex(computed) == check));
-        return holds.then_some(start..end);
-    }
-    let rest = line.strip_prefix(SHA_PREFIX)?;
-    let (digest, rest) = rest.split_at_checked(64)?;
-    let body = rest.strip_prefix(MIDDLE)?.strip_suffix(SHA_SUFFIX)?;
-    let start = SHA_PREFIX.len() + 64 + MIDDLE.len();
-    (hex(&Sha256::digest(body)).as_bytes() == digest).then_some(start..start + body.len())
+    let rest = line.strip_prefix(PREFIX)?;
+    let (check, rest) = rest.split_at_checked(CHECK_HEX)?;
+    rest.strip_prefix(MIDDLE)?;
+    let length = stated_length(line)?;
+    let start = PREFIX.len() + CHECK_HEX + MIDDLE.len();
+    let end = line.len() - line.iter().rev().position(|b| *b == b',')? - 1;
+    let body = line.get(start..end)?;
+    let holds = length == line.len() + 1
+        && (verified || line_check64(body).is_some_and(|computed| check_hex(computed) == check));
+    holds.then_some(start..end)
 }
 
 /// Reads a journal (or its end: a line cut by the start of `bytes` is never a good record): its
@@ -642,7 +609,7 @@ impl Newest {
     }
 
     /// The check of its body: the one a record of this build states (it held when the record
-    /// was read, so the body is not hashed a second time), computed for an earlier build's.
+    /// was read, so the body is not hashed a second time), computed when its head does not read.
     fn check(&self) -> u64 {
         let head = PREFIX.len() + CHECK_HEX + MIDDLE.len();
         let stated = self
@@ -664,8 +631,7 @@ fn next_record_room(last_len: usize) -> usize {
     last_len.saturating_add(last_len / 8).saturating_add(256)
 }
 
-/// The save number a record's ledger JSON ends in (`,"saved":N}`), 0 when it ends otherwise
-/// (a record of an earlier build).
+/// The save number a record's ledger JSON ends in (`,"saved":N}`), 0 when it ends otherwise.
 fn saved_number(body: &[u8]) -> u64 {
     let Some(rest) = body.strip_suffix(b"}") else {
         return 0;
@@ -1157,13 +1123,13 @@ fn ledger_of(
     display: &Path,
     newest: &mut Newest,
     end: u64,
-    canonical: Option<&Path>,
+    folder: Option<FolderRef<'_>>,
 ) -> Result<(Ledger, Option<Base>)> {
     let based = newest.base.take();
     let body = newest.body();
     let Some(based) = based else {
-        let ledger = Ledger::parse(body, display, canonical)?;
-        // Where its line starts: this build's frame only (an earlier build's record is no base).
+        let ledger = Ledger::parse(body, display, folder.map(|f| f.identity))?;
+        // Where its line starts, when the frame before the body reads as one.
         let head = PREFIX.len() + CHECK_HEX + MIDDLE.len();
         let line_at = newest.body.start.checked_sub(head).filter(|at| {
             newest
@@ -1191,7 +1157,7 @@ fn ledger_of(
     let mut json = Vec::with_capacity(FULL_OPEN.len() + parts.rest.len());
     json.extend_from_slice(FULL_OPEN);
     json.extend_from_slice(parts.rest);
-    let mut ledger = Ledger::parse(&json, display, canonical)?;
+    let mut ledger = Ledger::parse(&json, display, folder.map(|f| f.identity))?;
     let mut leases = Ledger::parse_leases(&base_record.bytes, base_record.body, display)?;
     let base_leases = BaseLeases::of(&leases);
     for token in &parts.gone {
@@ -1247,8 +1213,6 @@ pub struct Journal {
     spare: RefCell<Vec<u8>>,
     /// Whether everything in it is known to be on disk.
     synced: Cell<bool>,
-    /// Whether the ledger came from a legacy `ledger.json` still to be removed.
-    legacy: Cell<bool>,
     /// Whether every save must be durable (a remote state directory).
     always_durable: bool,
     /// The highest save number seen: the next record's is one more.
@@ -1264,23 +1228,23 @@ pub struct Journal {
 
 impl Journal {
     /// Reads the journal in the state directory `state` (under the workspace lock): the ledger of
-    /// the workspace `canonical`, which it must record (a key collision is refused); without
-    /// `canonical`, of whatever workspace it records, `None` when nothing is recorded.
+    /// the workspace `folder`, whose identity it must record (a key collision is refused);
+    /// without `folder`, of whatever workspace it records, `None` when nothing is recorded.
     /// `always_durable`: sync every save (a remote state directory).
     #[cfg(test)]
     pub fn load(
         state: &Root,
-        canonical: Option<&Path>,
+        folder: Option<FolderRef<'_>>,
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
-        Self::load_noted(state, canonical, always_durable, None)
+        Self::load_noted(state, folder, always_durable, None)
     }
 
     /// [`Journal::load`] with the note the last command left of the journal (see
     /// [`JournalNote`]): a base it names in the file as it stands is not hashed again.
     pub fn load_noted(
         state: &Root,
-        canonical: Option<&Path>,
+        folder: Option<FolderRef<'_>>,
         always_durable: bool,
         noted: Option<&[u8]>,
     ) -> Result<(Journal, Option<Ledger>)> {
@@ -1288,21 +1252,21 @@ impl Journal {
         // A crash in the middle of creating or compacting it (or making its sync slots) leaves
         // a temporary file.
         state.remove_temp_files_beside(&file, &[SLOTS_FILE])?;
-        Self::read_noted(state, canonical, always_durable, noted)
+        Self::read_noted(state, folder, always_durable, noted)
     }
 
     /// [`Journal::load`] changing nothing (for `status`): a temporary file a crash left stays.
     pub fn read(
         state: &Root,
-        canonical: Option<&Path>,
+        folder: Option<FolderRef<'_>>,
         always_durable: bool,
     ) -> Result<(Journal, Option<Ledger>)> {
-        Self::read_noted(state, canonical, always_durable, None)
+        Self::read_noted(state, folder, always_durable, None)
     }
 
     fn read_noted(
         state: &Root,
-        canonical: Option<&Path>,
+        folder: Option<FolderRef<'_>>,
         always_durable: bool,
         noted: Option<&[u8]>,
     ) -> Result<(Journal, Option<Ledger>)> {
@@ -1319,7 +1283,6 @@ impl Journal {
             last: Cell::new(None),
             spare: RefCell::new(Vec::new()),
             synced: Cell::new(false),
-            legacy: Cell::new(false),
             always_durable,
             saved: Cell::new(0),
             slots: Cell::new(None),
@@ -1337,13 +1300,11 @@ impl Journal {
                 // with its base, the journal's first record). The journal's own newest record is
                 // not it, so the next save writes whatever it has (a full record: no base is
                 // kept for it).
-                let (ledger, _) =
-                    ledger_of(&journal.display, &mut newer, extent.good_len, canonical)?;
+                let (ledger, _) = ledger_of(&journal.display, &mut newer, extent.good_len, folder)?;
                 journal.spare.replace(newer.bytes);
                 return Ok((journal, Some(ledger)));
             }
-            let (ledger, base) =
-                ledger_of(&journal.display, &mut newest, extent.good_len, canonical)?;
+            let (ledger, base) = ledger_of(&journal.display, &mut newest, extent.good_len, folder)?;
             journal.base.replace(base);
             let body = newest.body();
             journal.last.set(Some(Last {
@@ -1359,18 +1320,7 @@ impl Journal {
         let slots = read_slots(state, u64::MAX)?;
         journal.slots.set(slots.slots);
         journal.saved.set(slots.highest);
-        let legacy = state.path().join(LEGACY_LEDGER_FILE);
-        if let Some(bytes) = fsio::read_private(&legacy)? {
-            let ledger = Ledger::parse(&bytes, &legacy, canonical)?;
-            journal.legacy.set(true);
-            return Ok((journal, Some(ledger)));
-        }
-        Ok((journal, canonical.map(Ledger::new)))
-    }
-
-    /// The journal file's absolute path.
-    pub fn path(&self) -> &Path {
-        &self.display
+        Ok((journal, folder.map(Ledger::new)))
     }
 
     /// The note for the next command (see [`JournalNote`]): the file as it stands now, and the
@@ -1391,10 +1341,10 @@ impl Journal {
         ledger: &Ledger,
         durability: Durability,
     ) -> Result<Option<fsio::OpenFile>> {
-        let durable = durability == Durability::Durable || self.always_durable || self.legacy.get();
+        let durable = durability == Durability::Durable || self.always_durable;
         // Nothing recorded and no file: nothing to write.
         if ledger.is_empty() && self.len.get() == 0 {
-            return self.finish_legacy(state).map(|()| None);
+            return Ok(None);
         }
         let mut line = self.spare.take();
         // Room for the whole record at once: about the size of the last one, exactly (growing by
@@ -1409,7 +1359,7 @@ impl Journal {
         // record, which was written durably (a slot's record must stand when the journal's
         // unsynced bytes are lost); otherwise a full record. So is one that would compact the
         // journal (the record is then the file's only one).
-        let to_slot = durable && !self.always_durable && !self.legacy.get();
+        let to_slot = durable && !self.always_durable;
         let base = self.base.borrow();
         let delta = match base.as_ref() {
             Some(base)
@@ -1439,7 +1389,7 @@ impl Journal {
             && last.is_some_and(|last| self.holds(last, &line[body_start..]));
         if unchanged {
             self.spare.replace(line);
-            return self.finish_legacy(state).map(|()| None);
+            return Ok(None);
         }
         let saved = self.saved.get().saturating_add(1);
         replace_saved(&mut line, body_start, saved);
@@ -1468,7 +1418,7 @@ impl Journal {
             record_len: line.len(),
         }));
         self.spare.replace(line);
-        self.finish_legacy(state).map(|()| replaced)
+        Ok(replaced)
     }
 
     /// Writes `ledger` as a delta record's JSON against `base` into `line` (from `body_start`):
@@ -1599,8 +1549,8 @@ impl Journal {
             self.len.set(self.good_len.get());
         }
         // A durable record goes to a sync slot; the journal itself is synced only where every
-        // save is (a remote state directory) or for a migration.
-        let to_slot = durable && !self.always_durable && !self.legacy.get();
+        // save is (a remote state directory).
+        let to_slot = durable && !self.always_durable;
         state.append(&self.file, record, durable && !to_slot)?;
         let at = self.len.get();
         self.len.set(at + record.len() as u64);
@@ -1702,15 +1652,6 @@ impl Journal {
         Ok(())
     }
 
-    /// Removes a migrated legacy ledger once the journal holds its content durably.
-    fn finish_legacy(&self, state: &Root) -> Result<()> {
-        if self.legacy.get() {
-            state.remove_file(&RelPath::new(LEGACY_LEDGER_FILE)?)?;
-            self.legacy.set(false);
-        }
-        Ok(())
-    }
-
     /// For the power-loss model of crash tests: the file as it stands is durable.
     fn note_durable(&self) {
         if faults::tracking_durability() {
@@ -1803,10 +1744,6 @@ mod tests {
         assert_eq!(last.as_ref().map(Newest::body), Some(&big[..]));
         assert_eq!(last.as_ref().map(Newest::check), Some(check64(&big)));
         assert_eq!((extent.len, extent.good_len), (bytes.len() as u64, good));
-        // A record of an earlier build states no check of ours: its check is computed.
-        std::fs::write(&path, frame_sha256(&body(5))).unwrap();
-        let (_, last) = read_newest(&path, None).unwrap().unwrap();
-        assert_eq!(last.as_ref().map(Newest::check), Some(check64(&body(5))));
         assert!(
             read_newest(&dir.path().join("absent"), None)
                 .unwrap()
@@ -1825,8 +1762,12 @@ mod tests {
     fn syncs_of_a_deferred_save(always_durable: bool) -> u64 {
         let dir = tempfile::tempdir().unwrap();
         let state = Root::create_private(dir.path()).unwrap();
-        let workspace = Path::new("/w");
-        let (journal, ledger) = Journal::load(&state, Some(workspace), always_durable).unwrap();
+        let identity = crate::ledger::FolderIdentity::made_up();
+        let folder = FolderRef {
+            path: Path::new("/w"),
+            identity: &identity,
+        };
+        let (journal, ledger) = Journal::load(&state, Some(folder), always_durable).unwrap();
         let mut ledger = ledger.unwrap();
         ledger.created_dirs.insert(RelPath::new("a").unwrap());
         journal.save(&state, &ledger, Durability::Durable).unwrap();
@@ -1910,7 +1851,12 @@ mod tests {
     fn fresh() -> (tempfile::TempDir, Root, Journal, Ledger) {
         let dir = tempfile::tempdir().unwrap();
         let state = Root::create_private(dir.path()).unwrap();
-        let (journal, ledger) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+        let identity = crate::ledger::FolderIdentity::made_up();
+        let folder = FolderRef {
+            path: Path::new("/w"),
+            identity: &identity,
+        };
+        let (journal, ledger) = Journal::load(&state, Some(folder), false).unwrap();
         (dir, state, journal, ledger.unwrap())
     }
 
@@ -2487,10 +2433,12 @@ mod tests {
                 pid: 1000 + u32::try_from(n).unwrap(),
                 start_time: 7,
                 boot_id: "boot".into(),
+                pid_ns: 1,
+                time_ns: 2,
             },
+            workspace: "/w".into(),
             acquired_at: 1,
             paths: vec![RelPath::new("AGENTS.md").unwrap()].into(),
-            private_dir: None,
             namespace: None,
             block_texts: Default::default(),
             seq: n + 1,
@@ -2753,7 +2701,12 @@ mod tests {
             let mut last_durable = 0;
             let lost_after = lost_after.min(commands.len() - 1);
             for (durable, toggles) in commands.iter().take(lost_after + 1) {
-                let (journal, read) = Journal::load(&state, Some(Path::new("/w")), false).unwrap();
+                let identity = crate::ledger::FolderIdentity::made_up();
+                let folder = FolderRef {
+                    path: Path::new("/w"),
+                    identity: &identity,
+                };
+                let (journal, read) = Journal::load(&state, Some(folder), false).unwrap();
                 let mut ledger = read.unwrap();
                 prop_assert_eq!(&ledger, saved.last().unwrap());
                 for n in toggles {
@@ -2801,14 +2754,19 @@ mod tests {
     }
 
     #[test]
-    fn records_of_earlier_builds_are_read_and_followed_by_ours() {
-        let mut bytes = frame_sha256(&body(1));
-        assert_eq!(scan(&bytes).last, Some(&body(1)[..]));
+    fn a_line_in_another_framing_is_no_record() {
+        // A line framed as unreleased builds once did (a SHA-256 and no trailer) is not read.
+        let mut bytes = b"{\"sha256\":\"".to_vec();
+        bytes.extend_from_slice(&[b'0'; 64]);
+        bytes.extend_from_slice(b"\",\"ledger\":");
+        bytes.extend_from_slice(&body(1));
+        bytes.extend_from_slice(b"}\n");
+        assert_eq!(scan(&bytes).last, None);
         bytes.extend(frame(&body(2)));
         let found = scan(&bytes);
         assert_eq!(found.last, Some(&body(2)[..]));
         assert_eq!(found.good_len, bytes.len());
-        // A line of ours is valid JSON too, with its length in its trailer.
+        // A line of ours is valid JSON, with its length in its trailer.
         let line = frame(&body(3));
         let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
         assert_eq!(value["line"], line.len());
@@ -2866,7 +2824,8 @@ mod tests {
         }
 
         /// Reading a journal file from its end finds what scanning all of it finds, for records
-        /// of both framings, of any size against the tail read first, then any cut or garbage.
+        /// of any size against the tail read first, and lines that are no record, then any cut
+        /// or garbage.
         #[test]
         fn reading_from_the_end_finds_what_a_whole_scan_finds(
             records in prop::collection::vec((0usize..3 * TAIL as usize, any::<bool>()), 0..5),
@@ -2881,7 +2840,13 @@ mod tests {
             let mut bytes = Vec::new();
             for (n, (size, ours)) in records.iter().enumerate() {
                 let body = sized_body(n, *size);
-                bytes.extend(if *ours { frame(&body) } else { frame_sha256(&body) });
+                if *ours {
+                    bytes.extend(frame(&body));
+                } else {
+                    // Framed otherwise: no record.
+                    bytes.extend_from_slice(&body);
+                    bytes.push(b'\n');
+                }
             }
             let cut = cut.index(bytes.len() + 1);
             bytes.truncate(cut);

@@ -12,20 +12,20 @@
 //!                                        prior content came back, files changed in or added to a
 //!                                        managed skill folder)
 //! <state>/workspaces/<key>/sessions/<t>/ private files of one session (Claude's prompt file)
-//! <state>/workspaces/<key>/stash/        prior contents kept by earlier builds (read, never written)
 //! ```
 //!
 //! The prior contents of paths we take over are not kept here but inside the workspace, where
 //! losing the state directory cannot take them: see [`crate::projector::priors`].
 //!
-//! `<key>` names the workspace folder itself, not a path to it: a stable 64-bit FNV-1a hash, in
-//! hex, of the folder's device and inode numbers, so every path to one folder (a bind mount, a
-//! symlinked parent, another spelling) shares one lock and one ledger. The ledger also stores the
-//! path it was written through and the folder's identity; a recorded path that now names another
-//! folder is refused, never taken for the one the ledger describes. `<state>/paths/<path key>`
-//! remembers which folder each path last named, so a path whose folder changed (a deleted and
-//! re-created checkout) is reported. A key of a folder that cannot be looked at (and the keys of
-//! earlier builds) hashes the canonical path instead.
+//! `<key>` names the workspace folder itself, not a path to it, over time: the hash of its
+//! [`FolderIdentity`] (device, inode, and the folder's incarnation: its file handle and birth
+//! time; see [`crate::workspace`]), so every path and every later name of one folder share one
+//! lock and one ledger, and a folder deleted and created again is another workspace. The ledger
+//! records the folder's identity and the path it was last seen at, and each lease the path it
+//! was acquired through; a command finds the folder from those and checks its identity, so a
+//! recorded path that now names another folder is never taken for it. `<state>/paths/<path
+//! key>` remembers which folder each path last named, so a path whose folder changed (a deleted
+//! and re-created checkout) is reported.
 
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::holder::Holder;
 use crate::plan::{MarkerKind, OwnedRole, RelPath};
+pub use crate::workspace::{FolderIdentity, fnv1a64};
 
 mod leases;
 mod leases_json;
@@ -43,53 +44,37 @@ pub(crate) use leases::{Leases, ReadLeases};
 /// The ledger format version this build writes and reads.
 pub const LEDGER_VERSION: u32 = 1;
 
-/// FNV-1a, 64 bits: small, stable across builds and platforms (unlike std's `DefaultHasher`).
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        hash ^= u64::from(*b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
-}
-
-/// The state-directory key of a canonical workspace path: the hash of its folder's
-/// `FolderIdentity` (of the path itself when the folder cannot be looked at).
-pub fn workspace_key(canonical: &Path) -> String {
-    match FolderIdentity::of(canonical) {
+/// The state-directory key of the folder a workspace path names now (see
+/// [`FolderIdentity::key`]); of the path itself when no folder can be looked at there.
+pub fn workspace_key(path: &Path) -> String {
+    match FolderIdentity::of_path(path) {
         Some(identity) => identity.key(),
-        None => path_key(canonical),
+        None => path_key(path),
     }
 }
 
-/// The hash of a path itself (the state-directory key earlier builds used, and the name under
-/// `<state>/paths/` that remembers which folder a path named).
+/// The hash of a path itself: the name under `<state>/paths/` that remembers which folder a
+/// path named.
 pub fn path_key(path: &Path) -> String {
     format!("{:016x}", fnv1a64(path.as_os_str().as_encoded_bytes()))
 }
 
-/// Which folder a path names: its device and inode numbers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FolderIdentity {
-    /// `st_dev`.
-    pub dev: u64,
-    /// `st_ino`.
-    pub ino: u64,
+/// The workspace folder a ledger is for: the path it is at now and its identity.
+#[derive(Clone, Copy, Debug)]
+pub struct FolderRef<'a> {
+    /// Its canonical path now.
+    pub path: &'a Path,
+    /// Its identity.
+    pub identity: &'a FolderIdentity,
 }
 
-impl FolderIdentity {
-    /// The identity of the folder at `path` (following links: any path to it).
-    pub fn of(path: &Path) -> Option<FolderIdentity> {
-        let (dev, ino) = crate::fsio::identity_of(path)?;
-        Some(FolderIdentity { dev, ino })
-    }
-
-    /// Its state-directory key.
-    pub fn key(self) -> String {
-        format!(
-            "{:016x}",
-            fnv1a64(format!("dev={} ino={}", self.dev, self.ino).as_bytes())
-        )
+impl<'a> FolderRef<'a> {
+    /// The folder of an open workspace.
+    pub fn of(workspace: &'a crate::workspace::Workspace) -> FolderRef<'a> {
+        FolderRef {
+            path: &workspace.path,
+            identity: &workspace.identity,
+        }
     }
 }
 
@@ -100,14 +85,13 @@ pub struct LeaseRecord {
     pub provider: std::sync::Arc<str>,
     /// What keeps it alive.
     pub holder: Holder,
+    /// The path of the workspace folder it was acquired through (canonical, UTF-8): where a
+    /// release looks for the folder first, its identity checked (see [`crate::workspace`]).
+    pub workspace: std::sync::Arc<str>,
     /// Seconds since the Unix epoch when it was taken.
     pub acquired_at: u64,
     /// The paths it holds.
     pub paths: std::sync::Arc<[RelPath]>,
-    /// Read from ledgers of earlier builds and never used: a session's private directory is
-    /// derived from its token, never from a recorded path.
-    #[serde(default, skip_serializing)]
-    pub private_dir: Option<PathBuf>,
     /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<std::sync::Arc<str>>,
@@ -307,8 +291,8 @@ pub fn leases_serialised_on_this_thread() -> u64 {
 pub(crate) struct LeaseShape {
     provider: std::sync::Arc<str>,
     holder: Holder,
+    workspace: std::sync::Arc<str>,
     paths: std::sync::Arc<[RelPath]>,
-    private_dir: Option<PathBuf>,
     namespace: Option<std::sync::Arc<str>>,
 }
 
@@ -318,8 +302,8 @@ impl LeaseShape {
         LeaseShape {
             provider: record.provider.clone(),
             holder: record.holder.clone(),
+            workspace: record.workspace.clone(),
             paths: record.paths.clone(),
-            private_dir: record.private_dir.clone(),
             namespace: record.namespace.clone(),
         }
     }
@@ -395,8 +379,7 @@ impl Recorded {
     }
 
     /// A lease of `shape` with these numbers and texts, read from `json` and keeping it as its
-    /// JSON. A lease of an earlier build that names its private directory is serialised anew at
-    /// the next save instead, which leaves that field out.
+    /// JSON.
     pub(crate) fn read(
         shape: &std::sync::Arc<LeaseShape>,
         acquired_at: u64,
@@ -404,16 +387,12 @@ impl Recorded {
         block_texts: BlockTexts,
         json: LeaseJson,
     ) -> Recorded {
-        let kept = std::cell::OnceCell::new();
-        if shape.private_dir.is_none() {
-            let _ = kept.set(json);
-        }
         Recorded {
             shape: shape.clone(),
             acquired_at,
             seq,
             block_texts,
-            json: kept,
+            json: std::cell::OnceCell::from(json),
         }
     }
 
@@ -460,6 +439,11 @@ impl Recorded {
         &self.shape.paths
     }
 
+    /// The path of the workspace it was acquired through.
+    pub fn workspace(&self) -> &Path {
+        Path::new(&*self.shape.workspace)
+    }
+
     /// The namespace of its markers.
     pub fn namespace(&self) -> &str {
         self.shape
@@ -484,9 +468,9 @@ impl Recorded {
         LeaseRecord {
             provider: shape.provider.clone(),
             holder: shape.holder.clone(),
+            workspace: shape.workspace.clone(),
             acquired_at: self.acquired_at,
             paths: shape.paths.clone(),
-            private_dir: shape.private_dir.clone(),
             namespace: shape.namespace.clone(),
             block_texts: self.block_texts.clone(),
             seq: self.seq,
@@ -586,7 +570,7 @@ fn leases_in_order<'de, D: serde::Deserializer<'de>>(
 /// The leases holding the entry at `path`: those whose [`LeaseRecord::paths`] name it, in token
 /// order. An entry names no holders: a lease never changes once recorded and states what it
 /// holds, so a start or an end among hundreds of sessions sharing an entry records nothing of
-/// the others (records of earlier builds list each entry's holders; the lists are read past).
+/// the others.
 /// The leases read from one record share their paths, so a lease whose paths are the very list
 /// of the lease before it is answered without looking at them again.
 pub fn leases_holding<'a>(
@@ -617,35 +601,6 @@ pub struct PriorRef {
     pub id: String,
 }
 
-/// The prior content of an owned file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum OwnedPrior {
-    /// Kept inside the workspace.
-    Workspace(PriorRef),
-    /// Stashed under the state directory by an earlier build.
-    Stash(Stash),
-}
-
-/// The prior folder of a skill folder we took over.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum FolderPrior {
-    /// Kept inside the workspace.
-    Workspace(PriorRef),
-    /// Stashed under the state directory by an earlier build.
-    Stash(SkillPrior),
-}
-
-/// Prior content of an owned file, stashed under the state directory (earlier builds).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stash {
-    /// File name inside `stash/`.
-    pub file: String,
-    /// The prior file's permission bits.
-    pub mode: u32,
-}
-
 /// One file we wrote into a projected skill folder.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestFile {
@@ -667,16 +622,6 @@ pub struct Manifest {
     /// Directories inside the folder, with their modes.
     #[serde(default)]
     pub dirs: BTreeMap<String, u32>,
-}
-
-/// A same-named folder an earlier build took over: where its prior contents are kept until the
-/// last session ends.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillPrior {
-    /// Its folder name inside `stash/`.
-    pub stash: String,
-    /// The hidden name beside the skill folder it carries while it moves into the stash.
-    pub hidden: String,
 }
 
 /// An earlier build of ours beside the skill folder, swapped out by a refresh and not yet removed.
@@ -705,7 +650,7 @@ pub enum EntryRecord {
         /// What it is for.
         role: OwnedRole,
         /// The prior content, or `None` when there was no file.
-        prior: Option<OwnedPrior>,
+        prior: Option<PriorRef>,
         /// Exactly what we last wrote, to tell our bytes from a user's edit.
         written: String,
         /// The mode we last wrote it with.
@@ -729,7 +674,7 @@ pub enum EntryRecord {
         /// The folder it was last copied from.
         source: PathBuf,
         /// The folder that stood there before, taken over; `None` when there was none.
-        prior: Option<FolderPrior>,
+        prior: Option<PriorRef>,
         /// What the folder holds from us; `None` until the first build is recorded.
         manifest: Option<Manifest>,
         /// Earlier builds beside the folder still to be removed.
@@ -777,11 +722,11 @@ pub struct KeptRecord {
 pub struct Ledger {
     /// Format version.
     pub version: u32,
-    /// The canonical workspace path (the one it was first written through).
+    /// Where the workspace folder was last seen: the canonical path of the last command that
+    /// found it (a start or a strip through a path, a release that found it moved).
     pub workspace: PathBuf,
-    /// The workspace folder's identity; `None` in ledgers of earlier builds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<FolderIdentity>,
+    /// The workspace folder's identity: a command works on the folder of this identity only.
+    pub identity: FolderIdentity,
     /// Live and stale leases by token.
     #[serde(default, deserialize_with = "leases_in_order")]
     pub leases: Leases,
@@ -807,6 +752,12 @@ pub struct Ledger {
     /// in its [`LeaseRecord::block_texts`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub block_bodies: BTreeMap<RelPath, BTreeMap<String, Vec<String>>>,
+    /// The files whose block of each listed namespace was put after text without a final
+    /// newline: the line end before its BEGIN line is ours whatever that line comes to hold (see
+    /// [`crate::block::Markers::with_joined`]). Set (durably) before such a block is written, by
+    /// each start that puts one in; kept, like [`Ledger::block_files`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub block_joined: BTreeMap<RelPath, BTreeSet<String>>,
     /// User bytes set aside, for `status`.
     #[serde(default)]
     pub kept: Vec<KeptRecord>,
@@ -818,23 +769,33 @@ pub struct Ledger {
 
 impl Ledger {
     /// An empty ledger for `workspace`.
-    pub fn new(workspace: &Path) -> Ledger {
+    pub fn new(folder: FolderRef<'_>) -> Ledger {
         Ledger {
             version: LEDGER_VERSION,
-            workspace: workspace.to_path_buf(),
-            identity: FolderIdentity::of(workspace),
+            workspace: folder.path.to_path_buf(),
+            identity: folder.identity.clone(),
             leases: Leases::new(),
             entries: BTreeMap::new(),
             created_dirs: BTreeSet::new(),
             block_files: BTreeSet::new(),
             block_bodies: BTreeMap::new(),
+            block_joined: BTreeMap::new(),
             kept: Vec::new(),
             pending: BTreeMap::new(),
         }
     }
 
-    /// Parses a ledger, checking it belongs to `workspace` when given.
-    pub fn parse(bytes: &[u8], file: &Path, workspace: Option<&Path>) -> Result<Ledger> {
+    /// An empty ledger for a folder at `path` with a made-up identity, for tests.
+    #[cfg(test)]
+    pub fn at(path: &Path) -> Ledger {
+        Ledger::new(FolderRef {
+            path,
+            identity: &FolderIdentity::made_up(),
+        })
+    }
+
+    /// Parses a ledger, checking it belongs to the folder `workspace` when given.
+    pub fn parse(bytes: &[u8], file: &Path, workspace: Option<&FolderIdentity>) -> Result<Ledger> {
         // The leases read apart (see `leases_json`), the rest by serde; anything the fast reading
         // declines is read by serde whole, which also says what is wrong.
         let fast = leases_json::split_leases(bytes).and_then(|(rest, leases)| {
@@ -858,17 +819,15 @@ impl Ledger {
                 ),
             });
         }
-        // Another path to the same folder shares the ledger.
-        if let Some(workspace) = workspace
-            && ledger.workspace != workspace
-            && (ledger.identity.is_none() || ledger.identity != FolderIdentity::of(workspace))
+        // Another folder with the same key (a hash collision) must not share it.
+        if let Some(identity) = workspace
+            && ledger.identity != *identity
         {
             return Err(Error::Ledger {
                 path: file.to_path_buf(),
                 reason: format!(
-                    "it records {} but was found for {} (a key collision); refusing to share it",
-                    ledger.workspace.display(),
-                    workspace.display()
+                    "it records the folder last seen at {}, not the one it was read for (a key collision); refusing to share it",
+                    ledger.workspace.display()
                 ),
             });
         }
@@ -957,9 +916,7 @@ impl Ledger {
             }
         }
         field(out, "workspace", &self.workspace)?;
-        if let Some(identity) = &self.identity {
-            field(out, "identity", identity)?;
-        }
+        field(out, "identity", &self.identity)?;
         out.extend_from_slice(b",\"leases\":{");
         let mut first = true;
         for (token, lease) in leases {
@@ -986,6 +943,9 @@ impl Ledger {
         }
         if !self.block_bodies.is_empty() {
             field(out, "block_bodies", &self.block_bodies)?;
+        }
+        if !self.block_joined.is_empty() {
+            field(out, "block_joined", &self.block_joined)?;
         }
         field(out, "kept", &self.kept)?;
         if !self.pending.is_empty() {
@@ -1124,11 +1084,7 @@ pub(crate) mod tests {
                 .prop_map(|namespaces| EntryRecord::Block { namespaces }),
             (
                 prop::sample::select(vec![OwnedRole::Instructions, OwnedRole::McpConfig]),
-                prop::option::of(prop_oneof![
-                    prior_ref().prop_map(OwnedPrior::Workspace),
-                    (text(), any::<u32>())
-                        .prop_map(|(file, mode)| OwnedPrior::Stash(Stash { file, mode })),
-                ]),
+                prop::option::of(prior_ref()),
                 text(),
                 prop::option::of(any::<u32>()),
                 prop::option::of(text()),
@@ -1155,13 +1111,7 @@ pub(crate) mod tests {
             }),
             (
                 text(),
-                prop::option::of(prop_oneof![
-                    prior_ref().prop_map(FolderPrior::Workspace),
-                    (text(), text()).prop_map(|(stash, hidden)| FolderPrior::Stash(SkillPrior {
-                        stash,
-                        hidden
-                    })),
-                ]),
+                prop::option::of(prior_ref()),
                 prop::option::of(manifest()),
                 prop::collection::vec(
                     (text(), manifest()).prop_map(|(name, manifest)| Retired { name, manifest }),
@@ -1242,7 +1192,7 @@ pub(crate) mod tests {
                 0..4,
             ),
         ) {
-            let mut ledger = Ledger::new(Path::new("/w"));
+            let mut ledger = Ledger::at(Path::new("/w"));
             ledger.entries = entries;
             let derived = serde_json::to_vec(&ledger).unwrap();
             let mut written = Vec::new();
@@ -1273,18 +1223,23 @@ pub(crate) mod tests {
 
     /// A ledger with every field that may be skipped filled, and leases in two shapes.
     fn full_ledger() -> Ledger {
-        let mut l = Ledger::new(Path::new("/w \"quoted\""));
-        l.identity = Some(FolderIdentity { dev: 1, ino: 2 });
+        let mut l = Ledger::at(Path::new("/w \"quoted\""));
+        l.identity = FolderIdentity {
+            handle: Some("1:0a0b".into()),
+            birth: Some("1.000000002".into()),
+            ..FolderIdentity::made_up()
+        };
         let path = RelPath::new("AGENTS.md").unwrap();
         for (n, token) in ["b\u{e9}", "a\n"].iter().enumerate() {
             let lease = LeaseRecord {
                 provider: "codex".into(),
                 holder: Holder::Lock {
                     path: PathBuf::from(format!("/h/{n}")),
+                    mnt_ns: 9,
                 },
+                workspace: "/w \"quoted\"".into(),
                 acquired_at: 7,
                 paths: vec![path.clone()].into(),
-                private_dir: Some(PathBuf::from("/never/written")),
                 namespace: (n == 0).then(|| "ns".into()),
                 block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())]
                     .into_iter()
@@ -1305,6 +1260,8 @@ pub(crate) mod tests {
             path.clone(),
             [("ns".to_string(), vec!["b".to_string()])].into(),
         );
+        l.block_joined
+            .insert(path.clone(), ["ns".to_string()].into());
         l.kept.push(KeptRecord {
             path: path.clone(),
             kept_at: PathBuf::from("/k"),
@@ -1316,7 +1273,7 @@ pub(crate) mod tests {
 
     #[test]
     fn ledger_json_is_the_derived_serialisation() {
-        for ledger in [Ledger::new(Path::new("/w")), full_ledger()] {
+        for ledger in [Ledger::at(Path::new("/w")), full_ledger()] {
             let derived = serde_json::to_vec(&ledger).unwrap();
             // Twice: the second time with each lease's JSON kept from the first.
             for _ in 0..2 {
@@ -1328,18 +1285,26 @@ pub(crate) mod tests {
                 );
             }
             let back = Ledger::parse(&derived, Path::new("f"), None).unwrap();
-            let mut without_private_dir = ledger.clone();
-            without_private_dir.leases = ledger
-                .leases
-                .iter()
-                .map(|(token, lease)| {
-                    let mut record = lease.record();
-                    record.private_dir = None;
-                    (token.to_string(), Recorded::new(record))
-                })
-                .collect();
-            assert_eq!(back, without_private_dir);
+            assert_eq!(back, ledger);
         }
+    }
+
+    #[test]
+    fn a_lease_read_keeps_its_bytes() {
+        let kept = r#"{"provider":"p","holder":{"kind":"lock","path":"/l","mnt_ns":9},"workspace":"/w","acquired_at":1,"paths":[],"seq":1,"later":{"a":[1]}}"#;
+        let json = format!(
+            "{{\"version\":1,\"workspace\":\"/w\",\"identity\":{{\"dev\":1,\"ino\":2}},\"leases\":{{\"a\":{kept}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}"
+        );
+        let before = leases_serialised_on_this_thread();
+        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
+        let mut out = Vec::new();
+        ledger.write_json(&mut out, Path::new("f")).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        // The lease's bytes, a field of a later build included, are copied as read.
+        assert!(out.contains(&format!("\"a\":{kept}")), "{out}");
+        assert_eq!(leases_serialised_on_this_thread() - before, 0);
+        let back = Ledger::parse(out.as_bytes(), Path::new("f"), None).unwrap();
+        assert_eq!(back.leases["a"], ledger.leases["a"]);
     }
 
     /// A lease held by a lock file, with nothing but its order `seq` of its own.
@@ -1348,10 +1313,11 @@ pub(crate) mod tests {
             provider: "p".into(),
             holder: Holder::Lock {
                 path: PathBuf::from("/l"),
+                mnt_ns: 9,
             },
+            workspace: "/w".into(),
             acquired_at: 0,
             paths: Vec::new().into(),
-            private_dir: None,
             namespace: None,
             block_texts: Default::default(),
             seq,
@@ -1398,37 +1364,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_lease_read_keeps_its_bytes_unless_it_names_a_private_dir() {
-        let kept = r#"{"provider":"p","holder":{"kind":"lock","path":"/l"},"acquired_at":1,"paths":[],"seq":1,"later":{"a":[1]}}"#;
-        let dropped = r#"{"provider":"p","holder":{"kind":"lock","path":"/l"},"acquired_at":1,"paths":[],"private_dir":"/x","seq":2}"#;
-        let json = format!(
-            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"a\":{kept},\"b\":{dropped}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}"
-        );
-        let before = leases_serialised_on_this_thread();
-        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
-        let mut out = Vec::new();
-        ledger.write_json(&mut out, Path::new("f")).unwrap();
-        let out = String::from_utf8(out).unwrap();
-        // The first lease's bytes, a field of a later build included, are copied as read.
-        assert!(out.contains(&format!("\"a\":{kept}")), "{out}");
-        // The second is written anew, without the field this build never writes.
-        assert!(!out.contains("private_dir"), "{out}");
-        assert_eq!(leases_serialised_on_this_thread() - before, 1);
-        let back = Ledger::parse(out.as_bytes(), Path::new("f"), None).unwrap();
-        assert_eq!(back.leases["a"], ledger.leases["a"]);
-        assert_eq!(back.leases["b"].record().private_dir, None);
-        assert_eq!(back.leases["b"].seq(), 2);
-    }
-
-    #[test]
     fn leases_out_of_order_or_twice_read_as_inserted() {
         let lease = |seq: u64| {
             format!(
-                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\"}},\"acquired_at\":1,\"paths\":[],\"seq\":{seq}}}"
+                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\",\"mnt_ns\":1}},\"workspace\":\"/w\",\"acquired_at\":1,\"paths\":[],\"seq\":{seq}}}"
             )
         };
         let json = format!(
-            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"c\":{},\"a\":{},\"c\":{}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}",
+            "{{\"version\":1,\"workspace\":\"/w\",\"identity\":{{\"dev\":1,\"ino\":2}},\"leases\":{{\"c\":{},\"a\":{},\"c\":{}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}",
             lease(1),
             lease(2),
             lease(3)
@@ -1444,7 +1387,7 @@ pub(crate) mod tests {
 
     #[test]
     fn ledger_round_trips_and_refuses_another_workspace() {
-        let mut l = Ledger::new(Path::new("/w"));
+        let mut l = Ledger::at(Path::new("/w"));
         l.entries.insert(
             RelPath::new("AGENTS.md").unwrap(),
             EntryRecord::Block {
@@ -1457,38 +1400,13 @@ pub(crate) mod tests {
         let bytes = l.to_json(Path::new("f")).unwrap();
         assert!(!bytes.contains(&b'\n'));
         assert_eq!(
-            Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/w"))).unwrap(),
+            Ledger::parse(&bytes, Path::new("f"), Some(&FolderIdentity::made_up())).unwrap(),
             l
         );
-        assert!(Ledger::parse(&bytes, Path::new("f"), Some(Path::new("/x"))).is_err());
-    }
-
-    #[test]
-    fn holders_are_the_leases_naming_a_path_not_what_a_record_lists() {
-        // As an earlier build wrote it: holders listed, one with no lease and one whose lease
-        // does not name the path; a lease naming it that the list lacks.
-        let lease = |paths: &str| {
-            format!(
-                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\"}},\"acquired_at\":1,\"paths\":{paths}}}"
-            )
+        let other = FolderIdentity {
+            ino: 3,
+            ..FolderIdentity::made_up()
         };
-        let json = format!(
-            "{{\"version\":1,\"workspace\":\"/w\",\"leases\":{{\"a\":{},\"b\":{},\"c\":{}}},\"entries\":{{\"A\":{{\"kind\":\"marker\",\"holders\":[\"a\",\"b\",\"gone\"],\"marker\":\"file\"}},\"B\":{{\"kind\":\"marker\",\"holders\":[\"a\"],\"marker\":\"file\"}}}},\"created_dirs\":[],\"kept\":[]}}",
-            lease(r#"["A","B"]"#),
-            lease(r#"["B"]"#),
-            lease(r#"["A","C"]"#),
-        );
-        let ledger = Ledger::parse(json.as_bytes(), Path::new("f"), None).unwrap();
-        let held = |path: &str| -> Vec<String> {
-            let path = RelPath::new(path).unwrap();
-            leases_holding(&ledger.leases, &path)
-                .map(|(token, _)| token.to_string())
-                .collect()
-        };
-        assert_eq!(held("A"), ["a", "c"]);
-        assert_eq!(held("B"), ["a", "b"]);
-        // Written back, no entry lists a holder.
-        let written = String::from_utf8(ledger.to_json(Path::new("f")).unwrap()).unwrap();
-        assert!(!written.contains("holders"), "{written}");
+        assert!(Ledger::parse(&bytes, Path::new("f"), Some(&other)).is_err());
     }
 }

@@ -20,6 +20,8 @@
 //! - [`mcp`]: the MCP servers a session brings, checked, and one helper per route a CLI takes them by.
 //! - [`receipts`]: every JSON receipt the commands print, with its schema name.
 //! - [`runtime`], [`reader`], [`sandbox`]: private linked runtimes, the reader role, Landlock.
+//! - [`workspace`]: which folder a workspace is over time (its identity and key), and finding it
+//!   again after it moved.
 //! - [`error`]: the error type every fallible operation returns.
 //!
 //! The modules that do I/O on their own terms (`fsio`, `journal`, `ledger`, the projector's
@@ -45,6 +47,7 @@ pub mod runtime;
 pub mod sandbox;
 #[doc(hidden)]
 pub mod testing;
+pub mod workspace;
 
 pub use error::{Error, Result};
 pub use fsio::open_standard_descriptors;

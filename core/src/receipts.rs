@@ -193,7 +193,6 @@ receipt_strings!(FileAction {
 
 receipt_strings!(PriorState {
     Stashed => "stashed",
-    Moving => "moving",
     InPlace => "in_place",
 });
 
@@ -368,8 +367,6 @@ pub struct EntryStatus {
 pub enum PriorState {
     /// Whole in its keeping place (the priors folder in the workspace).
     Stashed,
-    /// On its way there (an earlier build's move across file systems was interrupted).
-    Moving,
     /// Not moved yet: what stands at the path is still the prior.
     InPlace,
 }
@@ -383,8 +380,7 @@ pub struct TakenOver {
     pub path: RelPath,
     /// Where its prior content is kept (absolute: inside the workspace's priors folder).
     pub stash: PathBuf,
-    /// `stashed` (whole in the priors folder), `moving` (at a hidden name beside the folder: an
-    /// earlier build's move was interrupted) or `in_place` (not moved yet: what stands at the
+    /// `stashed` (whole in the priors folder) or `in_place` (not moved yet: what stands at the
     /// path is still the prior).
     #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub state: PriorState,
@@ -413,6 +409,11 @@ pub struct StatusReport {
     /// Undos that failed and wait for the next start, with the reason. Absent when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingUndo>,
+    /// What else is worth knowing: the path named another folder before (a deleted and
+    /// re-created checkout), whose record is kept apart and not applied here. Absent when
+    /// empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// What `strip-stale` did.

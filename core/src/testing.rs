@@ -38,9 +38,8 @@ pub mod fsio {
 /// The journal's record framing and file names.
 pub mod journal {
     pub use crate::journal::{
-        COMPACT_RECORDS, DELTA_CHANGES, JOURNAL_FILE, LEGACY_LEDGER_FILE, SLOTS_FILE, Scan, TAIL,
-        bytes_checked_on_this_thread, check64, frame, frame_sha256, read_ledger_json,
-        records_nothing, scan,
+        COMPACT_RECORDS, DELTA_CHANGES, JOURNAL_FILE, SLOTS_FILE, Scan, TAIL,
+        bytes_checked_on_this_thread, check64, frame, read_ledger_json, records_nothing, scan,
     };
 }
 

@@ -31,13 +31,22 @@ fn doc(lines: &[&str]) -> Vec<u8> {
         .into_bytes()
 }
 
+/// The markers a file holding a block put by `up` is read with afterwards.
+fn after(up: &projectfile_core::block::Upserted) -> Markers {
+    m().with_joined(up.joined)
+}
+
 fn roundtrip(original: &[u8], body: &str) -> Vec<u8> {
     let up = upsert(&m(), Some(original), body).unwrap();
     assert_eq!(up.action, UpsertAction::Inserted);
     assert!(!up.created);
-    let span = find(&m(), &up.bytes).unwrap().expect("block present");
+    let span = find(&after(&up), &up.bytes)
+        .unwrap()
+        .expect("block present");
     assert!(!span.created);
-    let removed = remove(&m(), &up.bytes).unwrap().expect("block present");
+    let removed = remove(&after(&up), &up.bytes)
+        .unwrap()
+        .expect("block present");
     assert_eq!(
         removed.bytes, original,
         "round trip must give the original bytes"
@@ -315,10 +324,11 @@ fn created_file_now_empty_vs_user_text_kept() {
     let prepended = [b"# Mine\n".as_slice(), &up.bytes].concat();
     let removed = remove(&m(), &prepended).unwrap().unwrap();
     assert_eq!(removed.bytes, b"# Mine\n");
+    // Text typed onto our blank line is a line of the user's: it keeps its line end.
     let prepended = [b"no newline\r".as_slice(), &up.bytes].concat();
     assert_eq!(
         remove(&m(), &prepended).unwrap().unwrap().bytes,
-        b"no newline\r"
+        b"no newline\r\n"
     );
 }
 
@@ -487,4 +497,54 @@ fn snapshot_crlf_file() {
 fn snapshot_created_file() {
     let up = upsert(&m(), None, "You are in a session.").unwrap();
     insta::assert_snapshot!("created_file", visible(&up.bytes));
+}
+
+#[rstest]
+#[case::lf(b"# mine\n".as_slice())]
+#[case::crlf(b"# mine\r\nsecond\r\n".as_slice())]
+#[case::with_bom(b"\xEF\xBB\xBF# mine\n".as_slice())]
+fn deleting_our_blank_line_keeps_the_final_newline(#[case] user: &[u8]) {
+    let up = upsert(&m(), Some(user), "prompt").unwrap();
+    // The user deletes the blank line we put before BEGIN (`sed -i '/^$/d'`).
+    let term: &[u8] = if user.ends_with(b"\r\n") {
+        b"\r\n"
+    } else {
+        b"\n"
+    };
+    let mut edited = user.to_vec();
+    edited.extend_from_slice(&up.bytes[user.len() + term.len()..]);
+    assert!(
+        !edited
+            .windows(2 * term.len())
+            .any(|w| w == [term, term].concat())
+    );
+    let removed = remove(&m(), &edited).unwrap().unwrap();
+    assert_eq!(removed.bytes, user, "the user's final newline is theirs");
+    // A refresh after the edit keeps it too.
+    let refreshed = upsert(&m(), Some(&edited), "another prompt").unwrap();
+    assert_eq!(remove(&m(), &refreshed.bytes).unwrap().unwrap().bytes, user);
+}
+
+#[test]
+fn text_without_a_final_newline_makes_the_line_end_ours() {
+    let up = upsert(&m(), Some(b"# mine"), "prompt").unwrap();
+    assert_eq!(
+        up.bytes,
+        format!("# mine\n{B_FALSE}\nprompt\n{END}\n").as_bytes()
+    );
+    assert!(
+        up.joined,
+        "the insertion says the line end before BEGIN is ours"
+    );
+    // Whatever the line before BEGIN comes to hold, its line end is ours.
+    let mut edited = b"# mine, edited".to_vec();
+    edited.extend_from_slice(&up.bytes[b"# mine".len()..]);
+    assert_eq!(
+        remove(&after(&up), &edited).unwrap().unwrap().bytes,
+        b"# mine, edited"
+    );
+    // After text that ends its line, the block is not joined.
+    assert!(!upsert(&m(), Some(b"# mine\n"), "prompt").unwrap().joined);
+    assert!(!upsert(&m(), Some(b""), "prompt").unwrap().joined);
+    assert!(!upsert(&m(), None, "prompt").unwrap().joined);
 }

@@ -103,9 +103,11 @@ proptest! {
         at in prop::collection::vec(0usize..20, 5),
     ) {
         prop_assume!(validate_body(&m(), &ours).is_ok());
-        let file = upsert(&m(), Some(&user), &ours).unwrap().bytes;
+        let up = upsert(&m(), Some(&user), &ours).unwrap();
+        let mk = m().with_joined(up.joined);
+        let file = up.bytes;
         let (edited, lines) = write_inside_ordered(&file, &lines, &at);
-        let removed = remove_keeping(&m(), &edited, Some(&[ours.as_str()])).unwrap().unwrap();
+        let removed = remove_keeping(&mk, &edited, Some(&[ours.as_str()])).unwrap().unwrap();
         prop_assert_eq!(&removed.bytes, &expected(&user, &lines));
         prop_assert_eq!(removed.kept_lines, lines.len());
         prop_assert!(!removed.now_empty);
@@ -121,14 +123,16 @@ proptest! {
         at in prop::collection::vec(0usize..20, 5),
     ) {
         prop_assume!(validate_body(&m(), &ours).is_ok() && validate_body(&m(), &next).is_ok());
-        let file = upsert(&m(), Some(&user), &ours).unwrap().bytes;
+        let up = upsert(&m(), Some(&user), &ours).unwrap();
+        let mk = m().with_joined(up.joined);
+        let file = up.bytes;
         let (edited, lines) = write_inside_ordered(&file, &lines, &at);
-        let refreshed = upsert_keeping(&m(), Some(&edited), &next, Some(&[ours.as_str()])).unwrap();
+        let refreshed = upsert_keeping(&mk, Some(&edited), &next, Some(&[ours.as_str()])).unwrap();
         prop_assert_eq!(refreshed.kept_lines, lines.len());
-        let span = find(&m(), &refreshed.bytes).unwrap().unwrap();
+        let span = find(&mk, &refreshed.bytes).unwrap().unwrap();
         let body = String::from_utf8_lossy(&refreshed.bytes[span.body.clone()]).into_owned();
         prop_assert!(!body.contains("user: "), "{}", body);
-        let removed = remove_keeping(&m(), &refreshed.bytes, Some(&[next.as_str()])).unwrap().unwrap();
+        let removed = remove_keeping(&mk, &refreshed.bytes, Some(&[next.as_str()])).unwrap().unwrap();
         prop_assert_eq!(&removed.bytes, &expected(&user, &lines));
     }
 
@@ -177,7 +181,9 @@ proptest! {
         drop in prop::collection::vec(any::<bool>(), 8),
     ) {
         prop_assume!(validate_body(&m(), &ours).is_ok());
-        let file = upsert(&m(), Some(&user), &ours).unwrap().bytes;
+        let up = upsert(&m(), Some(&user), &ours).unwrap();
+        let mk = m().with_joined(up.joined);
+        let file = up.bytes;
         let span = find(&m(), &file).unwrap().unwrap();
         let kept_body: Vec<u8> = file[span.body.clone()]
             .split_inclusive(|&b| b == b'\n')
@@ -186,7 +192,7 @@ proptest! {
             .flat_map(|(line, _)| line.to_vec())
             .collect();
         let edited = [&file[..span.body.start], &kept_body, &file[span.body.end..]].concat();
-        let removed = remove_keeping(&m(), &edited, Some(&[ours.as_str()])).unwrap().unwrap();
+        let removed = remove_keeping(&mk, &edited, Some(&[ours.as_str()])).unwrap().unwrap();
         prop_assert_eq!(&removed.bytes, &user);
         prop_assert_eq!(removed.kept_lines, 0);
     }
@@ -194,9 +200,11 @@ proptest! {
 
 #[test]
 fn an_earlier_text_of_ours_is_recognised_too() {
-    let file = upsert(&m(), Some(b"top\n"), "old line\n").unwrap().bytes;
+    let up = upsert(&m(), Some(b"top\n"), "old line\n").unwrap();
+    let mk = m().with_joined(up.joined);
+    let file = up.bytes;
     // A crash left the older text in the block while the ledger lists the new one first.
-    let removed = remove_keeping(&m(), &file, Some(&["new line", "old line\n"]))
+    let removed = remove_keeping(&mk, &file, Some(&["new line", "old line\n"]))
         .unwrap()
         .unwrap();
     assert_eq!(removed.bytes, b"top\n");
@@ -205,17 +213,21 @@ fn an_earlier_text_of_ours_is_recognised_too() {
 
 #[test]
 fn without_a_record_the_whole_body_counts_as_ours() {
-    let file = upsert(&m(), Some(b"top\n"), "ours\n").unwrap().bytes;
+    let up = upsert(&m(), Some(b"top\n"), "ours\n").unwrap();
+    let mk = m().with_joined(up.joined);
+    let file = up.bytes;
     let edited = write_inside(&file, &["user: mine\n".to_string()], &[0]);
-    let removed = remove_keeping(&m(), &edited, None).unwrap().unwrap();
+    let removed = remove_keeping(&mk, &edited, None).unwrap().unwrap();
     assert_eq!(removed.bytes, b"top\n");
 }
 
 #[test]
 fn a_created_file_keeps_the_users_lines_and_is_not_removed() {
-    let file = upsert(&m(), None, "ours").unwrap().bytes;
+    let up = upsert(&m(), None, "ours").unwrap();
+    let mk = m().with_joined(up.joined);
+    let file = up.bytes;
     let edited = write_inside(&file, &["user: notes\n".to_string()], &[1]);
-    let removed = remove_keeping(&m(), &edited, Some(&["ours"]))
+    let removed = remove_keeping(&mk, &edited, Some(&["ours"]))
         .unwrap()
         .unwrap();
     assert_eq!(removed.bytes, b"user: notes\n");
@@ -225,9 +237,11 @@ fn a_created_file_keeps_the_users_lines_and_is_not_removed() {
 
 #[test]
 fn crlf_and_a_missing_final_newline_are_kept_exact() {
-    let file = upsert(&m(), Some(b"a\r\nb"), "x\ny").unwrap().bytes;
+    let up = upsert(&m(), Some(b"a\r\nb"), "x\ny").unwrap();
+    let mk = m().with_joined(up.joined);
+    let file = up.bytes;
     let edited = write_inside(&file, &["user: z\r\n".to_string()], &[1]);
-    let removed = remove_keeping(&m(), &edited, Some(&["x\ny"]))
+    let removed = remove_keeping(&mk, &edited, Some(&["x\ny"]))
         .unwrap()
         .unwrap();
     assert_eq!(removed.bytes, b"a\r\nb\r\nuser: z\r\n");
@@ -235,7 +249,7 @@ fn crlf_and_a_missing_final_newline_are_kept_exact() {
 
 #[test]
 fn a_block_without_a_separator_keeps_the_users_lines_on_refresh() {
-    // An earlier implementation wrote BEGIN at byte 0, with no blank line before it.
+    // BEGIN at byte 0, with no blank line before it (the user deleted it).
     let file = b"<!-- BEGIN agentworks-session-instructions created=false -->\nours\nuser: mine\n<!-- END agentworks-session-instructions -->\ntail\n";
     let up = upsert_keeping(&m(), Some(file), "next", Some(&["ours"])).unwrap();
     assert_eq!(up.action, UpsertAction::Refreshed);
@@ -247,11 +261,13 @@ fn a_block_without_a_separator_keeps_the_users_lines_on_refresh() {
 
 #[test]
 fn a_changed_line_of_ours_is_the_users() {
-    let file = upsert(&m(), Some(b""), "one\ntwo\nthree").unwrap().bytes;
+    let up = upsert(&m(), Some(b""), "one\ntwo\nthree").unwrap();
+    let mk = m().with_joined(up.joined);
+    let file = up.bytes;
     let text = String::from_utf8(file)
         .unwrap()
         .replace("two\n", "two, edited\n");
-    let removed = remove_keeping(&m(), text.as_bytes(), Some(&["one\ntwo\nthree"]))
+    let removed = remove_keeping(&mk, text.as_bytes(), Some(&["one\ntwo\nthree"]))
         .unwrap()
         .unwrap();
     assert_eq!(removed.bytes, b"two, edited\n");

@@ -98,13 +98,14 @@ proptest! {
         prop_assert_eq!(up.action, UpsertAction::Inserted);
         prop_assert!(!up.created);
         prop_assert!(up.bytes.starts_with(&x));
-        let span = find(&m(), &up.bytes).unwrap().unwrap();
+        let after = m().with_joined(up.joined);
+        let span = find(&after, &up.bytes).unwrap().unwrap();
         prop_assert_eq!(span.range.end, up.bytes.len());
         // Refreshing with the same body changes nothing.
-        let again = upsert(&m(), Some(&up.bytes), &body).unwrap();
+        let again = upsert(&after, Some(&up.bytes), &body).unwrap();
         prop_assert_eq!(again.action, UpsertAction::Unchanged);
         prop_assert_eq!(&again.bytes, &up.bytes);
-        let removed = remove(&m(), &up.bytes).unwrap().unwrap();
+        let removed = remove(&after, &up.bytes).unwrap().unwrap();
         prop_assert_eq!(&removed.bytes, &x);
         prop_assert!(!removed.created);
         prop_assert!(!removed.now_empty);
@@ -128,10 +129,11 @@ proptest! {
         original in prop::option::of(user_bytes()),
         ops in prop::collection::vec(op(), 0..16),
     ) {
-        let markers = m();
         let mut file = original.clone();
-        let mut model = Model { user: original, live: 0, created: false };
+        let mut model = Model { user: original, live: 0, created: false, after: 0, joined: false };
         for op in ops {
+            // Read as the engine's caller reads it: with what the insertion said.
+            let markers = m().with_joined(model.joined);
             match op {
                 Op::Start(body) => {
                     if validate_body(&markers, &body).is_err() {
@@ -142,6 +144,7 @@ proptest! {
                         prop_assert_eq!(up.action, UpsertAction::Inserted);
                         prop_assert_eq!(up.created, file.is_none());
                         model.created = up.created;
+                        model.joined = up.joined;
                     } else {
                         prop_assert_ne!(up.action, UpsertAction::Inserted);
                         prop_assert_eq!(up.created, model.created);
@@ -162,20 +165,39 @@ proptest! {
                     }
                 }
                 Op::Prepend(bytes) => {
+                    // Onto our blank line as the file's first line (the user's text before the
+                    // block is none, or a BOM): typed text becomes a line of the user's with our
+                    // line end (`block_engine` holds that case); not modelled here.
+                    if model.live > 0 && matches!(model.before(), b"" | BOM) {
+                        continue;
+                    }
                     file = Some(prepend(&bytes, file.as_deref()));
                     model.user = Some(prepend(&bytes, model.user.as_deref()));
                 }
                 Op::Append(bytes) => {
                     file = Some(append(file.as_deref(), &bytes));
                     model.user = Some(append(model.user.as_deref(), &bytes));
+                    if model.live > 0 {
+                        model.after += bytes.len();
+                    }
+                }
+                Op::DeleteOurBlankLine => {
+                    // The user's bytes are unchanged: the blank line was ours (there is none
+                    // after text without a final newline: that line end is the user's line's).
+                    if !model.joined
+                        && let Some(bytes) = &file
+                        && let Some(fewer) = without_our_blank_line(&markers, bytes)
+                    {
+                        file = Some(fewer);
+                    }
                 }
             }
-            check(&markers, file.as_deref(), &model)?;
+            check(&m().with_joined(model.joined), file.as_deref(), &model)?;
         }
         while model.live > 0 {
             model.live -= 1;
             if model.live == 0 {
-                file = release(&markers, file, &mut model)?;
+                file = release(&m().with_joined(model.joined), file, &mut model)?;
             }
         }
         prop_assert_eq!(file, model.user);
@@ -214,7 +236,7 @@ proptest! {
             prop_assert!(span.body.end <= span.range.end);
         }
         if let Ok(up) = upsert(&markers, Some(&x), &body) {
-            let after = remove(&markers, &up.bytes).unwrap().unwrap();
+            let after = remove(&markers.with_joined(up.joined), &up.bytes).unwrap().unwrap();
             match up.action {
                 UpsertAction::Inserted => prop_assert_eq!(&after.bytes, &x),
                 UpsertAction::Refreshed | UpsertAction::Unchanged => {
@@ -250,6 +272,28 @@ enum Op {
     End,
     Prepend(Vec<u8>),
     Append(Vec<u8>),
+    /// The user deletes the blank line we put between their text and the block (`sed
+    /// '/^$/d'`, an editor's "trim blank lines"), where it is one.
+    DeleteOurBlankLine,
+}
+
+/// `bytes` without the blank line right before the block's BEGIN line, when there is one and the
+/// line before it is not blank too (two blank lines in a row would not tell ours from the user's).
+fn without_our_blank_line(markers: &Markers, bytes: &[u8]) -> Option<Vec<u8>> {
+    let span = find(markers, bytes).unwrap()?;
+    let begin = span.lines.start;
+    let before = &bytes[..begin];
+    let blank = [b"\r\n".as_slice(), b"\n"]
+        .into_iter()
+        .find(|term| before.ends_with(term) && before.len() > term.len())?;
+    let rest = &before[..before.len() - blank.len()];
+    // The line before ours ends in `\n` and is not blank itself.
+    let ends_text = rest.ends_with(b"\n")
+        && !rest.ends_with(b"\n\n")
+        && !rest.ends_with(b"\n\r\n")
+        && rest != b"\n"
+        && rest != b"\r\n";
+    ends_text.then(|| [rest, &bytes[begin..]].concat())
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -258,6 +302,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => Just(Op::End),
         1 => user_bytes().prop_map(Op::Prepend),
         1 => user_bytes().prop_map(Op::Append),
+        1 => Just(Op::DeleteOurBlankLine),
     ]
 }
 
@@ -266,6 +311,18 @@ struct Model {
     user: Option<Vec<u8>>,
     live: usize,
     created: bool,
+    /// How many of `user`'s bytes were appended after the live block.
+    after: usize,
+    /// What the live block's insertion said (see `Upserted::joined`).
+    joined: bool,
+}
+
+impl Model {
+    /// The user's bytes before the live block.
+    fn before(&self) -> &[u8] {
+        let user = self.user.as_deref().unwrap_or_default();
+        &user[..user.len() - self.after]
+    }
 }
 
 fn prepend(bytes: &[u8], to: Option<&[u8]>) -> Vec<u8> {
@@ -290,6 +347,7 @@ fn release(
     prop_assert_eq!(removed.now_empty, expect_gone);
     prop_assert_eq!(&removed.bytes, &user);
     model.user = if expect_gone { None } else { Some(user) };
+    model.after = 0;
     Ok(if removed.now_empty {
         None
     } else {

@@ -162,8 +162,9 @@ proptest! {
         cuts in prop::collection::vec(prop_oneof![1usize..9, 9usize..80, 80usize..600], 1..5),
         body in prop_oneof![Just("Session text."), Just("a\nSession text.\n"), Just(""), Just("new")],
         ours in ours(),
+        joined in any::<bool>(),
     ) {
-        let markers = m();
+        let markers = m().with_joined(joined);
         let ours: Option<Vec<&str>> = ours.as_ref().map(|v| v.iter().map(String::as_str).collect());
         let ours = ours.as_deref();
         let scanned = streamed(&markers, &bytes, &cuts);
@@ -187,7 +188,10 @@ proptest! {
             (Ok(e), Ok(p)) => {
                 let made = p.pieces.as_ref().map_or(bytes.clone(), |ps| stream::apply(ps, &bytes));
                 prop_assert_eq!(&made, &e.bytes);
-                prop_assert_eq!((p.action, p.created, p.kept_lines), (e.action, e.created, e.kept_lines));
+                prop_assert_eq!(
+                    (p.action, p.created, p.kept_lines, p.joined),
+                    (e.action, e.created, e.kept_lines, e.joined)
+                );
                 prop_assert_eq!(p.pieces.is_none(), e.action == block::UpsertAction::Unchanged);
             }
             (Err(a), Err(b)) => prop_assert_eq!(a, b),

@@ -3,13 +3,12 @@
 //! workspace's own durable writes; a power loss that takes its unsynced record leaves a block the
 //! next start removes; a text a release gives back syncs nothing of the ledger and is still told
 //! from the user's lines after a power loss, by the lease that put it there; a user's line equal
-//! to a session text stays; a torn record is discarded and cut off; a `ledger.json` from an
-//! earlier build is taken over without losing its leases.
+//! to a session text stays; a torn record is discarded and cut off.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
-use projectfile_conformance::{Fixture, HolderProcess, Subject, state_leftovers};
+use projectfile_conformance::{Fixture, HolderProcess, Subject};
 use projectfile_core::testing::fsio::{self, faults};
-use projectfile_core::testing::journal::{self, JOURNAL_FILE, LEGACY_LEDGER_FILE};
+use projectfile_core::testing::journal::{self, JOURNAL_FILE};
 use projectfile_core::testing::ledger::workspace_key;
 use std::path::PathBuf;
 
@@ -365,25 +364,6 @@ fn a_torn_record_is_discarded_and_cut_off() {
     let b = fx.acquire(&subject, "again").unwrap();
     assert!(fx.release(&b.token));
     fx.assert_no_ledger();
-}
-
-#[test]
-fn a_ledger_from_an_earlier_build_is_taken_over() {
-    let fx = Fixture::new();
-    fx.write("AGENTS.md", USER);
-    let subject = codex();
-    let a = fx.acquire(&subject, "from the old build").unwrap();
-    // Turn the journal into the single pretty-printed `ledger.json` earlier builds wrote.
-    let path = journal_path(&fx);
-    let value = journal::read_ledger_json(&path).unwrap().unwrap();
-    let legacy = path.with_file_name(LEGACY_LEDGER_FILE);
-    std::fs::write(&legacy, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
-    std::fs::remove_file(&path).unwrap();
-
-    assert!(fx.release(&a.token), "the old build's lease is found");
-    assert_eq!(fx.read("AGENTS.md").unwrap(), USER);
-    assert!(!legacy.exists(), "the old ledger is gone once migrated");
-    assert!(state_leftovers(&fx.state).is_empty());
 }
 
 #[test]

@@ -357,7 +357,7 @@ fn a_session_among_many_appends_what_it_changed() {
 
 /// Directory descriptors an acquire and a release of the block ask for, the workspace's state
 /// made by an earlier session: each folder on the way once. No descriptor is duplicated or
-/// reopened around a walk or a listing, the state folders a save sweeps (`stash`, `sessions`,
+/// reopened around a walk or a listing, the state folders a save sweeps (`sessions`,
 /// `kept`) are looked for once per command while nothing was made there, the workspace root is
 /// listed for temporary files once while nothing was written there, and the workspace's state
 /// folder, there already, is opened without a `mkdir` walk.

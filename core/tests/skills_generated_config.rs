@@ -163,25 +163,39 @@ fn with_a_lost_state_dir_provable_leftovers_go_and_unprovable_content_stays() {
     let a = start(&fx);
     std::fs::remove_dir_all(&fx.state).unwrap();
     assert!(!fx.release(&a.token).released);
-    // The user edits one marked leftover; the JSON one carries no marker at all.
+    // The user edits one marked leftover; the JSON one carries no marker at all, but the
+    // workspace's own record of what sessions made lists its digest.
     let mut hook = fx.read(HOOK).unwrap();
     hook.extend_from_slice(b"echo the user's line\n");
     fx.write(HOOK, &hook);
-    let leftover_mcp = fx.read(MCP).unwrap();
     let b = start(&fx);
-    assert_eq!(action(&b, MDC), "reclaimed", "proven by its marker");
-    assert_eq!(action(&b, HOOK), "replaced", "altered: kept as the prior");
-    assert_eq!(action(&b, MCP), "replaced", "unmarked: kept as the prior");
+    let actions = |path: &str| -> Vec<&'static str> {
+        b.files
+            .iter()
+            .filter(|f| f.path == path)
+            .map(|f| f.action.as_str())
+            .collect()
+    };
+    assert_eq!(actions(MDC), ["removed", "created"], "proven by its marker");
+    assert_eq!(
+        actions(MCP),
+        ["removed", "created"],
+        "proven by the record's digest"
+    );
+    assert_eq!(actions(HOOK), ["replaced"], "altered: kept as the prior");
+    assert!(
+        b.warnings
+            .iter()
+            .any(|w| w.path.ends_with(HOOK) && w.message.contains("not provably ours")),
+        "{:?}",
+        b.warnings
+    );
     fx.release(&b.token);
     assert!(fx.read(MDC).is_none(), "a proven leftover is removed");
+    assert!(fx.read(MCP).is_none(), "a proven leftover is removed");
     assert_eq!(
         fx.read(HOOK).unwrap(),
         hook,
-        "unprovable content is left as it was"
-    );
-    assert_eq!(
-        fx.read(MCP).unwrap(),
-        leftover_mcp,
         "unprovable content is left as it was"
     );
 }

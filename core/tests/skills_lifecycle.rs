@@ -283,7 +283,7 @@ fn a_symlink_where_the_folder_goes_is_refused() {
 }
 
 #[test]
-fn a_lost_state_dir_leaves_unprovable_content_and_reclaims_provable_leftovers() {
+fn a_lost_state_dir_leaves_unprovable_content_and_removes_provable_leftovers() {
     // Provable: the leftover matches its own marker exactly.
     let fx = Fx::new();
     let src = fx.source("s", &[("SKILL.md", b"ours\n")]);
@@ -292,13 +292,15 @@ fn a_lost_state_dir_leaves_unprovable_content_and_reclaims_provable_leftovers() 
     std::fs::remove_dir_all(&fx.state).unwrap();
     assert!(!fx.release(&a.token).released);
     let b = fx.acquire(&[("review", &src)]);
-    assert!(
-        b.files
-            .iter()
-            .any(|f| f.kind == "skill" && f.action == "reclaimed"),
-        "{:?}",
-        b.files
-    );
+    // The workspace's record of what the lost session made: the leftover goes, a new build
+    // comes.
+    let skill: Vec<&str> = b
+        .files
+        .iter()
+        .filter(|f| f.kind == "skill")
+        .map(|f| f.action.as_str())
+        .collect();
+    assert_eq!(skill, ["removed", "created"], "{:?}", b.files);
     fx.release(&b.token);
     assert_eq!(tree(&fx.ws), before, "a proven leftover is removed");
 

@@ -54,7 +54,10 @@ pub(super) fn parse(args: &[OsString], env: &dyn Fn(&str) -> Option<OsString>) -
     let global = global.finish(env)?;
     let command = match command? {
         Session::Acquire(acquire) => Command::Acquire(Box::new(acquire.finish()?)),
-        Session::Release(token) => Command::Release(ReleaseArgs { token: token? }),
+        Session::Release(token) => Command::Release(ReleaseArgs {
+            token: token?,
+            workspace: None,
+        }),
     };
     Some(Cli { global, command })
 }

@@ -256,7 +256,7 @@ pub fn skill_source_symlinks_are_refused(subject: &Subject) {
 }
 
 /// Rule 8 for skills: with the state directory lost between start and end, a leftover that its own
-/// marker proves ours is reclaimed and removed; one the user changed is left as it was.
+/// marker proves ours is removed by the next start; one the user changed is left as it was.
 pub fn skill_lost_state_dir(subject: &Subject) {
     let dir = skills_dir(subject);
     let folder = format!("{dir}/review");
@@ -275,10 +275,12 @@ pub fn skill_lost_state_dir(subject: &Subject) {
             .filter(|(p, _)| p.starts_with(&format!("{folder}/")))
             .collect();
         let b = acquire(&fx, subject, &[("review", &src)]);
+        // A proven leftover, named by the workspace's record of what sessions made, goes before
+        // the start builds its own; a changed one is the user's, taken over like theirs.
         let expected = if user_changes_it {
             "taken_over"
         } else {
-            "reclaimed"
+            "removed"
         };
         assert_eq!(action_of(&b, &folder), expected, "{:?}", b.files);
         assert!(fx.release(&b.token));

@@ -15,8 +15,8 @@
 use std::ops::Range;
 
 use super::{
-    BOM, BlockError, BlockSpan, Line, Markers, Scanner, UpsertAction, file_terminator, render_body,
-    user_lines,
+    BOM, BlockError, BlockSpan, Line, Markers, Prev, Scanner, UpsertAction, file_terminator,
+    render_body, user_lines,
 };
 
 /// What a streaming scan found in a whole file.
@@ -37,6 +37,8 @@ pub struct Scanned {
     before_ends_line: bool,
     /// The block's body (`block.body` of the file), kept as it went by.
     pub body: Vec<u8>,
+    /// The file ends a line: it is empty, a BOM alone, or its last byte is `\n`.
+    ends_line: bool,
 }
 
 /// A scan fed a file's bytes in order.
@@ -47,7 +49,7 @@ pub struct StreamScan<'m> {
     /// Offset of the current line's first byte.
     start: usize,
     number: usize,
-    prev_cr: bool,
+    prev: Prev,
     first_crlf: Option<bool>,
     /// The file's first bytes (up to 3), for a BOM.
     head: Vec<u8>,
@@ -67,7 +69,7 @@ impl<'m> StreamScan<'m> {
             partial: Vec::new(),
             start: 0,
             number: 0,
-            prev_cr: false,
+            prev: Prev::default(),
             first_crlf: None,
             head: Vec::with_capacity(3),
             tail: Vec::with_capacity(3),
@@ -139,8 +141,16 @@ impl<'m> StreamScan<'m> {
         if self.scanner.is_inside() {
             self.body.extend_from_slice(lines);
         }
-        // The last line's text ends in `\r` (an empty last line's does not).
-        self.prev_cr = lines.len() >= 2 && lines[lines.len() - 2] == b'\r';
+        // The last of the lines, without its `\n` (and, on line 1, a BOM).
+        let from = lines[..lines.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let mut last_text = &lines[from..lines.len() - 1];
+        if self.start + from == 0 {
+            last_text = last_text.strip_prefix(BOM).unwrap_or(last_text);
+        }
+        self.prev = Prev::of(last_text);
         self.start += lines.len();
         self.note_tail(lines);
     }
@@ -172,6 +182,9 @@ impl<'m> StreamScan<'m> {
             begin_crlf: self.begin_crlf,
             before_ends_line: self.before_ends_line,
             body: self.body,
+            ends_line: self.start == 0
+                || (self.start == BOM.len() && self.head == BOM)
+                || self.tail.last() == Some(&b'\n'),
         })
     }
 
@@ -195,14 +208,14 @@ impl<'m> StreamScan<'m> {
             self.first_crlf = Some(content.ends_with(b"\r"));
         }
         let was_inside = self.scanner.is_inside();
-        self.scanner.feed(&line, text, self.prev_cr)?;
+        self.scanner.feed(&line, text, self.prev)?;
         if let Some(separator) = self.scanner.opened_on(self.number) {
             self.note_begin(line.text_start, separator, text.ends_with(b"\r"));
             self.body.clear();
         } else if was_inside && self.scanner.is_inside() {
             self.body.extend_from_slice(bytes);
         }
-        self.prev_cr = text.ends_with(b"\r");
+        self.prev = Prev::of(text);
         self.start = line.end;
         self.note_tail(bytes);
         Ok(())
@@ -299,6 +312,8 @@ pub struct UpsertPlan {
     pub created: bool,
     /// How many lines of the old body were the user's and moved out of the block.
     pub kept_lines: usize,
+    /// Inserted after text without a final newline (see [`super::Upserted::joined`]).
+    pub joined: bool,
 }
 
 /// What [`plan_remove`] decided.
@@ -324,8 +339,8 @@ pub fn plan_upsert(
     ours: Option<&[&str]>,
 ) -> Result<UpsertPlan, BlockError> {
     super::validate_body(markers, body)?;
-    let (len, created, term) = match scanned {
-        None => (0, true, file_terminator(b"")),
+    let (len, created, term, ends_line) = match scanned {
+        None => (0, true, file_terminator(b""), true),
         Some(scanned) => {
             if let Some(span) = &scanned.block {
                 return Ok(refresh(scanned, span, current, body, ours));
@@ -339,7 +354,7 @@ pub fn plan_upsert(
                 ));
             }
             let term: &[u8] = if scanned.first_crlf { b"\r\n" } else { b"\n" };
-            (scanned.len, false, term)
+            (scanned.len, false, term, scanned.ends_line)
         }
     };
     let mut block = term.to_vec();
@@ -359,6 +374,7 @@ pub fn plan_upsert(
         action: UpsertAction::Inserted,
         created,
         kept_lines: 0,
+        joined: !ends_line,
     })
 }
 
@@ -389,6 +405,7 @@ fn refresh(
             action: UpsertAction::Unchanged,
             created: span.created,
             kept_lines: 0,
+            joined: false,
         };
     }
     let mut pieces = Vec::with_capacity(5);
@@ -410,6 +427,7 @@ fn refresh(
         action: UpsertAction::Refreshed,
         created: span.created,
         kept_lines,
+        joined: false,
     }
 }
 

@@ -10,7 +10,9 @@
 //! `openat` and `O_NOFOLLOW`. A refusal is always explained by the component walk, so both ways
 //! name the same path and reason. Writes are
 //! atomic and durable: a temporary file in the same directory, `fsync`, `rename`, `fsync` of the
-//! directory, with the replaced file's mode (and, where permitted, owner) kept. A crash at any
+//! directory, with the replaced file's mode, extended attributes and POSIX ACLs (and, where
+//! permitted, owner) kept ([`xattrs`]: an attribute that cannot be carried refuses the write,
+//! never drops it silently). A crash at any
 //! point leaves the old bytes or the new bytes, plus at most a temporary file that
 //! [`Root::remove_temp_files`] cleans at the next start.
 //!
@@ -26,6 +28,7 @@ pub mod links;
 mod lock_alarm;
 mod splice;
 pub mod tree;
+mod xattrs;
 
 pub(crate) use lock_alarm::wait_on_calling_thread;
 pub use lock_alarm::with_lock_wait_on_calling_thread;
@@ -242,6 +245,21 @@ impl Root {
         )
         .map_err(|e| Error::io(path, "open the directory", errno(e)))?;
         Ok(Root::of(path.to_path_buf(), fd))
+    }
+
+    /// The root's own descriptor.
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Another handle on the same directory (a duplicated descriptor), for a caller that keeps
+    /// one of its own.
+    pub fn try_clone(&self) -> Result<Root> {
+        let fd = self
+            .fd
+            .try_clone()
+            .map_err(|e| Error::io(&self.path, "duplicate the handle of", e))?;
+        Ok(Root::of(self.path.clone(), fd))
     }
 
     fn of(path: PathBuf, fd: OwnedFd) -> Root {
@@ -488,6 +506,12 @@ impl Root {
             });
         }
 
+        // What the replaced file carries beyond its bytes, mode and owner: read before anything
+        // is made, so a file whose attributes cannot be read is refused with nothing written.
+        let attributes = match &existing {
+            Some(stat) => Some(xattrs::of_file_at(&parent, name, stat, &display)?),
+            None => None,
+        };
         faults::check("write_atomic:before_temp", &display)?;
         self.note_change();
         let temp = format!(".{name}{TEMP_INFIX}{}", random_hex(8)?);
@@ -512,6 +536,10 @@ impl Root {
                 mode.is_some(),
                 &display,
             )
+            .and_then(|()| match &attributes {
+                Some(attributes) => attributes.carry_to(&fd, &display),
+                None => Ok(()),
+            })
             .and_then(|()| match durable {
                 true => sync(&fd)
                     .map_err(|e| Error::io(&display, "fsync a temporary file beside", errno(e))),
@@ -1304,11 +1332,123 @@ fn lock_blocking(file: &File) -> std::io::Result<()> {
     }
 }
 
-/// The device and inode numbers of what `path` names (following links: any path to it), or
-/// `None` when it cannot be looked at. Read-only: one `stat(2)`.
-pub fn identity_of(path: &Path) -> Option<(u64, u64)> {
-    let stat = rustix::fs::stat(path).ok()?;
-    Some((stat.st_dev, stat.st_ino))
+/// Opens the directory `path` names, following links (a workspace path the user gave): read
+/// only.
+pub fn open_dir_following(path: &Path) -> Result<OwnedFd> {
+    note_dir_open();
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| Error::io(path, "open the directory", errno(e)))
+}
+
+/// The device and inode numbers of the file open at `fd`.
+pub fn dev_ino(fd: BorrowedFd<'_>) -> Result<(u64, u64)> {
+    let stat = rustix::fs::fstat(fd).map_err(|e| Error::io("a directory", "stat", errno(e)))?;
+    Ok((stat.st_dev, stat.st_ino))
+}
+
+/// How many names the file open at `fd` has (0 once a directory is removed).
+pub fn link_count(fd: BorrowedFd<'_>) -> Option<u64> {
+    rustix::fs::fstat(fd).ok().map(|stat| stat.st_nlink)
+}
+
+/// The path the kernel has for the file open at `fd` (`/proc/self/fd/<fd>`), `None` when it
+/// cannot be read or the file has no name any more.
+pub fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd as _;
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let deleted = link.as_os_str().as_encoded_bytes().ends_with(b" (deleted)");
+    (!deleted).then_some(link)
+}
+
+/// The birth time of the file open at `fd` (`statx` `STATX_BTIME`) as `<seconds>.<nanoseconds>`,
+/// where the file system records one.
+pub fn birth_time(fd: BorrowedFd<'_>) -> Option<String> {
+    use rustix::fs::{StatxFlags, statx};
+    let x = statx(fd, "", AtFlags::EMPTY_PATH, StatxFlags::BTIME).ok()?;
+    // `stx_mask` says which fields the file system filled in.
+    (x.stx_mask & StatxFlags::BTIME.bits() != 0)
+        .then(|| format!("{}.{:09}", x.stx_btime.tv_sec, x.stx_btime.tv_nsec))
+}
+
+/// The kernel's file handle for the file open at `fd` (`name_to_handle_at`), as
+/// `<handle type>:<hex bytes>`, where the file system gives one: the identity a file server
+/// gives out, which a file created later in the same inode does not share (for ext4, XFS and
+/// tmpfs it holds the inode's generation, drawn anew at each allocation).
+pub fn file_handle(fd: BorrowedFd<'_>) -> Option<String> {
+    use std::os::fd::AsRawFd as _;
+    /// `struct file_handle` with room for `MAX_HANDLE_SZ` bytes.
+    #[repr(C)]
+    struct FileHandle {
+        handle_bytes: u32,
+        handle_type: i32,
+        f_handle: [u8; 128],
+    }
+    let mut handle = FileHandle {
+        handle_bytes: 128,
+        handle_type: 0,
+        f_handle: [0; 128],
+    };
+    let mut mount_id: libc::c_int = 0;
+    // SAFETY: `name_to_handle_at(2)` with an empty path and `AT_EMPTY_PATH` reads the file open
+    // at `fd`; `handle` is a `struct file_handle` whose `handle_bytes` states the room after its
+    // header (128, `MAX_HANDLE_SZ`), which the kernel writes at most, and `mount_id` an int.
+    let done = unsafe {
+        libc::syscall(
+            libc::SYS_name_to_handle_at,
+            fd.as_raw_fd(),
+            c"".as_ptr(),
+            &mut handle as *mut FileHandle,
+            &mut mount_id as *mut libc::c_int,
+            libc::AT_EMPTY_PATH,
+        )
+    };
+    let len = usize::try_from(handle.handle_bytes).ok()?;
+    if done != 0 || len > handle.f_handle.len() {
+        return None;
+    }
+    Some(format!(
+        "{}:{}",
+        handle.handle_type,
+        tree::hex(&handle.f_handle[..len])
+    ))
+}
+
+/// The names in the directory `parent` (following links in `parent` itself) of directories
+/// whose device and inode numbers are `dev` and `ino`: where a folder renamed within its parent
+/// is. Entries that are links are not followed. Read only; empty when `parent` cannot be read.
+pub fn dirs_with_inode(parent: &Path, dev: u64, ino: u64) -> Vec<String> {
+    let Ok(fd) = open_dir_following(parent) else {
+        return Vec::new();
+    };
+    let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in dir.flatten() {
+        // The inode number in the listing spares a `stat` of every other entry.
+        if entry.ino() != ino {
+            continue;
+        }
+        let Ok(name) = entry.file_name().to_str() else {
+            continue;
+        };
+        if name == "." || name == ".." {
+            continue;
+        }
+        let same = rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+            FileType::from_raw_mode(st.st_mode) == FileType::Directory
+                && st.st_dev == dev
+                && st.st_ino == ino
+        });
+        if same {
+            found.push(name.to_string());
+        }
+    }
+    found
 }
 
 /// The process holding a `flock` on the file `stat` describes, from `/proc/locks` (Linux);
@@ -1731,10 +1871,22 @@ impl FsFamily {
 pub fn file_system_family(path: &Path) -> Result<Option<FsFamily>> {
     let stat = rustix::fs::statfs(path)
         .map_err(|e| Error::io(path, "find the file system of", errno(e)))?;
+    Ok(family_of(&stat))
+}
+
+/// [`file_system_family`] of the directory a [`Root`] holds open (`fstatfs(2)`): wherever it
+/// was moved since it was opened.
+pub fn root_file_system_family(root: &Root) -> Result<Option<FsFamily>> {
+    let stat = rustix::fs::fstatfs(root.fd())
+        .map_err(|e| Error::io(root.path(), "find the file system of", errno(e)))?;
+    Ok(family_of(&stat))
+}
+
+fn family_of(stat: &rustix::fs::StatFs) -> Option<FsFamily> {
     // `f_type` is a signed or unsigned word depending on the target; every magic fits in 32 bits.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let magic = stat.f_type as u32;
-    Ok(FsFamily::from_magic(magic))
+    FsFamily::from_magic(magic)
 }
 
 /// Applies [`FsFamily::policy`] to the file system `path` is on: an [`Error::Unsafe`] naming the

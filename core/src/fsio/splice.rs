@@ -183,6 +183,22 @@ fn copy_by_reading(source: &OpenFile, range: Range<usize>, fd: &OwnedFd) -> std:
 }
 
 impl Root {
+    /// Whether the file `rel` ends a line ([`crate::block::ends_line`] of its bytes): empty, a
+    /// BOM alone, or `\n` last; a file that is not there ends none and starts none, so `true`.
+    /// Reads at most its last three bytes.
+    pub fn ends_line(&self, rel: &RelPath) -> Result<bool> {
+        let Some(file) = self.open_file(rel)? else {
+            return Ok(true);
+        };
+        let len = file.len();
+        let mut tail = [0u8; 3];
+        let from = len.saturating_sub(tail.len());
+        let n = file
+            .read_at(from, &mut tail[..len - from])
+            .map_err(|e| Error::io(self.display_path(rel), "read", e))?;
+        Ok(crate::block::ends_line(&tail[..n]) && (n == len || tail[..n].ends_with(b"\n")))
+    }
+
     /// Opens the regular file `rel` for reading, without following a symlink at it or on the
     /// way (the refusals of [`Root::read`]). `Ok(None)` when it does not exist.
     pub fn open_file(&self, rel: &RelPath) -> Result<Option<OpenFile>> {

@@ -323,6 +323,7 @@ pub(super) fn leases_in(buffer: &std::sync::Arc<[u8]>, body: Range<usize>) -> Op
 /// every lease, and sessions of one workspace share their paths and texts.
 struct Seen<'a> {
     provider: Option<(&'a [u8], Arc<str>)>,
+    workspace: Option<(&'a [u8], Arc<str>)>,
     namespace: Option<(&'a [u8], Arc<str>)>,
     holder: Option<(&'a [u8], Holder)>,
     paths: Option<(&'a [u8], Arc<[RelPath]>)>,
@@ -339,6 +340,7 @@ impl Seen<'_> {
     fn reading(buffer: &Arc<[u8]>, add: usize, sub: usize) -> Self {
         Seen {
             provider: None,
+            workspace: None,
             namespace: None,
             holder: None,
             paths: None,
@@ -570,6 +572,9 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<ReadLease>
         serde_json::from_slice(bytes).ok()
     })?;
     scan.literal(b",")?;
+    scan.field(b"workspace")?;
+    let workspace = same_or(scan, &mut seen.workspace, plain_shared)?;
+    scan.literal(b",")?;
     scan.field(b"acquired_at")?;
     let head = start..scan.at;
     let acquired_at = scan.plain_u64()?;
@@ -609,8 +614,8 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<ReadLease>
     let read = LeaseShape {
         provider,
         holder,
+        workspace,
         paths,
-        private_dir: None,
         namespace,
     };
     // The shape of the lease before, when this one has the same (one holder, one provider).
@@ -794,14 +799,19 @@ mod tests {
 
     fn holder() -> impl Strategy<Value = Holder> {
         prop_oneof![
-            (any::<u32>(), any::<u64>(), "[a-f0-9-]{0,36}").prop_map(|(pid, start_time, boot)| {
-                Holder::Process {
+            (any::<u32>(), any::<u64>(), "[a-f0-9-]{0,36}", any::<u64>()).prop_map(
+                |(pid, start_time, boot, pid_ns)| Holder::Process {
                     pid,
                     start_time,
                     boot_id: boot.into(),
+                    pid_ns,
+                    time_ns: pid_ns / 3,
                 }
+            ),
+            ("/[a-z\"\\\\é/]{0,12}", any::<u64>()).prop_map(|(p, mnt_ns)| Holder::Lock {
+                path: p.into(),
+                mnt_ns
             }),
-            "/[a-z\"\\\\é/]{0,12}".prop_map(|p| Holder::Lock { path: p.into() }),
         ]
     }
 
@@ -814,6 +824,7 @@ mod tests {
         fn lease()(
             provider in "[a-z\"\\\\\n]{0,8}",
             holder in holder(),
+            workspace in "/[a-z\"\\\\é/ ]{0,12}",
             acquired_at in any::<u64>(),
             paths in prop::collection::vec(rel_path(), 0..3),
             namespace in prop::option::of("[a-z\u{e9}\\\\]{0,8}"),
@@ -824,9 +835,9 @@ mod tests {
             LeaseRecord {
                 provider: provider.into(),
                 holder,
+                workspace: workspace.into(),
                 acquired_at,
                 paths: paths.into(),
-                private_dir: None,
                 namespace: namespace.map(Into::into),
                 block_texts,
                 seq,
@@ -841,6 +852,8 @@ mod tests {
             pid in any::<u32>(),
             start_time in any::<u64>(),
             boot in "[a-f0-9-]{0,36}",
+            pid_ns in any::<u64>(),
+            workspace in "/[a-z/]{0,12}",
             acquired_at in any::<u64>(),
             paths in prop::collection::vec("[a-z]{1,4}(/[a-z]{1,3}[.]?[a-z]{1,3}){0,2}", 0..3),
             namespace in prop::option::of("[a-z]{0,6}"),
@@ -849,10 +862,16 @@ mod tests {
         ) -> LeaseRecord {
             LeaseRecord {
                 provider: provider.into(),
-                holder: Holder::Process { pid, start_time, boot_id: boot.into() },
+                holder: Holder::Process {
+                    pid,
+                    start_time,
+                    boot_id: boot.into(),
+                    pid_ns,
+                    time_ns: 7,
+                },
+                workspace: workspace.into(),
                 acquired_at,
                 paths: paths.iter().map(|p| RelPath::new(p).unwrap()).collect(),
-                private_dir: None,
                 namespace: namespace.map(Into::into),
                 block_texts: block_texts
                     .into_iter()
@@ -896,7 +915,7 @@ mod tests {
         fn leases_read_as_serde_reads_them(
             leases in prop::collection::btree_map("[a-z0-9\"\\\\-]{1,10}", lease(), 0..5),
         ) {
-            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            let mut ledger = crate::ledger::Ledger::at(std::path::Path::new("/w"));
             for (token, lease) in leases {
                 ledger.leases.insert(token, Recorded::new(lease));
             }
@@ -1014,7 +1033,7 @@ mod tests {
             byte in any::<u8>(),
             how in 0..4u8,
         ) {
-            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            let mut ledger = crate::ledger::Ledger::at(std::path::Path::new("/w"));
             for (token, lease) in leases {
                 ledger.leases.insert(token, Recorded::new(lease));
             }
@@ -1032,7 +1051,7 @@ mod tests {
             leases in prop::collection::btree_map("[a-z0-9\"\\\\-]{1,10}", lease(), 1..5),
             entries in prop::collection::btree_map(rel_path(), crate::ledger::tests::any_entry(), 0..3),
         ) {
-            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            let mut ledger = crate::ledger::Ledger::at(std::path::Path::new("/w"));
             for (token, lease) in leases {
                 ledger.leases.insert(token, Recorded::new(lease));
             }
@@ -1071,7 +1090,7 @@ mod tests {
             byte in any::<u8>(),
             how in 0..4u8,
         ) {
-            let mut ledger = crate::ledger::Ledger::new(std::path::Path::new("/w"));
+            let mut ledger = crate::ledger::Ledger::at(std::path::Path::new("/w"));
             for (i, (acquired_at, seq, mix)) in numbers.into_iter().enumerate() {
                 let mut lease = LeaseRecord { acquired_at, seq, ..base.clone() };
                 match mix {
@@ -1089,7 +1108,7 @@ mod tests {
 
     #[test]
     fn leases_of_one_shape_are_read_from_the_first() {
-        let holder = r#""holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b"}"#;
+        let holder = r#""holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b","pid_ns":3,"time_ns":4},"workspace":"/w""#;
         let lease = |at: u64, seq: &str| {
             format!(
                 r#"{{"provider":"agy",{holder},"acquired_at":{at},"paths":[],"namespace":"n"{seq}}}"#
@@ -1140,7 +1159,7 @@ mod tests {
     fn texts_out_of_order_twice_or_escaped_read_as_serde_reads_them() {
         let lease = |texts: &str| {
             format!(
-                r#"{{"provider":"p","holder":{{"kind":"lock","path":"/l"}},"acquired_at":1,"paths":[],"block_texts":{texts},"seq":2}}"#
+                r#"{{"provider":"p","holder":{{"kind":"lock","path":"/l","mnt_ns":5}},"workspace":"/w","acquired_at":1,"paths":[],"block_texts":{texts},"seq":2}}"#
             )
         };
         for texts in [
@@ -1230,7 +1249,7 @@ mod tests {
 
     #[test]
     fn the_common_lease_takes_the_fast_path_and_shares_its_holder() {
-        let lease = r#"{"provider":"codex","holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b"},"acquired_at":1,"paths":["AGENTS.md"],"namespace":"agentworks","block_texts":{"AGENTS.md":"bench"},"seq":52}"#;
+        let lease = r#"{"provider":"codex","holder":{"kind":"process","pid":7,"start_time":9,"boot_id":"b","pid_ns":3,"time_ns":4},"workspace":"/w","acquired_at":1,"paths":["AGENTS.md"],"namespace":"agentworks","block_texts":{"AGENTS.md":"bench"},"seq":52}"#;
         let mut seen = Seen::reading(&lease.as_bytes().into(), 0, 0);
         let first = fast_lease(&mut Scan::new(lease.as_bytes()), &mut seen).unwrap();
         assert!(seen.holder.is_some() && seen.paths.is_some() && seen.texts.last.is_some());

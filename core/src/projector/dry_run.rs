@@ -171,7 +171,7 @@ pub(crate) fn stale_note(ledger: &Ledger) -> Option<String> {
     let dead = ledger
         .leases
         .values()
-        .filter(|lease| !lease.holder().liveness().is_alive())
+        .filter(|lease| lease.holder().liveness().is_dead())
         .count();
     (dead > 0).then(|| {
         format!(

@@ -7,26 +7,25 @@
 //! <state>/workspaces/<key>/ledger.sync      the journal's sync slots (crate::journal)
 //! <state>/workspaces/<key>/kept/            user bytes set aside
 //! <state>/workspaces/<key>/sessions/<token> one session's private files
-//! <state>/workspaces/<key>/stash/           prior contents kept by earlier builds
 //! <state>/paths/<path key>                  which folder (key) a workspace path last named
 //! ```
 //!
 //! Every path removed or walked here is derived from names we generated (the workspace key, a
 //! lease token), never read back from a record, and reached through [`Root`]'s no-follow,
 //! descriptor-relative I/O from the state directory down: a symlink planted at `workspaces`,
-//! at `<key>`, at `sessions`, `kept` or `stash` is refused or skipped, never followed.
+//! at `<key>`, at `sessions` or `kept` is refused or skipped, never followed.
 
 use std::cell::Cell;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::fsio::{self, LockGuard, LockWait, Root};
 use crate::holder::LivenessCheck;
 use crate::journal::{Durability, Journal};
-use crate::ledger::{EntryRecord, FolderIdentity, KeptRecord, Ledger, OwnedPrior, path_key};
+use crate::ledger::{FolderRef, KeptRecord, Ledger, path_key};
 use crate::plan::RelPath;
 use crate::receipts::Warning;
+use crate::workspace::{self, Workspace};
 
 /// The folder of one session's private files.
 pub(crate) fn session_dir(token: &str) -> Result<RelPath> {
@@ -76,15 +75,13 @@ pub(crate) const RETIRED_MAX: usize = 32;
 /// The folders under `<state>/workspaces/<key>/` a save sweeps.
 #[derive(Clone, Copy)]
 enum StateDir {
-    Stash = 1,
-    Sessions = 2,
-    Kept = 4,
+    Sessions = 1,
+    Kept = 2,
 }
 
 impl StateDir {
     fn name(self) -> &'static str {
         match self {
-            StateDir::Stash => "stash",
             StateDir::Sessions => "sessions",
             StateDir::Kept => "kept",
         }
@@ -98,7 +95,7 @@ impl StateDir {
 /// paths it projects, and it writes only through [`Locked::state`] and [`Locked::root`]; an
 /// operation through either that could make a directory or leave a temporary file is counted by
 /// the handle. So while the count stands:
-/// - a state folder found missing (`stash`, `sessions`, `kept`) is still missing: listing it
+/// - a state folder found missing (`sessions`, `kept`) is still missing: listing it
 ///   again would find nothing to sweep;
 /// - beside a path already swept of temporary files, none has appeared: ours appear only while
 ///   we write (a write that fails removes its own; a process killed mid-write is not this one),
@@ -198,31 +195,25 @@ impl Drop for Locked {
     }
 }
 
-/// Refuses a path that is not valid UTF-8: the ledger and every receipt record paths as JSON
-/// text, which cannot hold it, so nothing is started that could not be recorded.
-pub(crate) fn require_utf8(path: &Path, what: &str) -> Result<()> {
-    if path.to_str().is_some() {
-        return Ok(());
-    }
-    Err(Error::Unsafe {
-        path: path.to_path_buf(),
-        reason: format!(
-            "{what}'s path is not valid UTF-8, and the ledger and receipts record paths as JSON text; use a path that is"
-        ),
-    })
-}
+pub(crate) use crate::workspace::require_utf8;
 
 /// How an operation opens a workspace's state.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Access<'a> {
     /// Acquire and strip-stale: the state directory, lock and ledger are created as needed, for
-    /// this canonical workspace.
-    Create(&'a Path),
-    /// Release: what exists, for whatever workspace the ledger records; nothing is created.
-    Existing,
-    /// Status: what exists, for this canonical workspace, changing nothing (no directory, lock
-    /// file or ledger is created; a lock file that is absent is not waited for).
-    ReadOnly(&'a Path),
+    /// this workspace.
+    Create(&'a Workspace),
+    /// Release of `token`: what exists, for the folder the ledger records, found where it was
+    /// seen (or at `hint`, a handle on it or a path the host gave), its identity checked;
+    /// nothing is created. A folder not found is [`Error::WorkspaceLost`] while `token` is
+    /// recorded, and nothing to do (`None`) otherwise.
+    Existing {
+        token: &'a str,
+        hint: Option<&'a Workspace>,
+    },
+    /// Status: what exists, for this workspace, changing nothing (no directory, lock file or
+    /// ledger is created; a lock file that is absent is not waited for).
+    ReadOnly(&'a Workspace),
 }
 
 /// Remembers under `<state>/paths/<path key>` that `canonical` names the folder whose key is
@@ -262,6 +253,30 @@ pub(crate) fn remember_path(
     }))
 }
 
+/// What `status` says of the path `canonical` when it named another folder than the one whose
+/// key is `key` the last time a start went through it (a deleted and re-created checkout):
+/// that folder's record is kept apart and never applied here. Read only.
+pub(crate) fn earlier_folder(state_dir: &Path, canonical: &Path, key: &str) -> Option<Warning> {
+    let base = Root::open(state_dir).ok()?;
+    let file = RelPath::new("paths")
+        .ok()?
+        .join(&path_key(canonical))
+        .ok()?;
+    let noted = base.read(&file).ok()??.bytes;
+    let earlier = std::str::from_utf8(&noted).ok()?;
+    if earlier == key || earlier.len() != 16 || !earlier.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let record = base.display_path(&RelPath::new("workspaces").ok()?.join(earlier).ok()?);
+    Some(Warning {
+        path: canonical.display().to_string(),
+        message: format!(
+            "this path named another folder before (deleted, or moved away), whose record is {}: it is kept apart and not applied here",
+            record.display()
+        ),
+    })
+}
+
 /// Whether `<state>/paths/<path key>` already says that `canonical` names the folder whose key
 /// is `key`: read only, nothing created, no link followed below `state_dir`; `false` when it
 /// cannot be read. A start asks before it takes the workspace lock, so a note already right
@@ -296,6 +311,90 @@ fn open_state(state_dir: &Path, key: &str, create: bool) -> Result<Option<Root>>
     base.open_subroot(&RelPath::new("workspaces")?.join(key)?, create)
 }
 
+/// The folder `ledger` describes, for a release: `hint` when it is that folder, else found from
+/// the path the ledger last saw it at and the paths its leases were acquired through (see
+/// [`workspace::locate`]).
+fn find_folder(ledger: &Ledger, hint: Option<&Workspace>) -> Option<Workspace> {
+    if let Some(hint) = hint
+        && hint.identity == ledger.identity
+    {
+        // A handle kept since the acquire follows the folder: it is where the handle says now.
+        let mut found = hint.try_clone().ok()?;
+        if let Some(now) = found.current_path() {
+            found.path = now;
+        }
+        return Some(found);
+    }
+    let mut candidates: Vec<&Path> = vec![&ledger.workspace];
+    for (_, lease) in ledger.leases.iter() {
+        let path = lease.workspace();
+        if !candidates.contains(&path) {
+            candidates.push(path);
+        }
+    }
+    workspace::locate(&ledger.identity, &candidates)
+}
+
+/// The folder `ledger` describes: the one given (its identity checked as the ledger was read),
+/// or, for a release, found from what the ledger recorded (`None`: not found, and the token is
+/// not recorded either: nothing to do). The ledger's last-seen path follows it, with a warning
+/// when a release found it moved; a folder deleted since its handle was opened is said so.
+fn folder_of(
+    ledger: &mut Ledger,
+    given: Option<&Workspace>,
+    access: Access<'_>,
+) -> Result<Option<(Workspace, Option<Warning>)>> {
+    let workspace = match (given, access) {
+        (Some(workspace), _) => workspace.try_clone()?,
+        (None, Access::Existing { token, hint }) => match find_folder(ledger, hint) {
+            Some(found) => found,
+            None if ledger.leases.contains_key(token) => return Err(lost(ledger, token, hint)),
+            None => return Ok(None),
+        },
+        (None, _) => return Ok(None),
+    };
+    let mut moved = None;
+    if given.is_none() && workspace.is_deleted() {
+        // Removed with everything in it (a folder is removed once empty): nothing of ours is
+        // left there, and its path may name another folder now.
+        moved = Some(Warning {
+            path: workspace.path.display().to_string(),
+            message: "the workspace folder was deleted during the session; nothing of the session was left in it".into(),
+        });
+    } else if ledger.workspace != workspace.path && !matches!(access, Access::ReadOnly(_)) {
+        if given.is_none() {
+            moved = Some(Warning {
+                path: workspace.path.display().to_string(),
+                message: format!(
+                    "the workspace folder moved here from {}; the session was released here",
+                    ledger.workspace.display()
+                ),
+            });
+        }
+        ledger.workspace = workspace.path.clone();
+    }
+    Ok(Some((workspace, moved)))
+}
+
+/// The refusal of a release whose workspace folder cannot be found: where it was last seen,
+/// why it is not there, and what to do.
+fn lost(ledger: &Ledger, token: &str, hint: Option<&Workspace>) -> Error {
+    let seen = &ledger.workspace;
+    let there = match Workspace::open(seen) {
+        Ok(_) => "the folder there now is another one: deleted and created again?",
+        Err(_) => "nothing is there now",
+    };
+    let given = hint
+        .map(|h| format!(", and {} is another folder", h.path.display()))
+        .unwrap_or_default();
+    Error::WorkspaceLost {
+        path: seen.clone(),
+        reason: format!(
+            "the workspace of session {token} is no longer here ({there}) nor beside it{given}, so nothing was released and its lease stays recorded; if the folder moved, run `projectfile release --token {token} --workspace <its new path>`, or any start or `strip-stale` there cleans it once the session's holder has ended; if it was deleted, nothing of the session is left in it"
+        ),
+    }
+}
+
 impl Locked {
     /// Locks the workspace whose state directory is `key` under `state_dir` (waiting for another
     /// holder at most as `wait` says) and loads its ledger. `Ok(None)` when `access` creates
@@ -308,25 +407,26 @@ impl Locked {
     ) -> Result<Option<Locked>> {
         let state_path = state_dir.join("workspaces").join(key);
         require_utf8(&state_path, "the state directory")?;
-        let (create, canonical) = match access {
-            Access::Create(canonical) => (true, Some(canonical)),
-            Access::Existing => (false, None),
-            Access::ReadOnly(canonical) => (false, Some(canonical)),
+        let (create, given) = match access {
+            Access::Create(workspace) => (true, Some(workspace)),
+            Access::Existing { .. } => (false, None),
+            Access::ReadOnly(workspace) => (false, Some(workspace)),
         };
+        let folder = given.map(FolderRef::of);
         let Some(state) = open_state(state_dir, key, create)? else {
             return Ok(None);
         };
         // Locks and atomic renames must be real: refuse or warn on remote file systems.
         let mut fs_warnings = Vec::new();
-        let mut check = |path: &Path, role| -> Result<bool> {
-            let family = fsio::file_system_family(path)?;
-            if let Some(message) = fsio::apply_policy(family, path, role)? {
-                let path = path.display().to_string();
+        let mut check = |root: &Root, role| -> Result<bool> {
+            let family = fsio::root_file_system_family(root)?;
+            if let Some(message) = fsio::apply_policy(family, root.path(), role)? {
+                let path = root.path().display().to_string();
                 fs_warnings.push(Warning { path, message });
             }
             Ok(family.is_some())
         };
-        let remote_state = check(state.path(), fsio::FsRole::State)?;
+        let remote_state = check(&state, fsio::FsRole::State)?;
         let lock = state.lock_file(&RelPath::new("lock")?, create, wait)?;
         let writes = !matches!(access, Access::ReadOnly(_));
         if lock.is_none() && writes {
@@ -339,39 +439,22 @@ impl Locked {
             None => LockNotes::default(),
         };
         let (journal, ledger) = match access {
-            Access::ReadOnly(_) => Journal::read(&state, canonical, remote_state)?,
+            Access::ReadOnly(_) => Journal::read(&state, folder, remote_state)?,
             _ => Journal::load_noted(
                 &state,
-                canonical,
+                folder,
                 remote_state,
                 Some(notes.journal.as_slice()).filter(|note| !note.is_empty()),
             )?,
         };
-        let Some(ledger) = ledger else {
+        let Some(mut ledger) = ledger else {
             return Ok(None);
         };
-        // The folder this ledger describes, through the path given or the one it records.
-        let here = canonical.unwrap_or(&ledger.workspace).to_path_buf();
-        match FolderIdentity::of(&here) {
-            None => {
-                return Err(Error::io(
-                    &here,
-                    "open the workspace",
-                    std::io::Error::from(std::io::ErrorKind::NotFound),
-                ));
-            }
-            Some(identity) if identity.key() != key && path_key(&here) != key => {
-                return Err(Error::Ledger {
-                    path: here,
-                    reason: format!(
-                        "this path names another folder than the one the ledger {} was written for (its device and inode changed); nothing there was touched",
-                        journal.path().display()
-                    ),
-                });
-            }
-            Some(_) => {}
-        }
-        check(&here, fsio::FsRole::Workspace)?;
+        let Some((workspace, moved)) = folder_of(&mut ledger, given, access)? else {
+            return Ok(None);
+        };
+        check(&workspace.root, fsio::FsRole::Workspace)?;
+        fs_warnings.extend(moved);
         let unrecorded_blocks = ledger
             .block_files
             .iter()
@@ -389,7 +472,7 @@ impl Locked {
             swept.left = notes;
         }
         Ok(Some(Locked {
-            root: Root::open(&here)?,
+            root: workspace.root,
             kept_durable: Cell::new(ledger.kept.len()),
             unrecorded_blocks,
             state,
@@ -426,46 +509,20 @@ impl Locked {
 
     /// Saves the ledger, then sweeps what it no longer names from the state directory.
     pub fn save(&self, durability: Durability) -> Result<()> {
-        let orphan_stashes = self.orphan_stashes();
-        // Forgetting a stash must be on disk before the stash goes (else a power loss could
-        // bring back a ledger naming a removed stash), and kept bytes must stay findable.
-        let durability =
-            if !orphan_stashes.is_empty() || self.ledger.kept.len() > self.kept_durable.get() {
-                Durability::Durable
-            } else {
-                durability
-            };
+        // Kept bytes must stay findable.
+        let durability = if self.ledger.kept.len() > self.kept_durable.get() {
+            Durability::Durable
+        } else {
+            durability
+        };
         if let Some(replaced) = self.journal.save(&self.state, &self.ledger, durability)? {
             self.retire(replaced);
         }
         if durability == Durability::Durable {
             self.kept_durable.set(self.ledger.kept.len());
         }
-        // Only now that no saved ledger names them may unused stashes go (a crash before this
-        // point leaves a ledger that still finds its stash).
-        self.sweep(&orphan_stashes);
+        self.sweep();
         Ok(())
-    }
-
-    /// Files in `stash/` (kept by earlier builds) that no entry names any more.
-    fn orphan_stashes(&self) -> Vec<String> {
-        let named: BTreeSet<&str> = self
-            .ledger
-            .entries
-            .values()
-            .filter_map(|entry| match entry {
-                EntryRecord::Owned {
-                    prior: Some(OwnedPrior::Stash(stash)),
-                    ..
-                } => Some(stash.file.as_str()),
-                _ => None,
-            })
-            .collect();
-        self.listing(StateDir::Stash, |dir| self.state.file_names(dir))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|name| !named.contains(name.as_str()))
-            .collect()
     }
 
     /// `list` of the state folder `dir`, or `None` without looking when this command found it
@@ -510,15 +567,14 @@ impl Locked {
         }
     }
 
-    /// Removes what the saved ledger no longer names under the state directory: the `orphans`
-    /// of `stash/`, our temporary files in `kept/` (left by a crash mid-write), and the private
+    /// Removes what the saved ledger no longer names under the state directory: our temporary
+    /// files in `kept/` (left by a crash mid-write), and the private
     /// directories in `sessions/` no lease names (a power loss can keep one whose removal was
     /// not yet on disk while the release's record was). Runs under the workspace lock right
     /// after a save, so nothing else writes there; best effort, a failure is retried at the
     /// next save. Kept user bytes are never removed.
-    fn sweep(&self, orphans: &[String]) {
-        let (Ok(stash), Ok(kept), Ok(sessions)) = (
-            RelPath::new(StateDir::Stash.name()),
+    fn sweep(&self) {
+        let (Ok(kept), Ok(sessions)) = (
             RelPath::new(StateDir::Kept.name()),
             RelPath::new(StateDir::Sessions.name()),
         ) else {
@@ -530,11 +586,7 @@ impl Locked {
             .unwrap_or_default()
             .into_iter()
             .filter(|name| name.contains(fsio::TEMP_INFIX));
-        let doomed = orphans
-            .iter()
-            .filter_map(|name| stash.join(name).ok())
-            .chain(temps.filter_map(|name| kept.join(&name).ok()));
-        for path in doomed {
+        for path in temps.filter_map(|name| kept.join(&name).ok()) {
             let _ = self.state.remove_file(&path);
         }
     }
@@ -685,11 +737,12 @@ mod tests {
         std::fs::create_dir(&workspace).unwrap();
         let canonical = workspace.canonicalize().unwrap();
         let state_dir = tmp.path().join("state");
-        let key = crate::ledger::workspace_key(&canonical);
+        let opened = Workspace::open(&canonical).unwrap();
+        let key = opened.key();
         let locked = Locked::open(
             &state_dir,
             &key,
-            Access::Create(&canonical),
+            Access::Create(&opened),
             &LockWait::default(),
         )
         .unwrap()

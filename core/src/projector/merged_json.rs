@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::fsio::Root;
-use crate::ledger::{EntryRecord, Ledger, OwnedPrior};
+use crate::ledger::{EntryRecord, Ledger};
 use crate::plan::{MergedJsonProjection, OwnedFileProjection, RelPath};
 
 use super::priors;
@@ -34,15 +34,11 @@ fn project_bytes(root: &Root, ledger: &Ledger, path: &RelPath) -> Result<Option<
     let kept = match ledger.entries.get(path) {
         None => None,
         Some(EntryRecord::Owned {
-            prior: Some(OwnedPrior::Workspace(prior)),
-            ..
+            prior: Some(prior), ..
         }) if priors::is_kept(root, prior, path) => Some(priors::kept_path(prior, path)?),
         // A prior not moved yet (a crash came first) still stands at the path.
-        Some(EntryRecord::Owned {
-            prior: Some(OwnedPrior::Workspace(_)),
-            ..
-        }) => None,
-        // The sessions' own file on no prior, or a prior kept by an earlier build.
+        Some(EntryRecord::Owned { prior: Some(_), .. }) => None,
+        // The sessions' own file on no prior.
         Some(_) => return Ok(None),
     };
     let at = kept.as_ref().unwrap_or(path);
@@ -147,8 +143,9 @@ pub fn resolve_for_first_start(
     workspace: &std::path::Path,
     plan: &mut crate::plan::Plan,
 ) -> Result<()> {
-    let root = Root::open(workspace)?;
-    into_owned(&root, &Ledger::new(root.path()), plan)
+    let workspace = crate::workspace::Workspace::open(workspace)?;
+    let ledger = Ledger::new(crate::ledger::FolderRef::of(&workspace));
+    into_owned(&workspace.root, &ledger, plan)
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ mod created_dir;
 mod delivery;
 pub mod dry_run;
 mod kind;
-mod legacy;
 mod locked;
+mod made;
 mod marker;
 pub mod merged_json;
 mod owned_file;
@@ -51,7 +51,7 @@ use crate::fsio;
 pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, FolderIdentity, LeaseRecord, Ledger, Recorded, workspace_key};
+use crate::ledger::{EntryRecord, FolderRef, LeaseRecord, Ledger, Recorded, workspace_key};
 use crate::plan::{LaunchArg, Plan, RelPath};
 use crate::provider::{
     Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
@@ -62,11 +62,12 @@ pub use crate::receipts::{
     AcquireReceipt, EntryStatus, FileAction, FileKind, FileReceipt, LeaseStatus, PendingUndo,
     PriorState, ReleaseReceipt, StaleCleaned, StatusReport, StripReport, TakenOver, Warning,
 };
+use crate::workspace::Workspace;
 
 use created_dir::CreatedDirs;
 use kind::{Cx, Entry, Outcome, Projection, stricter};
 pub(crate) use locked::leave_ledgers_to_exit;
-use locked::{Access, Locked, require_utf8};
+use locked::{Access, Locked};
 use marker::Marker;
 use owned_file::OwnedFile;
 use private_file::PrivateFiles;
@@ -169,48 +170,23 @@ impl Projector {
     }
 
     /// Canonicalizes a workspace path, requiring a directory.
-    #[allow(clippy::disallowed_methods)] // names the root once; nothing below it is resolved so
     pub fn canonical_workspace(workspace: &Path) -> Result<PathBuf> {
-        Ok(Self::resolve_workspace(workspace)?.0)
+        Ok(Workspace::open(workspace)?.path)
     }
 
-    /// [`Projector::canonical_workspace`] with the folder's state-directory key
-    /// ([`workspace_key`]), from the same `stat`.
-    #[allow(clippy::disallowed_methods)] // names the root once; nothing below it is resolved so
-    fn resolve_workspace(workspace: &Path) -> Result<(PathBuf, String)> {
-        use std::os::unix::fs::MetadataExt as _;
-        let canonical = workspace
-            .canonicalize()
-            .map_err(|e| Error::io(workspace, "resolve the workspace", e))?;
-        let folder = match std::fs::metadata(&canonical) {
-            Ok(meta) if meta.is_dir() => FolderIdentity {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            },
-            _ => {
-                return Err(Error::Unsafe {
-                    path: canonical,
-                    reason: "the workspace is not a directory".to_string(),
-                });
-            }
-        };
-        require_utf8(&canonical, "the workspace")?;
-        Ok((canonical, folder.key()))
-    }
-
-    /// Locks the workspace `canonical`, whose state-directory key is `key` (creating its state
-    /// directory), and loads its ledger.
-    fn lock(&self, canonical: &Path, key: &str) -> Result<Locked> {
+    /// Locks `workspace` (creating its state directory), and loads its ledger.
+    fn lock(&self, workspace: &Workspace) -> Result<Locked> {
+        let (canonical, key) = (&workspace.path, workspace.key());
         // Asked before the lock (see `path_noted`): a note already right is left as it is.
-        let noted = locked::path_noted(&self.state_dir, canonical, key);
-        let opened = Locked::open(&self.state_dir, key, Access::Create(canonical), &self.wait)?;
+        let noted = locked::path_noted(&self.state_dir, canonical, &key);
+        let opened = Locked::open(&self.state_dir, &key, Access::Create(workspace), &self.wait)?;
         let mut locked = opened.ok_or_else(|| {
-            // Unreachable: with `canonical`, `Locked::open` always has a ledger (maybe empty).
+            // Unreachable: with a workspace, `Locked::open` always has a ledger (maybe empty).
             Error::invalid(canonical.display().to_string(), "no ledger was loaded")
         })?;
         // Under the lock of the folder the path names now.
         if !noted {
-            let moved = locked::remember_path(&self.state_dir, canonical, key)?;
+            let moved = locked::remember_path(&self.state_dir, canonical, &key)?;
             locked.fs_warnings.extend(moved);
         }
         Ok(locked)
@@ -283,9 +259,8 @@ impl Projector {
         request.holder.validate()?;
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
-        let canonical = Self::canonical_workspace(&request.workspace)?;
-        let root = fsio::Root::open(&canonical)?;
-        self.plan_in(provider, request, &canonical, &probes, &root)
+        let workspace = Workspace::open(&request.workspace)?;
+        self.plan_in(provider, request, &workspace.path, &probes, &workspace.root)
     }
 
     /// The provider's plan from the one context core builds (the only place a [`PlanContext`]
@@ -316,12 +291,24 @@ impl Projector {
         provider: &dyn Provider,
         request: &AcquireRequest,
     ) -> Result<AcquireReceipt> {
+        Ok(self.acquire_holding(provider, request)?.0)
+    }
+
+    /// [`Projector::acquire`], with a handle on the workspace folder the session was started in:
+    /// kept for the release ([`Projector::release_in`]), it finds the folder wherever it is
+    /// renamed or moved to meanwhile, and knows when it was deleted.
+    pub fn acquire_holding(
+        &self,
+        provider: &dyn Provider,
+        request: &AcquireRequest,
+    ) -> Result<(AcquireReceipt, Workspace)> {
         // A holder that is not alive now would make the lease stale at once.
         request.holder.validate()?;
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
-        let (canonical, key) = Self::resolve_workspace(&request.workspace)?;
-        let mut locked = self.lock(&canonical, &key)?;
+        let workspace = Workspace::open(&request.workspace)?;
+        let (canonical, key) = (workspace.path.clone(), workspace.key());
+        let mut locked = self.lock(&workspace)?;
         // Validated above: its leases (this session's and any earlier) are not to be stripped.
         locked.liveness.assume_alive(&request.holder);
         let mut outcome = Outcome::default();
@@ -342,9 +329,9 @@ impl Projector {
         let lease = LeaseRecord {
             provider: provider.name().into(),
             holder: request.holder.clone(),
+            workspace: canonical.to_str().unwrap_or_default().into(),
             acquired_at: now_secs(),
             paths: plan_paths(&plan)?.into(),
-            private_dir: None,
             namespace: Some(self.namespace.as_str().into()),
             block_texts: plan
                 .blocks
@@ -365,6 +352,8 @@ impl Projector {
                 cx.l.ledger.entries.remove(&path);
             }
             release_token(&mut cx, &token);
+            // What the record of made paths still names of this start goes with it.
+            priors::recover(&mut cx);
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
@@ -393,7 +382,7 @@ impl Projector {
         }
         launch_args.extend(delivery.launch_args.iter().cloned());
         warn_undelivered(&mut outcome, &delivery);
-        Ok(AcquireReceipt {
+        let receipt = AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
             provider: provider.name().to_string(),
@@ -412,7 +401,8 @@ impl Projector {
             linked: None,
             dry_run: false,
             command: Vec::new(),
-        })
+        };
+        Ok((receipt, workspace))
     }
 
     /// Refuses a request the provider cannot take, a malformed MCP server map (whatever route the
@@ -470,30 +460,30 @@ impl Projector {
     ) -> Result<AcquireReceipt> {
         self.check_request(provider, request)?;
         let probes = Self::probe(provider, request);
-        let canonical = Self::canonical_workspace(&request.workspace)?;
-        let key = workspace_key(&canonical);
+        let workspace = Workspace::open(&request.workspace)?;
+        let (canonical, key) = (workspace.path.clone(), workspace.key());
         // The lock (when its file exists) is held until `opened` drops, after the plan is read.
         let mut opened = Locked::open(
             &self.state_dir,
             &key,
-            Access::ReadOnly(&canonical),
+            Access::ReadOnly(&workspace),
             &self.wait,
         )?;
         let warnings = opened
             .as_mut()
             .map(|l| std::mem::take(&mut l.fs_warnings))
             .unwrap_or_default();
-        let empty = Ledger::new(&canonical);
+        let empty = Ledger::new(FolderRef::of(&workspace));
         let ledger = opened.as_ref().map_or(&empty, |l| &l.ledger);
-        let root = fsio::Root::open(&canonical)?;
-        let plan = self.plan_for_start(provider, request, &canonical, &probes, &root, ledger)?;
+        let root = &workspace.root;
+        let plan = self.plan_for_start(provider, request, &canonical, &probes, root, ledger)?;
         let private_dir = self
             .state_dir
             .join("workspaces")
             .join(&key)
             .join(locked::session_dir(dry_run::DRY_RUN_TOKEN)?.as_str());
         let view = dry_run::View {
-            root: &root,
+            root,
             ledger,
             ns: &self.namespace,
             markers: &self.markers,
@@ -542,7 +532,24 @@ impl Projector {
     }
 
     /// Ends a session. Unknown or already released tokens are not an error (`released: false`).
+    ///
+    /// The session's workspace folder is found where the ledger last saw it or where the session
+    /// was acquired (or beside either, renamed), its identity checked; a folder found nowhere is
+    /// [`Error::WorkspaceLost`] (nothing changed, the lease stays recorded), never a silent
+    /// no-op. [`Projector::release_in`] tells where it is now.
     pub fn release(&self, token: &str) -> Result<ReleaseReceipt> {
+        self.release_from(token, None)
+    }
+
+    /// [`Projector::release`] of a session whose workspace folder is `workspace` now: a handle
+    /// kept since [`Projector::acquire_holding`] (which follows the folder through renames and
+    /// moves), or one opened on the path the host says it moved to. A folder of another identity
+    /// is not taken for it.
+    pub fn release_in(&self, token: &str, workspace: &Workspace) -> Result<ReleaseReceipt> {
+        self.release_from(token, Some(workspace))
+    }
+
+    fn release_from(&self, token: &str, hint: Option<&Workspace>) -> Result<ReleaseReceipt> {
         let mut receipt = ReleaseReceipt {
             schema: schema::RELEASE,
             token: token.to_string(),
@@ -557,14 +564,9 @@ impl Projector {
         let Some(key) = token_key(token) else {
             return Ok(receipt);
         };
-        let mut locked = match Locked::open(&self.state_dir, key, Access::Existing, &self.wait) {
-            Ok(Some(locked)) => locked,
-            Ok(None) => return Ok(receipt),
-            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                // The workspace is gone; nothing of ours can be left in it.
-                return Ok(receipt);
-            }
-            Err(e) => return Err(e),
+        let access = Access::Existing { token, hint };
+        let Some(mut locked) = Locked::open(&self.state_dir, key, access, &self.wait)? else {
+            return Ok(receipt);
         };
         receipt.workspace = Some(locked.ledger.workspace.clone());
         let mut outcome = Outcome::default();
@@ -596,7 +598,8 @@ impl Projector {
                 .leases
                 .iter()
                 .filter_map(|(token, lease)| match check.liveness(lease.holder()) {
-                    Liveness::Alive => None,
+                    // A holder that cannot be judged from here is never taken for dead.
+                    Liveness::Alive | Liveness::Unknown { .. } => None,
                     Liveness::Dead { reason } => {
                         Some((token.to_string(), lease.provider().to_string(), reason))
                     }
@@ -627,8 +630,9 @@ impl Projector {
 
     /// Cleans leftovers whose holders are dead; never touches a live holder's projections.
     pub fn strip_stale(&self, workspace: &Path) -> Result<StripReport> {
-        let (canonical, key) = Self::resolve_workspace(workspace)?;
-        let mut locked = self.lock(&canonical, &key)?;
+        let workspace = Workspace::open(workspace)?;
+        let canonical = workspace.path.clone();
+        let mut locked = self.lock(&workspace)?;
         let mut outcome = Outcome::default();
         outcome.warnings.append(&mut locked.fs_warnings);
         let mut cx = self.cx(&mut locked, &mut outcome);
@@ -648,16 +652,20 @@ impl Projector {
     /// Leases, holders, liveness and leftovers of a workspace. Changes nothing: no state
     /// directory, lock file or ledger is created.
     pub fn status(&self, workspace: &Path) -> Result<StatusReport> {
-        let canonical = Self::canonical_workspace(workspace)?;
-        let key = workspace_key(&canonical);
+        let workspace = Workspace::open(workspace)?;
+        let (canonical, key) = (workspace.path.clone(), workspace.key());
         let opened = Locked::open(
             &self.state_dir,
             &key,
-            Access::ReadOnly(&canonical),
+            Access::ReadOnly(&workspace),
             &self.wait,
         )?;
+        let warnings: Vec<Warning> = locked::earlier_folder(&self.state_dir, &canonical, &key)
+            .into_iter()
+            .collect();
         let Some(mut locked) = opened else {
             return Ok(StatusReport {
+                warnings,
                 schema: schema::STATUS,
                 workspace: canonical,
                 leases: Vec::new(),
@@ -679,7 +687,7 @@ impl Projector {
             .iter()
             .map(|(token, lease)| {
                 let liveness = check.liveness(lease.holder());
-                if !liveness.is_alive() {
+                if liveness.is_dead() {
                     stale.push(token.to_string());
                 }
                 LeaseStatus {
@@ -735,6 +743,7 @@ impl Projector {
                     reason: reason.clone(),
                 })
                 .collect(),
+            warnings,
         })
     }
 }
@@ -786,6 +795,9 @@ fn apply_plan(cx: &mut Cx<'_>, token: &str, plan: &Plan) -> Result<()> {
         PrivateFiles::record(cx, token, &plan.private_files)?,
     );
     cx.save(intent)?;
+    // What this start makes where nothing stood is recorded in the workspace before it is
+    // made: a lost state directory cannot leave it behind.
+    made::note_start(cx, plan)?;
     // Every write happens under the lock, so a temporary file beside a planned path was left by a
     // process killed mid-write (whose record may be gone with a lost state directory).
     for path in &paths {
@@ -822,6 +834,7 @@ fn undo_undelivered(
     delivery: &crate::guidance::DeliveryVerdict,
 ) -> Error {
     release_token(cx, token);
+    priors::recover(cx);
     let undone = match cx.save(Durability::Deferred) {
         Err(e) => format!("undoing it could not be recorded ({e})"),
         Ok(()) if !cx.out.pending.is_empty() => format!(

@@ -15,7 +15,7 @@
 use crate::error::Result;
 use crate::generated::{self, Provenance};
 use crate::journal::Durability;
-use crate::ledger::{EntryRecord, OwnedPrior, PriorRef};
+use crate::ledger::{EntryRecord, PriorRef};
 use crate::plan::{OwnedFileProjection, RelPath};
 use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
 
@@ -65,10 +65,7 @@ impl Projection for OwnedFile {
             Some(s) if generated::provenance(&s.bytes, cx.ns) == Provenance::Proven => {
                 (None, Arrival::Reclaimed)
             }
-            Some(_) => (
-                Some(OwnedPrior::Workspace(priors::new_ref(cx.ns)?)),
-                Arrival::TakenOver,
-            ),
+            Some(_) => (Some(priors::new_ref(cx.ns)?), Arrival::TakenOver),
         };
         cx.out.unapplied.insert(path.clone());
         cx.out.arrivals.insert(path.clone(), arrival);
@@ -89,11 +86,7 @@ impl Projection for OwnedFile {
     fn apply(cx: &mut Cx<'_>, _token: &str, owned: &OwnedFileProjection) -> Result<()> {
         let path = &owned.path;
         let content = generated::stamp(&owned.content, path, owned.role, cx.ns);
-        if let Some(EntryRecord::Owned {
-            prior: Some(OwnedPrior::Workspace(p)),
-            ..
-        }) = cx.l.ledger.entries.get(path)
-        {
+        if let Some(EntryRecord::Owned { prior: Some(p), .. }) = cx.l.ledger.entries.get(path) {
             priors::drop_duplicate(&cx.l.root, p, path)?;
         }
         let current = cx.l.root.read(path)?;
@@ -106,10 +99,7 @@ impl Projection for OwnedFile {
         else {
             return Err(two_kinds(path));
         };
-        let workspace_prior = match &prior {
-            Some(OwnedPrior::Workspace(p)) => Some(p.clone()),
-            _ => None,
-        };
+        let workspace_prior = prior.clone();
         // A prior not moved yet stands at the path: take it over now (first time, or a start
         // after a crash that came before the move).
         let taking = match (&workspace_prior, &current) {
@@ -144,6 +134,9 @@ impl Projection for OwnedFile {
         if action != FileAction::Unchanged {
             if let (Some(p), None) = (&workspace_prior, &taking) {
                 priors::note_written(&cx.l.root, p, priors::digest(content.as_bytes()))?;
+            }
+            if action == FileAction::Refreshed && workspace_prior.is_none() {
+                super::made::note_written(cx, path, &content)?;
             }
             // The first write over a prior keeps the prior's mode unless the plan sets one.
             let prior_mode = taking.as_ref().and(current.as_ref()).map(|s| s.mode);
@@ -183,10 +176,7 @@ impl Projection for OwnedFile {
             .as_ref()
             .map(|s| is_ours(cx, &s.bytes, written, writing.as_deref()));
         match prior {
-            Some(OwnedPrior::Workspace(p)) => Self::restore(cx, path, p, ours, current),
-            Some(OwnedPrior::Stash(stash)) => {
-                super::legacy::restore_owned(cx, path, stash, ours, current)
-            }
+            Some(p) => Self::restore(cx, path, p, ours, current),
             None => match (ours, current) {
                 (Some(true), _) => {
                     if cx.l.root.remove_file(path)? {
@@ -214,7 +204,7 @@ impl Projection for OwnedFile {
         else {
             return None;
         };
-        super::legacy::taken_over(cx, entry.path, prior)
+        prior_state(cx, entry.path, prior)
     }
 }
 
@@ -267,7 +257,7 @@ impl OwnedFile {
 }
 
 /// Where a prior is shown for `status`.
-pub(crate) fn prior_state(cx: &Cx<'_>, path: &RelPath, prior: &PriorRef) -> Option<TakenOver> {
+fn prior_state(cx: &Cx<'_>, path: &RelPath, prior: &PriorRef) -> Option<TakenOver> {
     let kept = priors::kept_path(prior, path).ok()?;
     Some(TakenOver {
         path: path.clone(),

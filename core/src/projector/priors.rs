@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 use crate::error::Result;
 use crate::fsio::{self, Root};
 use crate::generated::{self, Provenance};
-use crate::ledger::{EntryRecord, FolderPrior, OwnedPrior, PriorRef};
+use crate::ledger::{EntryRecord, PriorRef};
 use crate::plan::RelPath;
 use crate::provider::{EntryKind, Namespace};
 use crate::receipts::{FileAction, FileKind};
@@ -135,14 +135,29 @@ pub fn take(
 
 /// Creates the priors folder (with its `.gitignore`) and the prior's folder with its manifest.
 fn prepare(root: &Root, prior: &PriorRef, manifest: &Manifest) -> Result<()> {
-    let top = RelPath::new(prior.dir.as_str())?;
-    root.create_dir(&top)?;
+    create_top(root, &RelPath::new(prior.dir.as_str())?)?;
+    root.create_dir(&id_dir(prior)?)?;
+    write_manifest(root, prior, manifest)
+}
+
+/// Creates the priors folder `top` with its `.gitignore`, unless there.
+fn create_top(root: &Root, top: &RelPath) -> Result<()> {
+    root.create_dir(top)?;
     let ignore = top.join(".gitignore")?;
     if root.kind(&ignore) == EntryKind::Missing {
         root.write_atomic(&ignore, b"*\n", Some(0o644))?;
     }
-    root.create_dir(&id_dir(prior)?)?;
-    write_manifest(root, prior, manifest)
+    Ok(())
+}
+
+/// Creates the priors folder of `namespace` with its `.gitignore`, unless there.
+pub(crate) fn prepare_top(root: &Root, namespace: &Namespace) -> Result<()> {
+    create_top(root, &RelPath::new(dir_name(namespace))?)
+}
+
+/// Removes the priors folder of `namespace` when nothing is kept in it any more.
+pub(crate) fn tidy(root: &Root, namespace: &Namespace) -> Result<()> {
+    tidy_top(root, &RelPath::new(dir_name(namespace))?)
 }
 
 fn write_manifest(root: &Root, prior: &PriorRef, manifest: &Manifest) -> Result<()> {
@@ -262,8 +277,11 @@ pub(crate) fn recover(cx: &mut Cx<'_>) {
             .filter_map(|entry| prior_of(entry).map(|p| p.id.as_str()))
             .collect();
     let orphans: Vec<String> = names
-        .into_iter()
-        .filter(|name| name != ".gitignore" && !named.contains(&name.as_str()))
+        .iter()
+        .filter(|name| {
+            *name != ".gitignore" && *name != super::made::FILE && !named.contains(&name.as_str())
+        })
+        .cloned()
         .collect();
     for id in orphans {
         if id.contains(fsio::TEMP_INFIX) {
@@ -278,6 +296,7 @@ pub(crate) fn recover(cx: &mut Cx<'_>) {
             cx.warn(shown, e.to_string());
         }
     }
+    super::made::settle(cx, &names);
     if let Err(e) = tidy_top(&cx.l.root, &top) {
         cx.warn(cx.shown(&top), e.to_string());
     }
@@ -287,12 +306,10 @@ pub(crate) fn recover(cx: &mut Cx<'_>) {
 pub fn prior_of(entry: &EntryRecord) -> Option<&PriorRef> {
     match entry {
         EntryRecord::Owned {
-            prior: Some(OwnedPrior::Workspace(prior)),
-            ..
+            prior: Some(prior), ..
         }
         | EntryRecord::Skill {
-            prior: Some(FolderPrior::Workspace(prior)),
-            ..
+            prior: Some(prior), ..
         } => Some(prior),
         _ => None,
     }

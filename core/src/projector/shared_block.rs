@@ -204,6 +204,32 @@ impl ScannedFile {
     }
 }
 
+/// Whether `cx`'s namespace's block in `path` was put after text without a final newline (see
+/// [`crate::ledger::Ledger::block_joined`]).
+pub(crate) fn joined(cx: &Cx<'_>, path: &RelPath) -> bool {
+    cx.l.ledger
+        .block_joined
+        .get(path)
+        .is_some_and(|namespaces| namespaces.contains(cx.ns.as_str()))
+}
+
+/// Records whether `cx`'s namespace's block in `path` is `joined`; whether that changed.
+pub(crate) fn set_joined(cx: &mut Cx<'_>, path: &RelPath, joined: bool) -> bool {
+    let ns = cx.ns.as_str();
+    let joined_ns = &mut cx.l.ledger.block_joined;
+    let changed = match joined {
+        true => joined_ns
+            .entry(path.clone())
+            .or_default()
+            .insert(ns.to_string()),
+        false => joined_ns
+            .get_mut(path)
+            .is_some_and(|namespaces| namespaces.remove(ns)),
+    };
+    joined_ns.retain(|_, namespaces| !namespaces.is_empty());
+    changed
+}
+
 /// Scans `path` for the block of `cx`'s namespace, a chunk at a time (`None`: no file). A scan
 /// this command already made of the file is taken again while the file is as it was then.
 fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
@@ -216,7 +242,8 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
     let Some(file) = cx.l.root.open_file(path)? else {
         return Ok(None);
     };
-    let mut scan = StreamScan::new(cx.markers);
+    let markers = cx.markers.with_joined(joined(cx, path));
+    let mut scan = StreamScan::new(&markers);
     let mut buf = vec![0u8; CHUNK.min(file.len() + 1)];
     let cap = usize::try_from(MAX_SINGLE_FILE_BYTES).unwrap_or(usize::MAX);
     let mut kept =
@@ -419,7 +446,7 @@ impl Projection for SharedBlock {
         let EntryRecord::Block { namespaces } = entry else {
             return Err(two_kinds(path));
         };
-        namespaces.insert(cx.ns.as_str().to_string());
+        let inserting = namespaces.insert(cx.ns.as_str().to_string());
         ledger.block_files.insert(path.clone());
         let bodies = ledger
             .block_bodies
@@ -440,9 +467,17 @@ impl Projection for SharedBlock {
             bodies.insert(0, block.body.clone());
             bodies.truncate(REMEMBERED);
         }
+        // A block put after text without a final newline: recorded before it is written, so
+        // the line end it adds is taken out with it whatever becomes of the record.
+        let joined_changed = inserting && {
+            // A file already holding our block (a lost ledger's) ends in it: the workspace's
+            // record of what sessions made says whether its line end was ours.
+            let joined = !cx.l.root.ends_line(path)? || super::made::is_joined(cx, path)?;
+            set_joined(cx, path, joined)
+        };
         // A text not yet listed durably must be before it is written (see `journal`); in a
         // file not yet listed, so must the file.
-        Ok(if listed && unchanged {
+        Ok(if listed && unchanged && !joined_changed {
             Durability::Deferred
         } else {
             Durability::Durable
@@ -504,6 +539,13 @@ impl Projection for SharedBlock {
             *bodies = vec![block.body.clone()];
         }
         cx.out.unapplied.remove(path);
+        // The file changed between the record and the write (a user's edit): what the insertion
+        // says wins, recorded at once.
+        if upserted.action == crate::block::UpsertAction::Inserted
+            && set_joined(cx, path, upserted.joined)
+        {
+            cx.save(Durability::Durable)?;
+        }
         let action = match upserted.action {
             crate::block::UpsertAction::Inserted if created => FileAction::Created,
             crate::block::UpsertAction::Inserted => FileAction::Inserted,

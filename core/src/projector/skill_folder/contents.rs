@@ -182,13 +182,6 @@ fn same_content(a: &Manifest, b: &Manifest, marker: &str) -> bool {
     files(a) == files(b) && a.dirs == b.dirs
 }
 
-pub(super) fn same_tree(a: &[TreeEntry], b: &[TreeEntry]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.path == y.path && x.kind == y.kind && x.mode == y.mode)
-}
-
 /// Whether the source folder holds exactly the files and folders (content and mode bits, as a copy
 /// would write them) that `ours` records. A source a copy would refuse never matches, so the copy
 /// is what reports why.

@@ -50,9 +50,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::fsio::{self, TEMP_INFIX, faults};
 use crate::journal::Durability;
-use crate::ledger::{
-    EntryRecord, FolderPrior, KeptRecord, Manifest, ManifestFile, Retired, SkillPrior,
-};
+use crate::ledger::{EntryRecord, KeptRecord, Manifest, ManifestFile, PriorRef, Retired};
 use crate::plan::{RelPath, SkillProjection};
 use crate::provider::EntryKind;
 use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
@@ -60,7 +58,7 @@ use crate::receipts::{FileAction, FileKind, PriorState, TakenOver};
 use super::kind::{Arrival, Cx, Entry, Projection};
 use super::priors::{self, PriorKind};
 use super::shared_block::two_kinds;
-use contents::{blocked, diff, manifest_from, parse_marker, same_tree, sha256_hex, source_matches};
+use contents::{blocked, diff, manifest_from, parse_marker, sha256_hex, source_matches};
 
 /// The kind: a projected skill folder.
 pub(crate) struct SkillFolder;
@@ -91,11 +89,7 @@ impl Projection for SkillFolder {
                 cx.l.ledger.created_dirs.extend(created);
                 (None, Some(manifest), Arrival::Reclaimed)
             }
-            Initial::TakeOver => (
-                Some(FolderPrior::Workspace(priors::new_ref(cx.ns)?)),
-                None,
-                Arrival::TakenOver,
-            ),
+            Initial::TakeOver => (Some(priors::new_ref(cx.ns)?), None, Arrival::TakenOver),
         };
         cx.out.arrivals.insert(path.clone(), arrival);
         cx.l.ledger.entries.insert(
@@ -133,20 +127,14 @@ impl Projection for SkillFolder {
         else {
             return None;
         };
-        let at = locate(cx, entry.path, prior).ok()?;
-        let stash = match prior {
-            FolderPrior::Workspace(p) => {
-                cx.l.root
-                    .display_path(&priors::kept_path(p, entry.path).ok()?)
-            }
-            FolderPrior::Stash(p) => cx.l.state.display_path(&legacy_stash(p).ok()?),
-        };
+        let stash =
+            cx.l.root
+                .display_path(&priors::kept_path(prior, entry.path).ok()?);
         Some(TakenOver {
             path: entry.path.clone(),
             stash,
-            state: match at {
+            state: match locate(cx, entry.path, prior) {
                 PriorAt::Kept => PriorState::Stashed,
-                PriorAt::Hidden => PriorState::Moving,
                 PriorAt::NotMoved => PriorState::InPlace,
             },
         })
@@ -157,7 +145,7 @@ impl Projection for SkillFolder {
 #[derive(Clone, Debug)]
 struct Fields {
     source: PathBuf,
-    prior: Option<FolderPrior>,
+    prior: Option<PriorRef>,
     manifest: Option<Manifest>,
     retired: Vec<Retired>,
 }
@@ -212,10 +200,8 @@ impl Fields {
 /// Where a taken-over prior folder is now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PriorAt {
-    /// Whole in its keeping place (the priors folder; an earlier build's stash).
+    /// Whole in its keeping place, the priors folder.
     Kept,
-    /// At its hidden name beside the skill folder (an earlier build's interrupted move).
-    Hidden,
     /// Not moved yet: the skill folder itself is the prior (or it is gone).
     NotMoved,
 }
@@ -227,24 +213,12 @@ fn sibling(path: &RelPath, name: &str) -> Result<RelPath> {
     }
 }
 
-fn legacy_stash(prior: &SkillPrior) -> Result<RelPath> {
-    Ok(RelPath::new("stash")?.join(&prior.stash)?)
-}
-
 /// Where `prior` is now, from what exists.
-fn locate(cx: &Cx<'_>, path: &RelPath, prior: &FolderPrior) -> Result<PriorAt> {
-    match prior {
-        FolderPrior::Workspace(p) if priors::is_kept(&cx.l.root, p, path) => Ok(PriorAt::Kept),
-        FolderPrior::Workspace(_) => Ok(PriorAt::NotMoved),
-        FolderPrior::Stash(p) => {
-            if cx.l.state.kind(&legacy_stash(p)?) == EntryKind::Dir {
-                Ok(PriorAt::Kept)
-            } else if cx.l.root.kind(&sibling(path, &p.hidden)?) == EntryKind::Dir {
-                Ok(PriorAt::Hidden)
-            } else {
-                Ok(PriorAt::NotMoved)
-            }
-        }
+fn locate(cx: &Cx<'_>, path: &RelPath, prior: &PriorRef) -> PriorAt {
+    if priors::is_kept(&cx.l.root, prior, path) {
+        PriorAt::Kept
+    } else {
+        PriorAt::NotMoved
     }
 }
 
@@ -375,35 +349,9 @@ fn settle(cx: &mut Cx<'_>, path: &RelPath, f: &mut Fields) -> Result<()> {
         f.retired.retain(|r| r.name != retired.name);
     }
     cx.l.root.remove_temp_entries(path, &[])?;
-    if let Some(FolderPrior::Stash(prior)) = &f.prior {
-        let stash = legacy_stash(prior)?;
-        cx.l.state.remove_temp_entries(&stash, &[])?;
-        // A move into the stash across file systems stopped after the copy was renamed into
-        // place: the stash is whole, the hidden original is a duplicate.
-        let hidden = sibling(path, &prior.hidden)?;
-        if cx.l.state.kind(&stash) == EntryKind::Dir && cx.l.root.kind(&hidden) == EntryKind::Dir {
-            cx.l.root.remove_tree(&hidden)?;
-        }
-    }
-    if let Some(FolderPrior::Workspace(prior)) = &f.prior {
+    if let Some(prior) = &f.prior {
         cx.l.root
             .remove_temp_entries(&priors::kept_path(prior, path)?, &[])?;
-    }
-    Ok(())
-}
-
-/// Moves a prior an earlier build left at its hidden name into its stash.
-fn finish_legacy_move(cx: &Cx<'_>, path: &RelPath, f: &Fields) -> Result<()> {
-    if let Some(prior @ FolderPrior::Stash(p)) = &f.prior
-        && locate(cx, path, prior)? == PriorAt::Hidden
-    {
-        cx.l.state.create_dir(&RelPath::new("stash")?)?;
-        fsio::move_tree(
-            &cx.l.root,
-            &sibling(path, &p.hidden)?,
-            &cx.l.state,
-            &legacy_stash(p)?,
-        )?;
     }
     Ok(())
 }
@@ -454,27 +402,17 @@ enum Standing {
 /// What stands at `path`, for an entry whose fields are `f` (`known`: as the ledger knew them
 /// before settling).
 fn standing(cx: &mut Cx<'_>, path: &RelPath, f: &mut Fields, known: &Fields) -> Result<Standing> {
-    if let Some(FolderPrior::Workspace(p)) = &f.prior {
+    if let Some(p) = &f.prior {
         priors::drop_duplicate(&cx.l.root, p, path)?;
     }
     if let Some(prior) = f.prior.clone()
-        && locate(cx, path, &prior)? == PriorAt::NotMoved
+        && locate(cx, path, &prior) == PriorAt::NotMoved
     {
         match cx.l.root.kind(path) {
-            EntryKind::Dir => {
-                if let FolderPrior::Stash(_) = prior {
-                    // An earlier build recorded it and stopped before moving it: it goes to the
-                    // priors folder now, like any other.
-                    f.prior = Some(FolderPrior::Workspace(priors::new_ref(cx.ns)?));
-                    f.commit(cx, path)?;
-                }
-                return Ok(Standing::Prior);
-            }
+            EntryKind::Dir => return Ok(Standing::Prior),
             EntryKind::Missing => {
                 // It was removed before we moved it: nothing to keep.
-                if let Some(FolderPrior::Workspace(p)) = &f.prior {
-                    priors::forget(&cx.l.root, p)?;
-                }
+                priors::forget(&cx.l.root, &prior)?;
                 f.prior = None;
                 f.commit(cx, path)?;
             }
@@ -523,7 +461,6 @@ fn project(cx: &mut Cx<'_>, path: &RelPath, source: &Path) -> Result<FileAction>
             let marker = cx.ns.skill_marker();
             if f.manifest.is_some() && intact && source_matches(source, &ours, &marker) {
                 report_foreign(cx, path, &found.foreign);
-                finish_legacy_move(cx, path, &f)?;
                 f.commit(cx, path)?;
                 return Ok(FileAction::Unchanged);
             }
@@ -531,12 +468,10 @@ fn project(cx: &mut Cx<'_>, path: &RelPath, source: &Path) -> Result<FileAction>
         }
         Standing::Prior | Standing::Nothing => None,
     };
-    let take_over = matches!(f.prior, Some(FolderPrior::Workspace(_)))
-        && current.is_none()
-        && cx.l.root.kind(path) == EntryKind::Dir;
+    let take_over =
+        f.prior.is_some() && current.is_none() && cx.l.root.kind(path) == EntryKind::Dir;
     let full = build_beside(cx, path, source)?;
     let action = place(cx, path, &mut f, full, current, take_over)?;
-    finish_legacy_move(cx, path, &f)?;
     f.commit(cx, path)?;
     Ok(action)
 }
@@ -579,7 +514,7 @@ fn place(
     take_over: bool,
 ) -> Result<FileAction> {
     let mut action = FileAction::Created;
-    if take_over && let Some(FolderPrior::Workspace(p)) = &f.prior {
+    if take_over && let Some(p) = &f.prior {
         priors::take(&cx.l.root, p, path, PriorKind::Folder, None)?;
         action = FileAction::TakenOver;
     }
@@ -625,24 +560,20 @@ fn undo(cx: &mut Cx<'_>, path: &RelPath, entry: &EntryRecord) -> Result<()> {
     };
     let known = f.clone();
     settle(cx, path, &mut f)?;
-    if let Some(FolderPrior::Workspace(p)) = &f.prior {
+    if let Some(p) = &f.prior {
         priors::drop_duplicate(&cx.l.root, p, path)?;
     }
-    let at = match &f.prior {
-        Some(prior) => Some(locate(cx, path, prior)?),
-        None => None,
-    };
-    if at == Some(PriorAt::NotMoved) {
+    if let Some(p) = &f.prior
+        && locate(cx, path, p) == PriorAt::NotMoved
+    {
         // The folder standing there is still the prior: never touched.
-        if let Some(FolderPrior::Workspace(p)) = &f.prior {
-            priors::forget(&cx.l.root, p)?;
-        }
+        priors::forget(&cx.l.root, p)?;
         return Ok(());
     }
     match cx.l.root.kind(path) {
         EntryKind::Missing => {}
         EntryKind::Dir => {
-            if clear_folder(cx, path, &f, &known, at.is_some())? {
+            if clear_folder(cx, path, &f, &known, f.prior.is_some())? {
                 return Ok(());
             }
         }
@@ -657,7 +588,8 @@ fn undo(cx: &mut Cx<'_>, path: &RelPath, entry: &EntryRecord) -> Result<()> {
         }
     }
     if let Some(prior) = &f.prior {
-        put_prior_back(cx, path, prior, at)?;
+        priors::put_back(&cx.l.root, prior, path)?;
+        priors::forget(&cx.l.root, prior)?;
         cx.report(path, FileKind::Skill, FileAction::Restored);
     }
     Ok(())
@@ -672,17 +604,6 @@ fn clear_folder(
     known: &Fields,
     has_prior: bool,
 ) -> Result<bool> {
-    if let Some(FolderPrior::Stash(prior)) = &f.prior {
-        // A restore across file systems stopped after its rename: the folder is the prior.
-        let stash = legacy_stash(prior)?;
-        let here = cx.l.root.scan_tree(path)?.unwrap_or_default();
-        let kept = cx.l.state.scan_tree(&stash)?.unwrap_or_default();
-        if same_tree(&here, &kept) {
-            cx.l.state.remove_tree(&stash)?;
-            cx.report(path, FileKind::Skill, FileAction::Restored);
-            return Ok(true);
-        }
-    }
     if f.manifest.is_none() && !has_prior {
         // Never built here and nothing taken over: whatever stands there is not ours.
         return Ok(true);
@@ -714,27 +635,5 @@ fn clear_folder(
             cx.report(path, FileKind::Skill, FileAction::Kept);
             Ok(true)
         }
-    }
-}
-
-/// Moves the prior back to `path`, where nothing stands now, from wherever it is kept.
-fn put_prior_back(
-    cx: &mut Cx<'_>,
-    path: &RelPath,
-    prior: &FolderPrior,
-    at: Option<PriorAt>,
-) -> Result<()> {
-    match (prior, at) {
-        (FolderPrior::Workspace(p), _) => {
-            priors::put_back(&cx.l.root, p, path)?;
-            priors::forget(&cx.l.root, p)
-        }
-        (FolderPrior::Stash(p), Some(PriorAt::Kept)) => {
-            fsio::move_tree(&cx.l.state, &legacy_stash(p)?, &cx.l.root, path)
-        }
-        (FolderPrior::Stash(p), Some(PriorAt::Hidden)) => {
-            cx.l.root.rename_noreplace(&sibling(path, &p.hidden)?, path)
-        }
-        _ => Ok(()),
     }
 }

@@ -1,0 +1,608 @@
+//! Black-box tests of identity over time, through the binary: a workspace folder renamed or
+//! moved between sessions or while one runs is still cleaned; a folder deleted and created again
+//! (until the file system gives it the same inode) is a new workspace that the old one's sessions
+//! never touch; a holder in another PID namespace is judged where it lives and never stripped
+//! from where it cannot be; the user's final newline survives the deletion of our blank line;
+//! extended attributes and a POSIX ACL survive a session on ext4 and on tmpfs; and what a session
+//! created is gone after its state directory is lost.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+mod support;
+
+use serde_json::Value;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use support::{BIN, Sandbox, me, tree};
+
+const USER: &[u8] = b"# mine\n";
+
+fn ok(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// `run --provider P --workspace WS --prompt TEXT -- sh -c SCRIPT`.
+fn run(sb: &Sandbox, ws: &Path, provider: &str, prompt: &str, script: &str) -> Output {
+    sb.cmd()
+        .args(["run", "--provider", provider, "--workspace"])
+        .arg(ws)
+        .args(["--prompt", prompt, "--", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+fn acquire(sb: &Sandbox, ws: &Path, prompt: &str, holder: &str) -> String {
+    let out = sb
+        .cmd()
+        .args(["acquire", "--provider", "codex", "--workspace"])
+        .arg(ws)
+        .args(["--prompt", prompt, "--holder-pid", holder, "--json"])
+        .output()
+        .unwrap();
+    ok(&out)["token"].as_str().unwrap().to_string()
+}
+
+fn release(sb: &Sandbox, token: &str, workspace: Option<&Path>) -> Output {
+    let mut command = sb.cmd();
+    command.args(["release", "--json", "--token", token]);
+    if let Some(ws) = workspace {
+        command.arg("--workspace").arg(ws);
+    }
+    command.output().unwrap()
+}
+
+fn agents(ws: &Path) -> Vec<u8> {
+    std::fs::read(ws.join("AGENTS.md")).unwrap()
+}
+
+/// A process that holds leases as long as the test wants (killed on drop).
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn spawn() -> Sleeper {
+        Sleeper(Command::new("sleep").arg("600").spawn().unwrap())
+    }
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_folder_renamed_between_sessions_is_cleaned_by_the_next() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    ok(&run(&sb, &sb.ws, "codex", "A", "true"));
+    let renamed = sb.base.join("renamed");
+    std::fs::rename(&sb.ws, &renamed).unwrap();
+    let out = run(&sb, &renamed, "codex", "B", "grep -q '^B$' AGENTS.md");
+    ok(&out);
+    assert_eq!(
+        agents(&renamed),
+        USER,
+        "every later session cleans its block"
+    );
+}
+
+#[test]
+fn a_folder_renamed_while_run_runs_is_cleaned_where_it_went() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    let script = "grep -q '^inside$' AGENTS.md && mv \"$PWD\" \"$PWD/../moved-away\"";
+    ok(&run(&sb, &sb.ws, "codex", "inside", script));
+    assert_eq!(agents(&sb.base.join("moved-away")), USER);
+    // Far away too: run keeps a handle on the folder.
+    let far = sb.base.join("far");
+    std::fs::create_dir(&far).unwrap();
+    let ws = sb.base.join("moved-away");
+    let script = format!("mv \"$PWD\" {}", far.join("deeper").display());
+    ok(&run(&sb, &ws, "codex", "again", &script));
+    assert_eq!(agents(&far.join("deeper")), USER);
+}
+
+#[test]
+fn a_folder_deleted_while_run_runs_is_no_error() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    let out = run(&sb, &sb.ws, "pi", "gone soon", "cd / && rm -rf \"$OLDPWD\"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!sb.ws.exists());
+}
+
+#[test]
+fn a_release_by_token_finds_a_renamed_folder_and_says_when_it_cannot() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    let holder = me();
+    // Renamed beside its old name: found there.
+    let token = acquire(&sb, &sb.ws, "one", &holder);
+    let beside = sb.base.join("beside");
+    std::fs::rename(&sb.ws, &beside).unwrap();
+    let receipt = ok(&release(&sb, &token, None));
+    assert_eq!(receipt["released"], true, "{receipt}");
+    assert_eq!(agents(&beside), USER);
+
+    // Moved into another folder: not found; said so, with what to do; nothing changed.
+    let token = acquire(&sb, &beside, "two", &holder);
+    let away = sb.base.join("elsewhere");
+    std::fs::create_dir(&away).unwrap();
+    let moved = away.join("project");
+    std::fs::rename(&beside, &moved).unwrap();
+    let during = agents(&moved);
+    let out = release(&sb, &token, None);
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["kind"], "workspace_lost", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(beside.to_str().unwrap()) && message.contains("--workspace"),
+        "{message}"
+    );
+    assert_eq!(agents(&moved), during, "nothing was changed");
+    // The lease is still recorded: the folder's status lists it.
+    let status = ok(&sb
+        .cmd()
+        .args(["status", "--json", "--workspace"])
+        .arg(&moved)
+        .output()
+        .unwrap());
+    assert_eq!(status["leases"][0]["token"], token.as_str(), "{status}");
+    // Told where it is now, the release happens there.
+    let receipt = ok(&release(&sb, &token, Some(&moved)));
+    assert_eq!(receipt["released"], true);
+    assert_eq!(agents(&moved), USER);
+    // Another folder given as its place is refused, and touched nowhere.
+    let token = acquire(&sb, &moved, "three", &holder);
+    let other = sb.base.join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("AGENTS.md"), b"# other\n").unwrap();
+    let out = release(&sb, &token, Some(&other));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the folder is still where it was"
+    );
+    assert_eq!(agents(&moved), USER);
+    assert_eq!(agents(&other), b"# other\n");
+}
+
+#[test]
+fn a_folder_created_again_at_a_path_is_another_workspace() {
+    let sb = Sandbox::new();
+    let sleeper = Sleeper::spawn();
+    // Deleted and made again until the file system hands out the same inode (ext4 often does
+    // at once); whether or not it does, the new folder is another workspace.
+    let mut tries = 0;
+    let (token, same_inode) = loop {
+        tries += 1;
+        std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+        let token = acquire(&sb, &sb.ws, "the old checkout", &sleeper.pid());
+        let old = std::fs::metadata(&sb.ws).unwrap().ino();
+        std::fs::remove_dir_all(&sb.ws).unwrap();
+        std::fs::create_dir(&sb.ws).unwrap();
+        let same = std::fs::metadata(&sb.ws).unwrap().ino() == old;
+        if same || tries == 200 {
+            break (token, same);
+        }
+    };
+    eprintln!("same inode after {tries} tries: {same_inode}");
+    let fresh = b"# a fresh clone\n";
+    std::fs::write(sb.ws.join("AGENTS.md"), fresh).unwrap();
+    // The old checkout's session never touches the new folder.
+    let out = release(&sb, &token, None);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["kind"], "workspace_lost");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("another one"),
+        "{error}"
+    );
+    assert_eq!(agents(&sb.ws), fresh);
+    // Its status says the path named another folder, whose record is not applied here.
+    let status = ok(&sb
+        .cmd()
+        .args(["status", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap());
+    assert!(status["leases"].as_array().unwrap().is_empty(), "{status}");
+    assert!(
+        status["warnings"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("named another folder before")),
+        "{status}"
+    );
+    // A session of the new folder gets its own text only, and gives nothing of the old back.
+    let started = ok(&sb
+        .cmd()
+        .args(["acquire", "--provider", "codex", "--workspace"])
+        .arg(&sb.ws)
+        .args([
+            "--prompt",
+            "the new checkout",
+            "--holder-pid",
+            &me(),
+            "--json",
+        ])
+        .output()
+        .unwrap());
+    let new = started["token"].as_str().unwrap().to_string();
+    assert!(
+        started["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"]
+                .as_str()
+                .unwrap()
+                .contains("named another folder")),
+        "{started}"
+    );
+    let during = String::from_utf8(agents(&sb.ws)).unwrap();
+    assert!(!during.contains("the old checkout"), "{during}");
+    ok(&release(&sb, &new, None));
+    drop(sleeper);
+    // Nothing the old session held is replayed here, even once its holder is gone.
+    ok(&sb
+        .cmd()
+        .args(["strip-stale", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap());
+    assert_eq!(agents(&sb.ws), fresh);
+}
+
+#[test]
+fn deleting_our_blank_line_keeps_the_users_final_newline() {
+    for user in [
+        &b"# mine\n"[..],
+        b"# mine\r\nsecond\r\n",
+        b"first\n\n# mine\n",
+    ] {
+        let sb = Sandbox::new();
+        std::fs::write(sb.ws.join("AGENTS.md"), user).unwrap();
+        let token = acquire(&sb, &sb.ws, "Answer briefly.", &me());
+        // `sed -i '/^$/d'`, on the lines after the user's own (their blank lines are theirs).
+        let file = agents(&sb.ws);
+        let term: &[u8] = if user.ends_with(b"\r\n") {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        let mut edited = user.to_vec();
+        edited.extend_from_slice(&file[user.len() + term.len()..]);
+        std::fs::write(sb.ws.join("AGENTS.md"), &edited).unwrap();
+        ok(&release(&sb, &token, None));
+        assert_eq!(agents(&sb.ws), user, "{:?}", String::from_utf8_lossy(user));
+    }
+    // Without a final newline: the line end before our block is ours, whatever happens to it.
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), b"# mine").unwrap();
+    let token = acquire(&sb, &sb.ws, "Answer briefly.", &me());
+    ok(&release(&sb, &token, None));
+    assert_eq!(agents(&sb.ws), b"# mine");
+}
+
+/// The `system.posix_acl_access` value for user::rw-, user:`uid`:r--, group::r--, mask::r--,
+/// other::r--.
+fn acl_with_user(uid: u32) -> Vec<u8> {
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    let none = u32::MAX;
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, none),
+        (0x02, 4, uid),
+        (0x04, 4, none),
+        (0x10, 4, none),
+        (0x20, 4, none),
+    ] {
+        acl.extend_from_slice(&tag.to_le_bytes());
+        acl.extend_from_slice(&perm.to_le_bytes());
+        acl.extend_from_slice(&id.to_le_bytes());
+    }
+    acl
+}
+
+fn xattr(path: &Path, name: &str) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 256];
+    let n = rustix::fs::getxattr(path, name, &mut buf[..]).ok()?;
+    buf.truncate(n);
+    Some(buf)
+}
+
+/// A session in a workspace under `base` whose AGENTS.md carries a `user.*` attribute and an
+/// ACL: both are on the file during the session and after it.
+fn attributes_survive(base: &Path) {
+    let dir = tempfile::tempdir_in(base).unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let sb = Sandbox::at(&ws, &dir.path().join("state"));
+    let file = ws.join("AGENTS.md");
+    std::fs::write(&file, USER).unwrap();
+    if rustix::fs::setxattr(&file, "user.team", b"blue", rustix::fs::XattrFlags::empty()).is_err() {
+        eprintln!("{}: no user attributes here; not tested", base.display());
+        return;
+    }
+    let acl = acl_with_user(4242);
+    let has_acl = rustix::fs::setxattr(
+        &file,
+        "system.posix_acl_access",
+        &acl,
+        rustix::fs::XattrFlags::empty(),
+    )
+    .is_ok();
+    let mode = std::fs::metadata(&file).unwrap().mode() & 0o7777;
+    let token = acquire(&sb, &ws, "Keep my attributes.", &me());
+    for when in ["during the session", "after it"] {
+        assert_eq!(
+            xattr(&file, "user.team").as_deref(),
+            Some(&b"blue"[..]),
+            "{when}"
+        );
+        if has_acl {
+            assert_eq!(
+                xattr(&file, "system.posix_acl_access").as_deref(),
+                Some(&acl[..]),
+                "{when}"
+            );
+        }
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().mode() & 0o7777,
+            mode,
+            "{when}"
+        );
+        if when == "during the session" {
+            assert!(agents(&ws).len() > USER.len());
+            ok(&release(&sb, &token, None));
+        }
+    }
+    assert_eq!(agents(&ws), USER);
+}
+
+#[test]
+fn extended_attributes_and_an_acl_survive_a_session_on_the_disk() {
+    attributes_survive(&std::env::temp_dir());
+}
+
+#[test]
+fn extended_attributes_and_an_acl_survive_a_session_on_tmpfs() {
+    let shm = Path::new("/dev/shm");
+    if !shm.is_dir() {
+        eprintln!("no /dev/shm here; tmpfs not tested");
+        return;
+    }
+    attributes_survive(shm);
+}
+
+/// What `projectfile run` made for `provider` in an empty workspace is gone once the state
+/// directory is lost and the session dead, by `strip-stale` or by the next run.
+#[test]
+fn nothing_a_session_created_is_left_after_its_state_directory_is_lost() {
+    for (provider, cleaner) in [
+        ("cursor", "strip-stale"),
+        ("pi", "strip-stale"),
+        ("codex", "run"),
+    ] {
+        let sb = Sandbox::new();
+        let skill = sb.base.join("skill");
+        std::fs::create_dir(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            b"---\nname: s\ndescription: d\n---\nbody\n",
+        )
+        .unwrap();
+        let before = tree(&sb.ws);
+        // The session is killed outright mid-run, and the state directory deleted.
+        let mut child = sb
+            .cmd()
+            .args(["run", "--provider", provider, "--workspace"])
+            .arg(&sb.ws)
+            .args(["--prompt", "a dead session's text", "--skill"])
+            .arg(format!("review={}", skill.display()))
+            .args(["--", "sleep", "6011"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while tree(&sb.ws) == before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{provider}: nothing projected"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let _ = Command::new("pkill")
+            .args(["-x", "-f", "sleep 6011"])
+            .status();
+        std::fs::remove_dir_all(&sb.state).unwrap();
+        match cleaner {
+            "strip-stale" => {
+                ok(&sb
+                    .cmd()
+                    .args(["strip-stale", "--json", "--workspace"])
+                    .arg(&sb.ws)
+                    .output()
+                    .unwrap());
+            }
+            _ => {
+                ok(&run(&sb, &sb.ws, provider, "a later session", "true"));
+            }
+        }
+        let left: Vec<PathBuf> = tree(&sb.ws)
+            .keys()
+            .filter(|p| !before.contains_key(*p))
+            .map(PathBuf::from)
+            .collect();
+        assert!(left.is_empty(), "{provider}: left behind {left:?}");
+    }
+}
+
+/// Whether this machine lets `unshare` make a PID namespace with its own `/proc`.
+fn unshare_works() -> bool {
+    Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_holder_in_another_pid_namespace_is_judged_where_it_lives() {
+    if !unshare_works() {
+        eprintln!(
+            "`unshare --pid --fork --mount-proc` is not permitted here; holders in other PID namespaces not tested"
+        );
+        return;
+    }
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    let out = sb.base.join("receipt.json");
+    // A container: its shell (pid 1 there) takes a lease with itself as holder, then sleeps.
+    let script = format!(
+        "\"{BIN}\" acquire --provider codex --workspace \"{}\" --prompt inside --holder-pid $$ --json > \"{}\" && exec sleep 6022",
+        sb.ws.display(),
+        out.display()
+    );
+    let mut container = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            "--kill-child",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .env("PROJECTFILE_STATE_DIR", &sb.state)
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::fs::metadata(&out).map_or(true, |m| m.len() == 0) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the container took no lease"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let receipt: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let token = receipt["token"].as_str().unwrap().to_string();
+    assert!(receipt["holder"]["pid"].as_u64().unwrap() < 10, "{receipt}");
+
+    // From the host: the container's holder is found in its namespace, alive, never stripped.
+    let status = ok(&sb
+        .cmd()
+        .args(["status", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap());
+    assert_eq!(
+        status["leases"][0]["liveness"]["state"], "alive",
+        "{status}"
+    );
+    let stripped = ok(&sb
+        .cmd()
+        .args(["strip-stale", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap());
+    assert!(
+        stripped["stale_cleaned"].as_array().unwrap().is_empty(),
+        "{stripped}"
+    );
+    assert!(
+        String::from_utf8(agents(&sb.ws))
+            .unwrap()
+            .contains("inside")
+    );
+
+    // A host session, judged from inside another container: it cannot be seen there, so it
+    // is reported as such and never stripped.
+    let host = acquire(&sb, &sb.ws, "on the host", &me());
+    let inside = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            BIN,
+            "strip-stale",
+            "--json",
+            "--workspace",
+        ])
+        .arg(&sb.ws)
+        .env("PROJECTFILE_STATE_DIR", &sb.state)
+        .output()
+        .unwrap();
+    let inside = ok(&inside);
+    assert!(
+        inside["stale_cleaned"].as_array().unwrap().is_empty(),
+        "{inside}"
+    );
+    let seen = Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            "--mount-proc",
+            BIN,
+            "status",
+            "--json",
+            "--workspace",
+        ])
+        .arg(&sb.ws)
+        .env("PROJECTFILE_STATE_DIR", &sb.state)
+        .output()
+        .unwrap();
+    let seen = ok(&seen);
+    let states: Vec<&str> = seen["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["liveness"]["state"].as_str().unwrap())
+        .collect();
+    assert!(!states.contains(&"dead"), "{seen}");
+    assert!(states.contains(&"unknown"), "{seen}");
+    assert!(
+        String::from_utf8(agents(&sb.ws))
+            .unwrap()
+            .contains("on the host")
+    );
+
+    // The container's holder ends: from the host its lease can no longer be judged (its
+    // namespace is gone), so it is reported, never stripped; `release --token` ends it.
+    container.kill().unwrap();
+    container.wait().unwrap();
+    ok(&release(&sb, &host, None));
+    ok(&release(&sb, &token, None));
+    assert_eq!(agents(&sb.ws), USER);
+}
