@@ -47,7 +47,6 @@ pub mod sandbox;
 pub mod testing;
 
 pub use error::{Error, Result};
-pub use fsio::open_standard_descriptors;
 pub use projectfile_provider::plan::*;
 pub use projectfile_provider::provider::*;
 pub use projectfile_provider::{mcp, patterns, plan, provider};

@@ -10,7 +10,6 @@
 //! - `bench [--quick] [--cycles N] [--procs N]`: the benchmark suite ([`mod@bench`], BENCHMARKS.md).
 //! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger ([`torture`]).
 //! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
-//! - `layout`: the list of functions release builds place side by side ([`layout`]).
 //! - `qualify [--provider P] [--quick] [--record]`: live qualification against the real CLIs
 //!   ([`qualify`], QUALIFICATION.md).
 //!
@@ -19,7 +18,6 @@
 mod bench;
 mod codegen;
 mod crash_points;
-mod layout;
 mod manifests;
 mod qualify;
 mod scaffold;
@@ -102,9 +100,6 @@ enum Task {
     Torture(torture::Options),
     /// Every crash-point enumeration, with the counts.
     CrashPoints,
-    /// Write link/hot-functions.txt: the functions acquire and release run, which release
-    /// builds place side by side (needs a C compiler and ptrace; x86-64 Linux).
-    Layout,
     /// Live qualification against the real CLIs from the npm registry (QUALIFICATION.md).
     Qualify(qualify::Options),
 }
@@ -147,7 +142,6 @@ fn run(task: Task, root: &Path) -> Result<()> {
         Task::Bench(options) => bench::run(root, &options),
         Task::Torture(options) => torture::run(root, &options),
         Task::CrashPoints => crash_points::run(root),
-        Task::Layout => layout::run(root),
         Task::Qualify(options) => qualify::run(root, &options),
     }
 }
