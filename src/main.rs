@@ -9,12 +9,11 @@ mod cli;
 mod failure;
 mod linked;
 mod output;
-mod parse;
 mod run;
 mod verbose;
 
 use anyhow::Context as _;
-use clap::CommandFactory as _;
+use clap::{CommandFactory as _, Parser as _};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::projector::{LockNotice, LockWait};
@@ -51,7 +50,7 @@ fn main() -> ExitCode {
     panic_if_asked();
     // One command per process: a lock wait blocks this thread (see the function).
     projectfile::core::one_command_per_process();
-    let cli = match parse::try_parse() {
+    let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return failure::report_clap(&error, failure::json_requested()),
     };
