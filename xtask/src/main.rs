@@ -7,7 +7,8 @@
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
 //! - `tidy`: the house rules over the source tree and the manifests ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
-//! - `bench [--quick] [--cycles N] [--procs N]`: the benchmark suite ([`mod@bench`], BENCHMARKS.md).
+//! - `bench [--quick] [--only PARTS] [--dir DIR] [--npm-cache DIR]`: the benchmark suite, failing
+//!   when a performance goal is missed ([`mod@bench`], BENCHMARKS.md).
 //! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger ([`torture`]).
 //! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
 //! - `qualify [--provider P] [--quick] [--record]`: live qualification against the real CLIs
@@ -93,8 +94,8 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// The benchmark suite (the release binary; the library in profile `library`): a table, and
-    /// target/bench.json.
+    /// The benchmark suite (the release binary; the library in profile `library`): a table, every
+    /// goal's ratio against its limit, and target/bench.json; fails when a goal is missed.
     Bench(bench::Options),
     /// The process torture test (tests/torture.rs), in release, bigger than CI's.
     Torture(torture::Options),
