@@ -38,7 +38,7 @@ pub fn targets(r: &Value) -> Value {
     let mut out = Vec::new();
     let run = &r["run"];
     if run["measured"] == true {
-        out.push(verdict(
+        let mut judged = verdict(
             &format!(
                 "`projectfile run` around {}, ratio",
                 run["cli"].as_str().unwrap_or("?")
@@ -47,7 +47,12 @@ pub fn targets(r: &Value) -> Value {
             RUN_LIMIT,
             true,
             "x",
-        ));
+        );
+        // A stand-in's start is shorter than any real CLI's: its ratio is shown, not judged.
+        if run["stand_in"] == true {
+            judged["met"] = Value::Null;
+        }
+        out.push(judged);
     }
     if r["process"].is_object() {
         out.push(verdict(
@@ -114,13 +119,13 @@ pub fn targets(r: &Value) -> Value {
     Value::Array(out)
 }
 
-/// The names of the goals this run missed (see [`targets`]).
+/// The names of the goals this run missed (see [`targets`]; a figure not judged is not missed).
 pub fn missed(r: &Value) -> Vec<&str> {
     r["targets"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|t| t["met"] != true)
+        .filter(|t| t["met"] == false)
         .filter_map(|t| t["name"].as_str())
         .collect()
 }
@@ -289,7 +294,11 @@ pub fn print(r: &Value) {
             t["name"].as_str().unwrap_or("?"),
             f(&t["value"]),
             t["target"].as_str().unwrap_or("?"),
-            if t["met"] == true { "met" } else { "MISSED" }
+            match t["met"].as_bool() {
+                Some(true) => "met",
+                Some(false) => "MISSED",
+                None => "not judged: a stand-in, not the real CLI",
+            }
         );
     }
     let m = &r["machine"];
@@ -350,6 +359,15 @@ mod tests {
         over["cycling"]["lost_updates"] = json!(1);
         over["targets"] = targets(&over);
         assert_eq!(missed(&over).len(), 6);
+    }
+
+    #[test]
+    fn a_stand_in_is_shown_not_judged() {
+        let mut r = report(2.0);
+        r["run"]["stand_in"] = json!(true);
+        r["targets"] = targets(&r);
+        assert_eq!(r["targets"][0]["met"], Value::Null);
+        assert_eq!(missed(&r).len(), 4, "{:?}", missed(&r));
     }
 
     #[test]
