@@ -1,8 +1,9 @@
 //! The `run` part: what `projectfile run` adds to the start of the fastest real CLI, as its user
 //! feels it. `codex --version` of the pinned Codex that `cargo xtask qualify` installs (in
 //! `target/qualify/npm/`, or the cache `--npm-cache` names), started directly against the same
-//! started by `projectfile run --provider codex` (acquire, start, wait, release), interleaved
-//! iteration by iteration; the ratio is the second's median over the first's.
+//! started by `projectfile run --provider codex` (acquire, start, wait, release), both in the
+//! same workspace, interleaved iteration by iteration; the ratio is the second's median over the
+//! first's.
 //!
 //! Without that Codex the part says so and times a stand-in instead, `node -e ''`: the start of
 //! Node.js, which is what any Node CLI's start costs at the least. Codex's `--version` adds its
@@ -91,7 +92,13 @@ pub fn run_around_cli(
     let ws = Workspace::create(&scratch.join("run"))?;
     std::fs::write(ws.dir.join("AGENTS.md"), "# Rules\nBe brief.\n")?;
     let (program, args) = cli.argv.split_first().context("an empty command")?;
-    let alone = || once(Command::new(program).args(args), &cli.label);
+    // In the workspace, where `run` starts it too.
+    let alone = || {
+        once(
+            Command::new(program).args(args).current_dir(&ws.dir),
+            &cli.label,
+        )
+    };
     let wrapped = || {
         once(
             ws.command(programs)
