@@ -1,24 +1,19 @@
 //! The `projectfile` command line: a thin clap layer over the facade. Every command prints a human
 //! summary, or with `--json` exactly one JSON object on stdout; errors go to stderr as
 //! `error: <path>: <reason>` (and, with `--json`, an `"error"` object on stdout) with a non-zero
-//! exit code. All output goes through [`output`], which never panics on a closed pipe. The entry
-//! point is in `start.rs` (`#![no_main]`: see there why).
+//! exit code. All output goes through [`output`], which never panics on a closed pipe.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)] // enforces the sentence above
-#![cfg_attr(not(test), no_main)]
 
 mod cli;
 mod failure;
 mod linked;
 mod output;
-mod parse;
 mod run;
-#[cfg(not(test))]
-mod start;
 mod verbose;
 
 use anyhow::Context as _;
-use clap::CommandFactory as _;
+use clap::{CommandFactory as _, Parser as _};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::projector::{LockNotice, LockWait};
@@ -48,12 +43,14 @@ fn deferred(pending: &[projectfile::core::receipts::PendingUndo], json: bool) ->
     ExitCode::from(failure::DEFERRED)
 }
 
-/// The command line's work, from parsing to the exit code.
-#[cfg_attr(test, allow(dead_code))] // the test harness has its own entry point
-fn cli_main() -> ExitCode {
-    // One command per process: what a command loaded goes with the process's exit.
+/// The command line's work, from parsing to the exit code. std's runtime has already opened
+/// `/dev/null` on any closed standard descriptor and set `SIGPIPE` to be ignored (so writing to
+/// a closed pipe is an error we report; a command `run` starts gets the default back).
+fn main() -> ExitCode {
+    panic_if_asked();
+    // One command per process: a lock wait blocks this thread (see the function).
     projectfile::core::one_command_per_process();
-    let cli = match parse::try_parse() {
+    let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return failure::report_clap(&error, failure::json_requested()),
     };
@@ -63,6 +60,20 @@ fn cli_main() -> ExitCode {
         Err(error) => failure::report(&error, json),
     }
 }
+
+/// Debug builds only: panics when `PROJECTFILE_PANIC_FOR_TESTS` is set, so a test can prove
+/// through the binary that a panic is reported and exits 101 (the library itself never panics on
+/// purpose, so there is no input that would show it).
+#[cfg(debug_assertions)]
+#[allow(clippy::panic)]
+fn panic_if_asked() {
+    if std::env::var_os("PROJECTFILE_PANIC_FOR_TESTS").is_some() {
+        panic!("a panic asked for by the test");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn panic_if_asked() {}
 
 /// The state directory, made absolute before anything is derived from it: paths under it are
 /// recorded, handed to commands that run in the workspace, and checked from other directories.

@@ -356,27 +356,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-#[test]
-fn the_binary_maps_no_library_but_libc() {
-    let env = Env::new();
-    let out = run_ok(&env, "maps", &["sh", "-c", "cat /proc/$PPID/maps"]);
-    let maps = String::from_utf8_lossy(&out.stdout);
-    let libraries: std::collections::BTreeSet<&str> = maps
-        .lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .filter(|path| path.contains(".so"))
-        .filter_map(|path| path.rsplit('/').next())
-        .collect();
-    // The dynamic loader and libc, or nothing (a static release build, build.rs); the unwinder
-    // is linked in either way (no libgcc_s.so.1 to load).
-    assert!(
-        libraries
-            .iter()
-            .all(|l| l.starts_with("libc") || l.starts_with("ld-linux")),
-        "{libraries:?}"
-    );
-}
-
 /// `run` of `command` in the workspace with the session text `prompt`, which must succeed.
 fn run_ok<S: AsRef<std::ffi::OsStr>>(env: &Env, prompt: &str, command: &[S]) -> Output {
     let out = env

@@ -50,19 +50,15 @@ pub mod testing;
 pub mod workspace;
 
 pub use error::{Error, Result};
-pub use fsio::open_standard_descriptors;
 pub use projectfile_provider::plan::*;
 pub use projectfile_provider::provider::*;
 pub use projectfile_provider::{mcp, patterns, plan, provider};
 pub use projector::Projector;
 
-/// Declares that this process runs one command and exits, as the `projectfile` CLI does: a
-/// command's ledger is not freed when the command ends (the process's exit returns its memory at
-/// once; freeing a ledger of 256 leases one allocation at a time is about a tenth of the
-/// command), and a wait for a lock blocks the thread that waits, ended by a timer signal
-/// (`SIGALRM`, from a timer of that thread's own, handled while the wait lasts), instead of
-/// starting a waiter thread. Call it once, first thing; a long-lived host never should.
+/// Declares that this process runs one command and exits, as the `projectfile` CLI does: a wait
+/// for a lock blocks the thread that waits, ended by a timer signal (`SIGALRM`, from a timer of
+/// that thread's own, handled while the wait lasts), instead of starting a waiter thread. Call
+/// it once, first thing; a long-lived host never should.
 pub fn one_command_per_process() {
-    projector::leave_ledgers_to_exit();
     fsio::wait_on_calling_thread();
 }

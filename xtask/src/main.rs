@@ -7,10 +7,10 @@
 //! - `new-provider NAME`: scaffold and register `providers/NAME` ([`scaffold`]).
 //! - `tidy`: the house rules over the source tree and the manifests ([`tidy`]; also a test).
 //! - `codegen [--check]`: the receipts' JSON Schemas in `docs/schema` ([`codegen`]).
-//! - `bench [--quick] [--cycles N] [--procs N]`: the benchmark suite ([`mod@bench`], BENCHMARKS.md).
+//! - `bench [--quick] [--only PARTS] [--dir DIR] [--npm-cache DIR]`: the benchmark suite, failing
+//!   when a performance goal is missed ([`mod@bench`], BENCHMARKS.md).
 //! - `torture [--procs N] [--seconds N] [--seed S]`: the process torture test, bigger ([`torture`]).
 //! - `crash-points`: every crash-point enumeration, with the counts ([`crash_points`]).
-//! - `layout`: the list of functions release builds place side by side ([`layout`]).
 //! - `qualify [--provider P] [--quick] [--record]`: live qualification against the real CLIs
 //!   ([`qualify`], QUALIFICATION.md).
 //!
@@ -19,7 +19,6 @@
 mod bench;
 mod codegen;
 mod crash_points;
-mod layout;
 mod manifests;
 mod qualify;
 mod scaffold;
@@ -95,16 +94,13 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
-    /// The benchmark suite (the release binary; the library in profile `library`): a table, and
-    /// target/bench.json.
+    /// The benchmark suite (the release binary; the library in profile `library`): a table, every
+    /// goal's ratio against its limit, and target/bench.json; fails when a goal is missed.
     Bench(bench::Options),
     /// The process torture test (tests/torture.rs), in release, bigger than CI's.
     Torture(torture::Options),
     /// Every crash-point enumeration, with the counts.
     CrashPoints,
-    /// Write link/hot-functions.txt: the functions acquire and release run, which release
-    /// builds place side by side (needs a C compiler and ptrace; x86-64 Linux).
-    Layout,
     /// Live qualification against the real CLIs from the npm registry (QUALIFICATION.md).
     Qualify(qualify::Options),
 }
@@ -147,7 +143,6 @@ fn run(task: Task, root: &Path) -> Result<()> {
         Task::Bench(options) => bench::run(root, &options),
         Task::Torture(options) => torture::run(root, &options),
         Task::CrashPoints => crash_points::run(root),
-        Task::Layout => layout::run(root),
         Task::Qualify(options) => qualify::run(root, &options),
     }
 }

@@ -1906,43 +1906,6 @@ pub fn apply_policy(family: Option<FsFamily>, path: &Path, role: FsRole) -> Resu
     })
 }
 
-/// Opens `/dev/null` on each of the descriptors 0, 1 and 2 that is closed, so that no file
-/// opened later can take one of their numbers and receive what the process prints. std's runtime
-/// does this before `main`; a binary that enters elsewhere (the `projectfile` CLI) calls this
-/// first.
-pub fn open_standard_descriptors() -> Result<()> {
-    let dev_null = Path::new("/dev/null");
-    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
-        fd,
-        events: 0,
-        revents: 0,
-    });
-    loop {
-        // SAFETY: `fds` is a valid array of three pollfd; a zero timeout never blocks.
-        let rc = unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) };
-        if rc >= 0 {
-            break;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(Error::io(dev_null, "check the standard descriptors", error));
-        }
-    }
-    for pollfd in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
-        // The lowest free descriptor is the closed one; it stays open for the process's life.
-        let opened = rustix::fs::open(dev_null, OFlags::RDWR, Mode::empty())
-            .map(std::os::fd::IntoRawFd::into_raw_fd)
-            .map_err(|e| Error::io(dev_null, "open on a closed standard descriptor", errno(e)))?;
-        if opened != pollfd.fd {
-            return Err(Error::invalid(
-                format!("descriptor {}", pollfd.fd),
-                "closed, and /dev/null did not open on it",
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -37,8 +37,7 @@ pub(crate) struct Locked {
     pub root: Root,
     /// `<state>/workspaces/<key>`.
     pub state: Root,
-    /// Freed when this is dropped unless [`leave_ledgers_to_exit`] was called.
-    pub ledger: std::mem::ManuallyDrop<Ledger>,
+    pub ledger: Ledger,
     /// Where the ledger is kept.
     pub journal: Journal,
     /// How many kept records a durable save has recorded (more must be saved durably).
@@ -173,25 +172,10 @@ impl SessionsNote {
     }
 }
 
-/// Whether a [`Locked`] frees its ledger when dropped: see [`leave_ledgers_to_exit`].
-static FREE_LEDGERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// For a process that runs one command and exits (see [`crate::one_command_per_process`]): a
-/// command's ledger is not freed when the command ends, the process's exit returns its memory
-/// at once. Freeing a ledger of 256 leases one allocation at a time is about 600,000
-/// instructions, a tenth of the command.
-pub(crate) fn leave_ledgers_to_exit() {
-    FREE_LEDGERS.store(false, std::sync::atomic::Ordering::Relaxed);
-}
-
 impl Drop for Locked {
     fn drop(&mut self) {
         // The lock first: the retired files are closed after it, with the other fields.
         drop(self.lock.take());
-        if FREE_LEDGERS.load(std::sync::atomic::Ordering::Relaxed) {
-            // SAFETY: `ledger` is dropped here once and never used again: `self` is being dropped.
-            unsafe { std::mem::ManuallyDrop::drop(&mut self.ledger) }
-        }
     }
 }
 
@@ -476,7 +460,7 @@ impl Locked {
             kept_durable: Cell::new(ledger.kept.len()),
             unrecorded_blocks,
             state,
-            ledger: std::mem::ManuallyDrop::new(ledger),
+            ledger,
             journal,
             fs_warnings,
             liveness: LivenessCheck::new(),

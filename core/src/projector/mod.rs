@@ -66,7 +66,6 @@ use crate::workspace::Workspace;
 
 use created_dir::CreatedDirs;
 use kind::{Cx, Entry, Outcome, Projection, stricter};
-pub(crate) use locked::leave_ledgers_to_exit;
 use locked::{Access, Locked};
 use marker::Marker;
 use owned_file::OwnedFile;
@@ -924,7 +923,7 @@ fn forget_lease(cx: &mut Cx<'_>, token: &str) -> bool {
 /// entry needs and that are empty. An entry that cannot be undone safely stays recorded and is
 /// reported; it is retried at the next start.
 fn undo_orphans(cx: &mut Cx<'_>) {
-    let ledger = &*cx.l.ledger;
+    let ledger = &cx.l.ledger;
     // One walk of the leases per entry: whether any holds it, and a block's live namespaces.
     let mut blocks: Vec<(RelPath, std::collections::BTreeSet<String>)> = Vec::new();
     let mut orphans: Vec<RelPath> = Vec::new();

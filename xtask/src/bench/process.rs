@@ -167,7 +167,7 @@ impl Workspace {
     /// program is given its files. Setting it in the environment instead would make `Command`
     /// copy this process's whole environment at every spawn, a cost of the benchmark's own
     /// that would be timed as projectfile's.
-    fn command(&self, programs: &Programs) -> Command {
+    pub fn command(&self, programs: &Programs) -> Command {
         let mut cmd = programs.command(&programs.projectfile);
         cmd.arg("--state-dir").arg(&self.state);
         cmd

@@ -229,6 +229,20 @@ fn launcher(root: &Path, cli: Cli, version: &str, argv: &[String]) -> Result<Pat
     Ok(dir)
 }
 
+/// The first pin of `cli` with an exact version that is installed in the cache `npm`, with the
+/// program and arguments that start it; `None` when none is. Reads only: installs nothing and
+/// writes no launcher (what `cargo xtask bench` runs to time a real CLI's start).
+pub fn cached_pin(npm: &Path, cli: Cli) -> Option<(String, Vec<String>)> {
+    PINS.iter().find_map(|&(pinned, pin)| match pin {
+        Pin::Exact(version) if pinned == cli => {
+            let dir = cache_dir(npm, cli.package(), version);
+            let argv = entry_point(cli, &dir).ok()?;
+            Some((version.to_string(), argv))
+        }
+        _ => None,
+    })
+}
+
 /// Installs (or finds in the cache) one pin.
 pub fn install(
     root: &Path,

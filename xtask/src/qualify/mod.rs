@@ -23,7 +23,7 @@
 #![allow(clippy::disallowed_methods)] // xtask writes its results under target/
 
 mod capture;
-mod install;
+pub(crate) mod install;
 mod launch;
 mod mcp;
 mod routes;
