@@ -70,6 +70,27 @@ pub mod stream;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const TAG_SUFFIX: &str = "-session-instructions";
+/// The tag of the block that keeps what sessions create out of git's sight (see
+/// [`Markers::for_git_exclude`]).
+const EXCLUDE_TAG_SUFFIX: &str = "-session-excludes";
+
+/// How marker lines are written: as HTML comments (Markdown instruction files), or as `#`
+/// comments (git's exclude file, where a line is a pattern unless it starts with `#`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Style {
+    Html,
+    Hash,
+}
+
+impl Style {
+    /// What a marker line of this style opens and closes with.
+    fn delimiters(self) -> (&'static str, &'static str) {
+        match self {
+            Style::Html => ("<!--", " -->"),
+            Style::Hash => ("#", ""),
+        }
+    }
+}
 
 /// Whether `user`, the bytes before a block, end a line (nothing, a BOM alone, or `\n` last),
 /// so the separator put after them is a blank line of ours; otherwise (no final newline) it ends
@@ -89,21 +110,46 @@ pub struct Markers {
     /// The separator before a BEGIN line is ours whatever the line before it holds: the block
     /// was put after text without a final newline (see "Why removal is unambiguous").
     joined: bool,
+    style: Style,
 }
 
 impl Markers {
-    /// The marker lines of `ns`.
+    /// The marker lines of `ns`: HTML comments naming `{ns}-session-instructions`.
     pub fn new(ns: &Namespace) -> Markers {
+        Markers::styled(ns, TAG_SUFFIX, Style::Html)
+    }
+
+    /// The marker lines of the block of git patterns `ns`'s sessions put in a repository's
+    /// `info/exclude`: `#` comments naming `{ns}-session-excludes`, which git reads as comments.
+    /// In that file a line starting with a fence is a pattern like any other: no fence is
+    /// tracked.
+    pub fn for_git_exclude(ns: &Namespace) -> Markers {
+        Markers::styled(ns, EXCLUDE_TAG_SUFFIX, Style::Hash)
+    }
+
+    fn styled(ns: &Namespace, suffix: &str, style: Style) -> Markers {
         let ns = ns.as_str().to_string();
-        let tag = format!("{ns}{TAG_SUFFIX}");
+        let tag = format!("{ns}{suffix}");
+        let (open, close) = style.delimiters();
         Markers {
-            begin_true: format!("<!-- BEGIN {tag} created=true -->"),
-            begin_false: format!("<!-- BEGIN {tag} created=false -->"),
+            begin_true: format!("{open} BEGIN {tag} created=true{close}"),
+            begin_false: format!("{open} BEGIN {tag} created=false{close}"),
             joined: false,
-            end: format!("<!-- END {tag} -->"),
+            end: format!("{open} END {tag}{close}"),
             ns,
             tag,
+            style,
         }
+    }
+
+    /// The byte a marker line starts with (after any indent): `<`, or `#`.
+    pub(crate) fn opener(&self) -> u8 {
+        self.style.delimiters().0.as_bytes()[0]
+    }
+
+    /// Whether fenced code blocks of the user's text are tracked (Markdown files).
+    fn tracks_fences(&self) -> bool {
+        self.style == Style::Html
     }
 
     /// The namespace these markers belong to.
@@ -156,27 +202,33 @@ impl Markers {
         }
     }
 
-    /// A line whose trimmed text starts with `<!--` and names our tag (not as the tail of a longer
-    /// namespace), and is not a marker line of another namespace.
+    /// A line whose trimmed text starts with our comment opener (`<!--`, or `#`) and names our
+    /// tag (not as the tail of a longer namespace), and is not a marker line of another
+    /// namespace.
     fn is_marker_like(&self, text: &[u8]) -> bool {
         let trimmed = text.trim_ascii();
-        trimmed.starts_with(b"<!--")
+        let (open, _) = self.style.delimiters();
+        trimmed.starts_with(open.as_bytes())
             && contains_tag(trimmed, self.tag.as_bytes())
             && !self.is_foreign_marker(trimmed)
     }
 
     /// An exact BEGIN or END line of a different, valid namespace (`trimmed` already trimmed).
     fn is_foreign_marker(&self, trimmed: &[u8]) -> bool {
-        let inner = if let Some(rest) = trimmed.strip_prefix(b"<!-- BEGIN ".as_slice()) {
-            rest.strip_suffix(b" created=true -->".as_slice())
-                .or_else(|| rest.strip_suffix(b" created=false -->".as_slice()))
-        } else if let Some(rest) = trimmed.strip_prefix(b"<!-- END ".as_slice()) {
-            rest.strip_suffix(b" -->".as_slice())
+        let (open, close) = self.style.delimiters();
+        let begin = format!("{open} BEGIN ");
+        let end = format!("{open} END ");
+        let inner = if let Some(rest) = trimmed.strip_prefix(begin.as_bytes()) {
+            rest.strip_suffix(format!(" created=true{close}").as_bytes())
+                .or_else(|| rest.strip_suffix(format!(" created=false{close}").as_bytes()))
+        } else if let Some(rest) = trimmed.strip_prefix(end.as_bytes()) {
+            rest.strip_suffix(close.as_bytes())
         } else {
             None
         };
+        let suffix = &self.tag[self.ns.len()..];
         inner
-            .and_then(|inner| inner.strip_suffix(TAG_SUFFIX.as_bytes()))
+            .and_then(|inner| inner.strip_suffix(suffix.as_bytes()))
             .is_some_and(|ns| is_valid_namespace(ns) && ns != self.ns.as_bytes())
     }
 
@@ -193,8 +245,12 @@ impl Markers {
             )
         } else {
             format!(
-                "an altered marker line: a line that starts with `<!--` and names `{tag}` must read exactly `<!-- BEGIN {tag} created=true -->`, `<!-- BEGIN {tag} created=false -->` or `<!-- END {tag} -->`",
-                tag = self.tag
+                "an altered marker line: a line that starts with `{open}` and names `{tag}` must read exactly `{t}`, `{f}` or `{e}`",
+                open = self.style.delimiters().0,
+                tag = self.tag,
+                t = self.begin_true,
+                f = self.begin_false,
+                e = self.end,
             )
         }
     }
@@ -960,7 +1016,7 @@ impl<'m> Scanner<'m> {
                 self.markers.altered_reason(text),
             )),
             LineKind::Text => Ok(State::Outside {
-                fence: opens_fence(text, line.number),
+                fence: opens_fence(text, line.number).filter(|_| self.markers.tracks_fences()),
             }),
         }
     }

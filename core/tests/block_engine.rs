@@ -548,3 +548,34 @@ fn text_without_a_final_newline_makes_the_line_end_ours() {
     assert!(!upsert(&m(), Some(b""), "prompt").unwrap().joined);
     assert!(!upsert(&m(), None, "prompt").unwrap().joined);
 }
+
+#[test]
+fn git_exclude_markers_are_comments_and_round_trip() {
+    let x = Markers::for_git_exclude(&Namespace::default());
+    assert_eq!(
+        x.begin_line(false),
+        "# BEGIN agentworks-session-excludes created=false"
+    );
+    assert_eq!(x.end_line(), "# END agentworks-session-excludes");
+    // An exclude file as `git init` writes it, with a line a Markdown scan would take for a fence.
+    let user = b"# git ls-files --others --exclude-from=.git/info/exclude\n# Lines that start with '#' are comments.\n```\n*.log\n";
+    let up = upsert(&x, Some(user), "/.cursor/\n/.agentworks-priors/").unwrap();
+    assert_eq!(up.action, UpsertAction::Inserted);
+    let text = String::from_utf8(up.bytes.clone()).unwrap();
+    assert!(
+        text.ends_with("\n\n# BEGIN agentworks-session-excludes created=false\n/.cursor/\n/.agentworks-priors/\n# END agentworks-session-excludes\n"),
+        "{text}"
+    );
+    assert_eq!(remove(&x, &up.bytes).unwrap().unwrap().bytes, user);
+    // The Markdown markers are another namespace's business entirely, and ours theirs.
+    assert_eq!(find(&m(), &up.bytes).unwrap(), None);
+    // An altered marker line is refused, naming its line.
+    let altered = text.replace("created=false", "created=maybe");
+    let error = remove(&x, altered.as_bytes()).unwrap_err();
+    assert_eq!(error.line, 6, "{error}");
+    // Another namespace's exclude block is the user's text.
+    let other = Markers::for_git_exclude(&Namespace::new("acme").unwrap());
+    let theirs = upsert(&other, Some(user), "/x").unwrap().bytes;
+    let both = upsert(&x, Some(&theirs), "/y").unwrap().bytes;
+    assert_eq!(remove(&x, &both).unwrap().unwrap().bytes, theirs);
+}

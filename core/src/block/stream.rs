@@ -44,6 +44,8 @@ pub struct Scanned {
 /// A scan fed a file's bytes in order.
 pub struct StreamScan<'m> {
     scanner: Scanner<'m>,
+    /// The byte a marker line of these markers starts with (`<`, or `#`).
+    opener: u8,
     /// The current line's bytes so far.
     partial: Vec<u8>,
     /// Offset of the current line's first byte.
@@ -65,6 +67,7 @@ impl<'m> StreamScan<'m> {
     /// A scan for the block of `markers`' namespace (one block at most, as the engine wants).
     pub fn new(markers: &'m Markers) -> Self {
         StreamScan {
+            opener: markers.opener(),
             scanner: Scanner::new(markers, false),
             partial: Vec::new(),
             start: 0,
@@ -104,7 +107,7 @@ impl<'m> StreamScan<'m> {
         while !rest.is_empty() {
             // Lines before the next byte that can start a marker or a fence change nothing but
             // the counts: passed over whole.
-            let Some(hit) = next_interesting(rest) else {
+            let Some(hit) = next_interesting(rest, self.opener) else {
                 let whole_lines = rest.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
                 self.pass_over(&rest[..whole_lines]);
                 self.partial.extend_from_slice(&rest[whole_lines..]);
@@ -246,14 +249,14 @@ fn line_len(bytes: &[u8]) -> Option<usize> {
     (bytes.get(len.checked_sub(1)?) == Some(&b'\n')).then_some(len)
 }
 
-/// Where the next byte that may start a marker line (`<`) or a fence (`` ` ``, `~`) is. A line
-/// without one is plain text to the scanner whatever else it holds.
-fn next_interesting(bytes: &[u8]) -> Option<usize> {
+/// Where the next byte that may start a marker line (`opener`: `<`, or `#`) or a fence (`` ` ``,
+/// `~`) is. A line without one is plain text to the scanner whatever else it holds.
+fn next_interesting(bytes: &[u8], opener: u8) -> Option<usize> {
     let mut words = bytes.chunks_exact(8);
     let mut at = 0;
     for word in &mut words {
         let word = word_of(word);
-        let hits = bytes_equal(word, b'<') | bytes_equal(word, b'`') | bytes_equal(word, b'~');
+        let hits = bytes_equal(word, opener) | bytes_equal(word, b'`') | bytes_equal(word, b'~');
         if hits != 0 {
             return Some(at + (hits.trailing_zeros() / 8) as usize);
         }
@@ -261,7 +264,7 @@ fn next_interesting(bytes: &[u8]) -> Option<usize> {
     }
     let rest = words.remainder();
     rest.iter()
-        .position(|b| matches!(b, b'<' | b'`' | b'~'))
+        .position(|b| *b == opener || matches!(b, b'`' | b'~'))
         .map(|i| at + i)
 }
 
@@ -574,7 +577,9 @@ mod tests {
             )
         ) {
             let plain = bytes.iter().position(|b| matches!(b, b'<' | b'`' | b'~'));
-            prop_assert_eq!(next_interesting(&bytes), plain);
+            prop_assert_eq!(next_interesting(&bytes, b'<'), plain);
+            let hashed = bytes.iter().position(|b| matches!(b, b'#' | b'`' | b'~'));
+            prop_assert_eq!(next_interesting(&bytes, b'#'), hashed);
             prop_assert_eq!(newlines(&bytes), bytes.iter().filter(|&&b| b == b'\n').count());
         }
     }
