@@ -107,6 +107,26 @@ impl Bench<'_> {
         serde_json::from_slice(&out.stdout).context("projectfile printed no JSON")
     }
 
+    /// `projectfile resolve --json --as <the CLI's provider>` over the scratch workspace, started
+    /// in `cwd`, with the scratch home.
+    fn resolve_as(
+        &self,
+        cli: &Installed,
+        s: &Scratch,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> Result<Value> {
+        let (ws, cwd, home) = (
+            s.ws.to_string_lossy(),
+            cwd.to_string_lossy(),
+            s.home.to_string_lossy(),
+        );
+        let args = ["resolve", "--json", "--as", cli.cli.provider()];
+        let paths = ["--workspace", &ws, "--cwd", &cwd, "--home", &home];
+        let all: Vec<&str> = args.iter().chain(paths.iter()).copied().collect();
+        self.projectfile(&all, env)
+    }
+
     /// Runs the CLI with no session in a fresh copy of the shape: the marker must not appear.
     pub(super) fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
         self.control_tree(cli, shape, marker)
@@ -601,21 +621,7 @@ fn gemini_subfolder(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Resu
     shape_gemini_sub(&s.ws, &s.home)?;
     let (marker, session) = marked_session(bench, cli, &s, &[])?;
     let sub = s.ws.join("sub");
-    let resolved = bench.projectfile(
-        &[
-            "resolve",
-            "--json",
-            "--as",
-            "gemini",
-            "--workspace",
-            &s.ws.to_string_lossy(),
-            "--cwd",
-            &sub.to_string_lossy(),
-            "--home",
-            &s.home.to_string_lossy(),
-        ],
-        &session.env,
-    );
+    let resolved = bench.resolve_as(cli, &s, &sub, &session.env);
     let read = resolved.map(|r| {
         r["sources"].as_array().is_some_and(|sources| {
             sources
@@ -682,19 +688,7 @@ fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
         let s = bench.scratch(cli)?;
         shape_codex_budget(&s.ws, &s.home)?;
         let (marker, session) = marked_session(bench, cli, &s, &[])?;
-        let resolved = bench.projectfile(
-            &[
-                "resolve",
-                "--json",
-                "--as",
-                "codex",
-                "--workspace",
-                &s.ws.to_string_lossy(),
-                "--home",
-                &s.home.to_string_lossy(),
-            ],
-            &session.env,
-        );
+        let resolved = bench.resolve_as(cli, &s, &s.ws, &session.env);
         let cut = resolved.map(|r| budget_cut_session(&r)).unwrap_or(false);
         let without: Vec<String> = session
             .launch_args
