@@ -404,25 +404,28 @@ pub struct SessionArgs {
     /// Read the session instructions from a file (`-` for standard input); not empty.
     #[arg(long, value_name = "FILE")]
     pub prompt_file: Option<PathBuf>,
-    /// MCP servers, a JSON file `{"name": {...}}` (names: letters, digits, '_', '-'). Claude gets
-    /// them in a private file (`--mcp-config=<file>`), Codex as `-c mcp_servers.<name>=…`
-    /// overrides, Cursor and agy merged into the project's own file for the session (its bytes
-    /// come back at the end); muse and pi refuse them.
+    /// MCP servers, a JSON file `{"name": {...}}` (names: letters, digits, '_', '-'). Claude and
+    /// qwen get them in a private file (`--mcp-config=<file>`), Codex as `-c mcp_servers.<name>=…`
+    /// overrides, Cursor, agy and gemini merged into the project's own file for the session (its
+    /// bytes come back at the end; gemini's with "trust": true); muse and pi refuse them.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
     /// merge: the CLI keeps its own MCP servers and gets the session's too (a name both define is
-    /// refused); replace: only the session's (claude: --strict-mcp-config; cursor: the project's
-    /// .cursor/mcp.json holds the session's alone; codex and agy cannot, and refuse).
+    /// refused); replace: only the session's (claude: --strict-mcp-config; qwen:
+    /// --allowed-mcp-server-names; cursor: the project's .cursor/mcp.json holds the session's
+    /// alone; codex, agy and gemini cannot, and refuse).
     #[arg(long, value_name = "MODE", default_value = "merge", value_parser = ["merge", "replace"], requires = "mcp_config")]
     pub mcp_mode: String,
     /// A subagent definition to project, as NAME=FILE (repeatable): written as NAME.md in the
-    /// CLI's subagents folder (claude: .claude/agents/). A same-named file there is taken over and
-    /// put back by the last session.
+    /// CLI's subagents folder (claude: .claude/agents/, qwen: .qwen/agents/). A same-named file
+    /// there is taken over and put back by the last session.
     #[arg(long = "agent", value_name = "NAME=FILE")]
     pub agents: Vec<String>,
     /// A command (slash command) to project, as NAME=FILE (repeatable): written as NAME.md in the
     /// CLI's commands folder (claude: .claude/commands/, cursor: .cursor/commands/, pi:
-    /// .pi/prompts/). A same-named file there is taken over and put back by the last session.
+    /// .pi/prompts/, qwen: .qwen/commands/), or as NAME.toml when the file is TOML with a
+    /// `prompt` (qwen; gemini reads only those, in .gemini/commands/). A same-named file there is
+    /// taken over and put back by the last session.
     #[arg(long = "command", value_name = "NAME=FILE")]
     pub commands: Vec<String>,
     /// Hooks configuration, a JSON file in the CLI's own format.

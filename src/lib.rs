@@ -23,6 +23,10 @@ pub fn providers() -> Vec<Box<dyn Provider>> {
     out.push(Box::new(projectfile_muse::Muse));
     #[cfg(feature = "agy")]
     out.push(Box::new(projectfile_agy::Agy));
+    #[cfg(feature = "gemini")]
+    out.push(Box::new(projectfile_gemini::Gemini));
+    #[cfg(feature = "qwen")]
+    out.push(Box::new(projectfile_qwen::Qwen));
     out
 }
 

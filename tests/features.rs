@@ -14,6 +14,8 @@ fn enabled() -> Vec<&'static str> {
         ("pi", cfg!(feature = "pi")),
         ("muse", cfg!(feature = "muse")),
         ("agy", cfg!(feature = "agy")),
+        ("gemini", cfg!(feature = "gemini")),
+        ("qwen", cfg!(feature = "qwen")),
     ]
     .into_iter()
     .filter_map(|(name, on)| on.then_some(name))

@@ -45,7 +45,7 @@ pub mod harness;
 pub mod tree;
 
 use projectfile_provider::{
-    Capabilities, HookScript, HooksInput, Probes, Provider, ProviderExt, SessionRequest,
+    Capabilities, HookScript, HooksInput, NamedFile, Probes, Provider, ProviderExt, SessionRequest,
 };
 use std::path::PathBuf;
 
@@ -70,6 +70,8 @@ pub struct Subject {
     pub probes: Probes,
     /// The CLI binary core probes when `probes` leave the version `NotProbed`.
     pub binary_path: Option<PathBuf>,
+    /// The command a session brings, when the suite's Markdown one does not fit the CLI.
+    pub command: Option<NamedFile>,
 }
 
 impl Subject {
@@ -79,7 +81,23 @@ impl Subject {
             provider: Box::new(provider),
             probes: Probes::default(),
             binary_path: None,
+            command: None,
         }
+    }
+
+    /// The same subject bringing `command` in its sessions instead of the suite's Markdown one
+    /// ([`checks::session_inputs::session_command`]), for a CLI that reads commands in another
+    /// format (Gemini CLI: TOML only).
+    pub fn with_command(mut self, command: NamedFile) -> Subject {
+        self.command = Some(command);
+        self
+    }
+
+    /// The command this subject's sessions bring.
+    pub fn command(&self) -> NamedFile {
+        self.command
+            .clone()
+            .unwrap_or_else(checks::session_inputs::session_command)
     }
 
     /// The same subject with the given probes.
@@ -103,7 +121,17 @@ impl Subject {
     /// (MCP servers, hooks with a script, CLI configuration; skills have checks of their own), so checks
     /// exercise every projection the provider can make.
     pub fn full_session(&self, prompt: &str) -> SessionRequest {
-        full_session(&self.provider.capabilities(), prompt)
+        self.session_for(&self.provider.capabilities(), prompt)
+    }
+
+    /// [`full_session`] for `caps` (which may claim more than the provider takes), with this
+    /// subject's command.
+    pub fn session_for(&self, caps: &Capabilities, prompt: &str) -> SessionRequest {
+        let mut session = full_session(caps, prompt);
+        if caps.commands {
+            session.commands = vec![self.command()];
+        }
+        session
     }
 }
 

@@ -582,6 +582,110 @@ fn cursor() -> DiscoveryProfile {
     }
 }
 
+/// As `providers/gemini` declares it (measured with Gemini CLI 0.61.0).
+fn gemini() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec!["GEMINI.md".into()],
+        root_markers: vec![".git".into()],
+        imports: true,
+        max_import_hops: Some(5),
+        user_files: vec![".gemini/GEMINI.md".into()],
+        on_demand_subtree: true,
+        lossy_utf8: true,
+        ..Default::default()
+    }
+}
+
+/// As `providers/qwen` declares it (measured with Qwen Code 0.24.4).
+fn qwen() -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec!["QWEN.md".into(), "AGENTS.md".into()],
+        names_across_walk: true,
+        root_markers: vec![".git".into()],
+        walk: Walk::AboveRootToCwd,
+        imports: true,
+        max_import_hops: Some(5),
+        user_files: vec![".qwen/QWEN.md".into(), ".qwen/AGENTS.md".into()],
+        marked_root_files: vec![".qwen/QWEN.local.md".into()],
+        extra_files: vec![".qwen/rules/*.md".into(), ".qwen/rules/*/*.md".into()],
+        on_demand_path_rules: true,
+        lossy_utf8: true,
+        ..Default::default()
+    }
+}
+
+/// Gemini CLI's and Qwen Code's files around the shared profile tree: above the git root, at
+/// it, in the working directory and below it, the user's, a local file, rules, and a file that is
+/// not UTF-8.
+fn gemini_qwen_tree() -> MemoryFs {
+    profile_tree()
+        .with_file("/ws/GEMINI.md", "gemini above the repo")
+        .with_file("/ws/QWEN.md", "qwen above the repo")
+        .with_file("/GEMINI.md", "at the file-system root")
+        .with_file(
+            "/ws/proj/GEMINI.md",
+            b"gemini root \xff\xfe not utf-8".to_vec(),
+        )
+        .with_file("/ws/proj/QWEN.md", "qwen root\n@docs/x.md")
+        .with_file("/ws/proj/sub/GEMINI.md", "gemini sub")
+        .with_file("/ws/proj/sub/QWEN.md", b"qwen sub \xc3".to_vec())
+        .with_file("/ws/proj/sub/deeper/GEMINI.md", "gemini below cwd")
+        .with_file("/home/u/.gemini/GEMINI.md", "gemini user")
+        .with_file("/home/u/.qwen/QWEN.md", "qwen user")
+        .with_file("/home/u/.qwen/AGENTS.md", "qwen user agents")
+        .with_file("/ws/proj/.qwen/QWEN.local.md", "qwen local")
+        .with_file("/ws/proj/.qwen/rules/a.md", "rule a")
+        .with_file("/ws/proj/.qwen/rules/nested/b.md", "rule b")
+        .with_file(
+            "/ws/proj/.qwen/rules/scoped.md",
+            "---\npaths:\n  - src/**\n---\nscoped",
+        )
+}
+
+fn profile_gemini() -> Case {
+    Case::new(gemini_qwen_tree())
+        .request(|_| profile_request())
+        .profile(gemini())
+}
+
+fn profile_qwen() -> Case {
+    Case::new(gemini_qwen_tree())
+        .request(|_| profile_request())
+        .profile(qwen())
+}
+
+/// Without a git root Qwen Code walks up to the folder above the home directory when it starts
+/// below it (here `/home`), and reads no `.qwen/QWEN.local.md`; rules hang off the working
+/// directory.
+fn profile_qwen_without_git() -> Case {
+    Case::new(
+        MemoryFs::new()
+            .with_file("/QWEN.md", "at the file-system root")
+            .with_file("/home/QWEN.md", "above the home")
+            .with_file("/home/u/QWEN.md", "the home itself")
+            .with_file("/home/u/proj/QWEN.md", "project")
+            .with_file("/home/u/proj/.qwen/QWEN.local.md", "no git root: not read")
+            .with_file(
+                "/home/u/proj/.qwen/rules/r.md",
+                "rule of the working directory",
+            ),
+    )
+    .request(|_| GuidanceRequest::new("/home/u/proj").with_home_dir("/home/u"))
+    .profile(qwen())
+}
+
+/// Outside the home directory and without a git root, Qwen Code walks up to the top.
+fn profile_qwen_outside_home() -> Case {
+    Case::new(
+        MemoryFs::new()
+            .with_file("/QWEN.md", "at the file-system root: never")
+            .with_file("/srv/QWEN.md", "top")
+            .with_file("/srv/proj/QWEN.md", "project"),
+    )
+    .request(|_| GuidanceRequest::new("/srv/proj").with_home_dir("/home/u"))
+    .profile(qwen())
+}
+
 fn profile_tree() -> MemoryFs {
     MemoryFs::new()
         .with_file("/home/u/.codex/AGENTS.override.md", "codex user override")
@@ -745,6 +849,10 @@ fn profile_with_subtree_and_dedupe() -> Case {
 #[case::profile_claude("profile_claude", profile_claude())]
 #[case::profile_pi("profile_pi", profile_pi())]
 #[case::profile_cursor("profile_cursor", profile_cursor())]
+#[case::profile_gemini("profile_gemini", profile_gemini())]
+#[case::profile_qwen("profile_qwen", profile_qwen())]
+#[case::profile_qwen_without_git("profile_qwen_without_git", profile_qwen_without_git())]
+#[case::profile_qwen_outside_home("profile_qwen_outside_home", profile_qwen_outside_home())]
 #[case::profile_subtree_dedupe(
     "profile_with_subtree_and_dedupe",
     profile_with_subtree_and_dedupe()
@@ -798,6 +906,16 @@ fn request_defaults_and_json() {
     insta::assert_json_snapshot!("request_defaults", request);
 }
 
+fn qwen_like() -> DiscoveryProfile {
+    DiscoveryProfile {
+        walk: Walk::AboveRootToCwd,
+        names_across_walk: true,
+        lossy_utf8: true,
+        marked_root_files: vec![".qwen/QWEN.local.md".into()],
+        ..Default::default()
+    }
+}
+
 #[test]
 fn profile_defaults_and_json() {
     let profile: DiscoveryProfile = serde_json::from_value(json!({
@@ -813,6 +931,17 @@ fn profile_defaults_and_json() {
     );
     assert!(!profile.first_wins && !profile.imports && profile.budget_bytes.is_none());
     assert_eq!(DiscoveryProfile::default().walk, Walk::RootToCwd);
+    let qwen: DiscoveryProfile = serde_json::from_value(json!({
+        "walk": "above_root_to_cwd",
+        "names_across_walk": true,
+        "lossy_utf8": true,
+        "marked_root_files": [".qwen/QWEN.local.md"],
+    }))
+    .unwrap();
+    assert_eq!(qwen, self::qwen_like());
+    let default = DiscoveryProfile::default();
+    assert!(!default.lossy_utf8 && !default.names_across_walk);
+    assert!(default.marked_root_files.is_empty());
 }
 
 #[test]

@@ -22,6 +22,13 @@
 //!         [(".pi/SYSTEM.md", ".pi/agent/SYSTEM.md"), (".pi/APPEND_SYSTEM.md",
 //!         ".pi/agent/APPEND_SYSTEM.md")]
 //! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
+//! Gemini: per_directory ["GEMINI.md"], root_markers [".git"], walk RootToCwd, imports,
+//!         max_import_hops 5, user_files [".gemini/GEMINI.md"], lossy_utf8
+//! Qwen:   per_directory ["QWEN.md", "AGENTS.md"], names_across_walk, root_markers [".git"],
+//!         walk AboveRootToCwd, imports, max_import_hops 5,
+//!         user_files [".qwen/QWEN.md", ".qwen/AGENTS.md"], marked_root_files
+//!         [".qwen/QWEN.local.md"], extra_files [".qwen/rules/*.md", ".qwen/rules/*/*.md"],
+//!         on_demand_path_rules, lossy_utf8
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -45,6 +52,11 @@ pub enum Walk {
     /// The working directory and every directory above it, up to but not including the
     /// file-system root (Claude Code, Pi). `root_markers` then only locate `extra_files`.
     CwdUpToFsRoot,
+    /// From the folder *above* the project root down to the working directory (Qwen Code). The
+    /// root is found as for [`Walk::RootToCwd`]; without a marker the walk starts at the folder
+    /// above the home directory when the working directory lies below it, else at the top (the
+    /// file-system root, as everywhere, excluded).
+    AboveRootToCwd,
 }
 
 /// How a CLI discovers instruction files.
@@ -132,6 +144,19 @@ pub struct DiscoveryProfile {
     /// needed (Codex: `["-c", "project_doc_max_bytes={bytes}"]`). Empty: nothing can raise it.
     /// See [`budget_launch_args`].
     pub budget_launch_args: Vec<String>,
+    /// A file that is not valid UTF-8 is read with each invalid sequence replaced by U+FFFD and
+    /// sent (Gemini CLI, Qwen Code). Off: it is `not_utf8` and dropped whole (Codex).
+    pub lossy_utf8: bool,
+    /// Each name of `per_directory` is read in every walked directory before the next name is,
+    /// the user file of that name (the entry of `user_files` with that file name) first: Qwen
+    /// Code sends every `QWEN.md`, then every `AGENTS.md`. Off: directory by directory, every
+    /// user file first. Takes plain names only (`first_wins` and `exclusive_if_present` do not
+    /// apply across names).
+    pub names_across_walk: bool,
+    /// Files read at the root `root_markers` found, only when one was found (Qwen Code reads
+    /// `.qwen/QWEN.local.md` at the git root and nowhere without one): after the walk, before
+    /// `extra_files`, with the same scope.
+    pub marked_root_files: Vec<String>,
 }
 
 /// The placeholder of [`DiscoveryProfile::budget_launch_args`].

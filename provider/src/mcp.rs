@@ -4,8 +4,9 @@
 //! | route | helper | CLI |
 //! |---|---|---|
 //! | a private file `{"mcpServers": …}` passed as `--flag=<path>` (one argument), plus a flag that hides the CLI's other servers for `--mcp-mode replace` | [`private_file_route`] | Claude Code (`--mcp-config`, `--strict-mcp-config`) |
+//! | the same private file, `--mcp-mode replace` naming each session server with an allow-list flag | [`private_file_route_naming`] | Qwen Code (`--mcp-config`, `--allowed-mcp-server-names`) |
 //! | `-c mcp_servers.<name>=<TOML inline table>` overrides, written with `toml_edit` | [`toml_overrides`] | Codex |
-//! | merged into the project's own JSON file for the session | [`merged_file`] | Cursor (`.cursor/mcp.json`) |
+//! | merged into the project's own JSON file for the session | [`merged_file`] | Cursor (`.cursor/mcp.json`), Gemini CLI (`.gemini/settings.json`, each server with `"trust": true`: see that provider) |
 //!
 //! Refused before anything is written ([`servers`]): a map that is not a JSON object, a map that
 //! wraps the servers in `"mcpServers"` (pass the map itself), a server that is not a JSON object,
@@ -84,14 +85,50 @@ pub fn private_file_route(
     file_name: &str,
     replace_flag: &str,
 ) -> Result<()> {
+    if private_file(ctx, plan, flag, file_name)?.is_some()
+        && ctx.request.mcp_mode == McpMode::Replace
+    {
+        plan.launch_args
+            .push(LaunchArg::Literal(replace_flag.to_string()));
+    }
+    Ok(())
+}
+
+/// The session's servers as `{"mcpServers": …}` in the private file `file_name`, passed as
+/// `<flag>=<path>`; the servers, or `None` (nothing added) when the session brings none.
+fn private_file<'c>(
+    ctx: &PlanContext<'c>,
+    plan: &mut Plan,
+    flag: &str,
+    file_name: &str,
+) -> Result<Option<&'c Map<String, Value>>> {
     let Some(servers) = servers(ctx)? else {
-        return Ok(());
+        return Ok(None);
     };
     let config = serde_json::json!({ SERVERS_KEY: servers });
     crate::patterns::private_json_flag(plan, flag, file_name, &config, "the MCP servers")?;
+    Ok(Some(servers))
+}
+
+/// [`private_file_route`] for a CLI that limits itself to named servers: with `--mcp-mode
+/// replace`, `<allow_flag>=<name>` for each of the session's servers (one argument each), so the
+/// CLI starts those alone (Qwen Code's `--allowed-mcp-server-names`).
+pub fn private_file_route_naming(
+    ctx: &PlanContext<'_>,
+    plan: &mut Plan,
+    flag: &str,
+    file_name: &str,
+    allow_flag: &str,
+) -> Result<()> {
+    let Some(servers) = private_file(ctx, plan, flag, file_name)? else {
+        return Ok(());
+    };
     if ctx.request.mcp_mode == McpMode::Replace {
-        plan.launch_args
-            .push(LaunchArg::Literal(replace_flag.to_string()));
+        plan.launch_args.extend(
+            servers
+                .keys()
+                .map(|name| LaunchArg::Literal(format!("{allow_flag}={name}"))),
+        );
     }
     Ok(())
 }

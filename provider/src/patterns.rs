@@ -10,10 +10,15 @@
 //! - [`settings_file_route`]: hooks in a private settings file passed on the command line, the
 //!   script as an owned file (Claude).
 //! - [`named_files`]: subagents and commands, one owned `<name>.md` each in the folder the CLI
-//!   reads (Claude, Cursor, Pi).
+//!   reads (Claude, Cursor, Pi, Qwen's subagents).
+//! - [`command_files`]: commands in the CLI's own format, TOML with a `prompt` string or
+//!   Markdown, refused where the file does not fit it (Gemini, Qwen).
+//! - [`merged_hooks`]: hooks merged into the project's settings file under `"hooks"`, the script
+//!   as an owned file (Gemini, Qwen).
 //! - MCP servers: see [`crate::mcp`].
 
 use crate::error::{Error, Result};
+use crate::plan::MergedJsonProjection;
 use crate::plan::{
     BlockProjection, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile, RelPath,
     SessionTextCarrier, SkillProjection,
@@ -262,6 +267,129 @@ pub fn named_files(
     Ok(out)
 }
 
+/// How a CLI reads command files (see [`command_files`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CommandFormats {
+    /// Only TOML with a `prompt` string, as `<name>.toml` (Gemini CLI).
+    Toml,
+    /// TOML with a `prompt` string as `<name>.toml`, anything else as Markdown `<name>.md`
+    /// (Qwen Code).
+    TomlOrMarkdown,
+}
+
+/// The placeholder a CLI of [`command_files`] replaces with the command's arguments.
+pub const ARGS_PLACEHOLDER: &str = "{{args}}";
+
+/// The placeholder Claude Code's commands use, which the CLIs of [`command_files`] leave as it is.
+pub const CLAUDE_ARGS_PLACEHOLDER: &str = "$ARGUMENTS";
+
+/// The prompt of a TOML command file: `Some` when `content` is TOML holding a string `prompt`.
+fn toml_prompt(content: &str) -> Option<String> {
+    let document: toml_edit::DocumentMut = content.parse().ok()?;
+    document
+        .get("prompt")
+        .and_then(|item| item.as_str())
+        .map(str::to_string)
+}
+
+/// Commands as owned files in the folder `dir` the CLI `cli` reads them from, each in a format
+/// that CLI reads, in request order: a file that is TOML with a string `prompt` becomes
+/// `<dir>/<name>.toml`; any other file becomes `<dir>/<name>.md` where the CLI reads Markdown
+/// commands, and is refused where it does not. Taken over, put back, counted and proven ours as
+/// every owned file (see [`named_files`]).
+///
+/// | CLI | folder | formats |
+/// |---|---|---|
+/// | Gemini CLI | `.gemini/commands` | [`CommandFormats::Toml`] |
+/// | Qwen Code | `.qwen/commands` | [`CommandFormats::TomlOrMarkdown`] |
+///
+/// Both replace only [`ARGS_PLACEHOLDER`] with the arguments (a prompt without it gets them
+/// appended), so a command that uses [`CLAUDE_ARGS_PLACEHOLDER`] and not `{{args}}` is refused
+/// rather than projected to reach the model with the placeholder unfilled. Refuses too, before
+/// anything is written, a name that is not one plain name and a name given twice.
+pub fn command_files(
+    inputs: &[NamedFile],
+    dir: &str,
+    cli: &str,
+    formats: CommandFormats,
+) -> Result<Vec<OwnedFileProjection>> {
+    let dir = RelPath::new(dir)?;
+    let mut out: Vec<OwnedFileProjection> = Vec::with_capacity(inputs.len());
+    for (index, input) in inputs.iter().enumerate() {
+        crate::plan::validate_entry_name("command", &input.name)?;
+        let refuse = |reason: String| {
+            Error::invalid(
+                format!("command {:?}", input.name),
+                format!("{reason}; nothing was written"),
+            )
+        };
+        let (prompt, extension) = match (toml_prompt(&input.content), formats) {
+            (Some(prompt), _) => (prompt, "toml"),
+            (None, CommandFormats::TomlOrMarkdown) => (input.content.clone(), "md"),
+            (None, CommandFormats::Toml) => {
+                return Err(refuse(format!(
+                    "{cli} reads commands only as TOML with a `prompt` string (`prompt = \"Review {ARGS_PLACEHOLDER}\"`), and this file is not"
+                )));
+            }
+        };
+        if prompt.contains(CLAUDE_ARGS_PLACEHOLDER) && !prompt.contains(ARGS_PLACEHOLDER) {
+            return Err(refuse(format!(
+                "it uses {CLAUDE_ARGS_PLACEHOLDER}, which {cli} leaves as it is (it replaces only {ARGS_PLACEHOLDER}): write {ARGS_PLACEHOLDER} instead"
+            )));
+        }
+        if inputs[..index].iter().any(|other| other.name == input.name) {
+            return Err(refuse("the session names this command twice".to_string()));
+        }
+        out.push(OwnedFileProjection {
+            path: dir.join(&format!("{}.{extension}", input.name))?,
+            content: input.content.clone(),
+            mode: None,
+            role: OwnedRole::Command,
+        });
+    }
+    Ok(out)
+}
+
+/// The key a CLI's settings file holds its hooks under.
+pub const HOOKS_KEY: &str = "hooks";
+
+/// The hooks route of a CLI that reads hooks from its project settings file (and runs them in
+/// one-turn mode): the session's hooks configuration (the event map, or an object holding it
+/// under `"hooks"`) merged into the project's `settings_path` under `"hooks"`, one entry per
+/// event (core refuses an event the project's file defines differently, and gives the project's
+/// exact bytes back at the end); the script, if any, as an owned file `<script_dir>/<name>`
+/// (mode 0755), which the configuration runs by that path. Adds nothing when the session brings
+/// no hooks.
+///
+/// | CLI | settings file | script folder |
+/// |---|---|---|
+/// | Gemini CLI | `.gemini/settings.json` | `.gemini/hooks` |
+/// | Qwen Code | `.qwen/settings.json` | `.qwen/hooks` |
+pub fn merged_hooks(
+    ctx: &PlanContext<'_>,
+    plan: &mut Plan,
+    settings_path: &str,
+    script_dir: &str,
+) -> Result<()> {
+    let Some(hooks) = &ctx.request.hooks else {
+        return Ok(());
+    };
+    let config = json_object(&hooks.config, "the hooks configuration")?;
+    let events = match config.get(HOOKS_KEY) {
+        Some(serde_json::Value::Object(events)) => events,
+        _ => config,
+    };
+    plan.merged_json.push(MergedJsonProjection {
+        path: RelPath::new(settings_path)?,
+        key: HOOKS_KEY.to_string(),
+        entries: events.clone(),
+        replace: false,
+        role: OwnedRole::HooksConfig,
+    });
+    plan.owned_files.extend(hook_script(ctx, script_dir)?);
+    Ok(())
+}
+
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
 /// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
 ///
@@ -277,6 +405,8 @@ pub fn named_files(
 /// | Claude Code | `.claude/skills` | code.claude.com/docs skills page |
 /// | Pi | `.pi/skills` | badlogic/pi-mono `packages/coding-agent/docs/skills.md` |
 /// | Cursor | `.cursor/skills` | cursor.com/docs/context/skills |
+/// | Gemini CLI | `.gemini/skills` | measured with 0.61.0 (listed in the system instruction) |
+/// | Qwen Code | `.qwen/skills` | measured with 0.24.4 (listed in the first user message) |
 ///
 /// Refuses (before anything is written) a skill name that is not one plain folder name
 /// ([`crate::plan::validate_skill_name`]: no `/`, `..`, absolute path, control character or leading
@@ -310,7 +440,8 @@ pub fn skills(ctx: &PlanContext<'_>, skills_dir: &str) -> Result<Vec<SkillProjec
 pub(crate) mod tests {
     use super::*;
     use crate::provider::{
-        EntryKind, HookScript, HooksInput, Namespace, Probes, SessionRequest, WorkspaceView,
+        EntryKind, HookScript, HooksInput, NamedFile, Namespace, Probes, SessionRequest,
+        WorkspaceView,
     };
     use std::path::{Path, PathBuf};
 
@@ -384,6 +515,115 @@ pub(crate) mod tests {
         }
         let error = with_request(request, |ctx| hook_files(ctx, "h.json", "hooks")).unwrap_err();
         assert!(error.to_string().contains("JSON object"), "{error}");
+    }
+
+    fn named(name: &str, content: &str) -> NamedFile {
+        NamedFile {
+            name: name.into(),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn command_files_take_the_clis_own_format() {
+        let toml = named(
+            "review",
+            "description = \"d\"\nprompt = \"\"\"Review {{args}}\"\"\"\n",
+        );
+        let markdown = named("ship", "---\ndescription: Ship\n---\nShip {{args}} now.\n");
+        let files = command_files(
+            &[toml.clone(), markdown.clone()],
+            ".q/commands",
+            "qwen",
+            CommandFormats::TomlOrMarkdown,
+        )
+        .unwrap();
+        assert_eq!(files[0].path.as_str(), ".q/commands/review.toml");
+        assert_eq!(files[1].path.as_str(), ".q/commands/ship.md");
+        assert_eq!(files[1].content, markdown.content);
+        assert!(files.iter().all(|f| f.role == OwnedRole::Command));
+
+        let only_toml = command_files(
+            std::slice::from_ref(&toml),
+            ".g/commands",
+            "gemini",
+            CommandFormats::Toml,
+        )
+        .unwrap();
+        assert_eq!(only_toml[0].path.as_str(), ".g/commands/review.toml");
+        let error = command_files(&[markdown], ".g/commands", "gemini", CommandFormats::Toml)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("only as TOML") && error.contains("\"ship\""),
+            "{error}"
+        );
+        assert!(error.contains("nothing was written"), "{error}");
+    }
+
+    #[test]
+    fn command_files_refuse_what_would_reach_the_model_broken() {
+        let claude_style = named("fix", "Fix $ARGUMENTS please.\n");
+        let error = command_files(
+            &[claude_style],
+            ".q/commands",
+            "qwen",
+            CommandFormats::TomlOrMarkdown,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            error.contains("$ARGUMENTS") && error.contains("{{args}}"),
+            "{error}"
+        );
+        // Both placeholders: the args arrive, the file is taken as written.
+        let both = named("fix", "Fix {{args}}; $ARGUMENTS is literal.\n");
+        assert!(command_files(&[both], ".q/c", "qwen", CommandFormats::TomlOrMarkdown).is_ok());
+        // One name twice, whatever the formats.
+        let twice = [named("a", "prompt = \"x\"\n"), named("a", "text\n")];
+        let error = command_files(&twice, ".q/c", "qwen", CommandFormats::TomlOrMarkdown)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("twice"), "{error}");
+        for bad in ["a/b", "..", ".hidden", ""] {
+            let input = named(bad, "prompt = \"x\"\n");
+            assert!(command_files(&[input], ".q/c", "qwen", CommandFormats::Toml).is_err());
+        }
+        // TOML whose prompt is not a string is not a command file of that format.
+        let not_prompt = named("n", "prompt = 3\n");
+        assert!(command_files(&[not_prompt], ".g/c", "gemini", CommandFormats::Toml).is_err());
+    }
+
+    #[test]
+    fn merged_hooks_take_the_event_map_and_the_script() {
+        for config in [
+            serde_json::json!({"hooks": {"SessionStart": [{"hooks": []}]}}),
+            serde_json::json!({"SessionStart": [{"hooks": []}]}),
+        ] {
+            let mut request = hooks("guard.sh");
+            if let Some(h) = request.hooks.as_mut() {
+                h.config = config;
+            }
+            let mut plan = Plan::default();
+            with_request(request, |ctx| {
+                merged_hooks(ctx, &mut plan, ".g/settings.json", ".g/hooks")
+            })
+            .unwrap();
+            assert_eq!(plan.merged_json.len(), 1);
+            let merged = &plan.merged_json[0];
+            assert_eq!(merged.path.as_str(), ".g/settings.json");
+            assert_eq!(merged.key, HOOKS_KEY);
+            assert!(!merged.replace);
+            assert_eq!(merged.entries.keys().collect::<Vec<_>>(), ["SessionStart"]);
+            assert_eq!(plan.owned_files[0].path.as_str(), ".g/hooks/guard.sh");
+            assert_eq!(plan.owned_files[0].mode, Some(0o755));
+        }
+        let mut plan = Plan::default();
+        with_request(SessionRequest::with_prompt("p"), |ctx| {
+            merged_hooks(ctx, &mut plan, ".g/settings.json", ".g/hooks")
+        })
+        .unwrap();
+        assert_eq!(plan, Plan::default());
     }
 
     #[test]

@@ -106,6 +106,26 @@ pub enum McpMode {
     Replace,
 }
 
+/// An input a session may bring, as a provider names it when it says why it refuses it
+/// ([`ProviderSpec::refusing`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    /// MCP servers (`--mcp-config`).
+    McpServers,
+    /// `--mcp-mode replace`.
+    McpReplace,
+    /// Hooks (`--hooks-config`).
+    Hooks,
+    /// CLI configuration (`--cli-config`).
+    CliConfig,
+    /// Skills (`--skill`).
+    Skills,
+    /// Subagents (`--agent`).
+    Subagents,
+    /// Commands (`--command`).
+    Commands,
+}
+
 /// A file a session brings under a name (a subagent or a command): projected as `<name>.md`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamedFile {
@@ -153,34 +173,50 @@ impl SessionRequest {
     }
 
     /// Refuses inputs the provider cannot take, naming each one, instead of dropping them silently.
-    pub fn check_supported(&self, provider: &str, caps: &Capabilities) -> Result<()> {
-        let mut refused = Vec::new();
+    /// `why` gives the provider's reason for an input it refuses (see
+    /// [`ProviderSpec::refusing`]); it is added to that input's name.
+    pub fn check_supported(
+        &self,
+        provider: &str,
+        caps: &Capabilities,
+        why: &[(Input, &str)],
+    ) -> Result<()> {
+        let mut refused: Vec<String> = Vec::new();
+        let mut refuse = |input: Input, name: &str| {
+            refused.push(match why.iter().find(|(i, _)| *i == input) {
+                Some((_, reason)) => format!("{name} ({reason})"),
+                None => name.to_string(),
+            });
+        };
         if self.mcp_servers.is_some() && !caps.mcp {
-            refused.push("MCP servers");
+            refuse(Input::McpServers, "MCP servers");
         }
         if self.hooks.is_some() && !caps.hooks {
-            refused.push("hooks");
+            refuse(Input::Hooks, "hooks");
         }
         if self.cli_config.is_some() && !caps.cli_config {
-            refused.push("CLI configuration");
+            refuse(Input::CliConfig, "CLI configuration");
         }
         if !self.skills.is_empty() && !caps.skills {
-            refused.push("skills");
+            refuse(Input::Skills, "skills");
         }
         if !self.agents.is_empty() && !caps.subagents {
-            refused.push("subagents");
+            refuse(Input::Subagents, "subagents");
         }
         if !self.commands.is_empty() && !caps.commands {
-            refused.push("commands");
+            refuse(Input::Commands, "commands");
         }
         if self.mcp_servers.is_some()
             && caps.mcp
             && self.mcp_mode == McpMode::Replace
             && !caps.mcp_replace
         {
-            refused.push(
-                "`--mcp-mode replace` (its CLI cannot be limited to the session's MCP servers)",
-            );
+            let general = "its CLI cannot be limited to the session's MCP servers";
+            let reason = why
+                .iter()
+                .find(|(i, _)| *i == Input::McpReplace)
+                .map_or(general, |(_, reason)| reason);
+            refused.push(format!("`--mcp-mode replace` ({reason})"));
         }
         if refused.is_empty() {
             Ok(())
@@ -427,7 +463,7 @@ pub trait ProviderExt: Provider {
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let spec = self.spec();
         ctx.request
-            .check_supported(spec.name(), &spec.capabilities())?;
+            .check_supported(spec.name(), &spec.capabilities(), spec.refusals())?;
         let mut plan = self.session_plan(ctx)?;
         if !plan.skills.is_empty() {
             return Err(Error::Provider {

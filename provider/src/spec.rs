@@ -27,7 +27,7 @@
 //! ```
 
 use crate::discovery::DiscoveryProfile;
-use crate::provider::{BinarySpec, Capabilities, ProviderOption};
+use crate::provider::{BinarySpec, Capabilities, Input, ProviderOption};
 
 /// Everything about a provider that does not depend on the session. Build it with
 /// [`ProviderSpec::new`] and the chained setters, in a `const`.
@@ -40,6 +40,7 @@ pub struct ProviderSpec {
     binary: Option<BinarySpec>,
     cli_home_env: Option<&'static str>,
     options: fn() -> Vec<ProviderOption>,
+    refusals: &'static [(Input, &'static str)],
 }
 
 impl ProviderSpec {
@@ -55,6 +56,7 @@ impl ProviderSpec {
             binary: None,
             cli_home_env: None,
             options: Vec::new,
+            refusals: &[],
         }
     }
 
@@ -148,6 +150,15 @@ impl ProviderSpec {
         self
     }
 
+    /// Why the provider refuses inputs its CLI has but cannot take from a session (Gemini CLI's
+    /// project agents reach the model only once the user acknowledged them in the CLI's own
+    /// home): each refusal of such an input names the reason. An input the spec takes is never
+    /// refused, whatever is listed here.
+    pub const fn refusing(mut self, refusals: &'static [(Input, &'static str)]) -> Self {
+        self.refusals = refusals;
+        self
+    }
+
     /// The provider's name.
     pub const fn name(&self) -> &'static str {
         self.name
@@ -176,6 +187,11 @@ impl ProviderSpec {
     /// The variable that moves the CLI's home, if it has one.
     pub const fn cli_home_env(&self) -> Option<&'static str> {
         self.cli_home_env
+    }
+
+    /// The reasons given for refused inputs (none unless [`ProviderSpec::refusing`]).
+    pub const fn refusals(&self) -> &'static [(Input, &'static str)] {
+        self.refusals
     }
 
     /// The options a host may set for a session (none unless [`ProviderSpec::with_options`]).
@@ -283,6 +299,39 @@ mod tests {
         assert_eq!(ALL.binary().map(|b| b.name), Some("all"));
         assert_eq!(ALL.cli_home_env(), Some("ALL_HOME"));
         assert_eq!(ALL.name(), "all");
+    }
+
+    #[test]
+    fn a_refusal_names_the_providers_reason() {
+        const REFUSING: ProviderSpec = ProviderSpec::new("refusing", DiscoveryProfile::default)
+            .session_text_in_file()
+            .refusing(&[(
+                Input::Subagents,
+                "its CLI reads them only once acknowledged",
+            )]);
+        let subject = Subject {
+            spec: &REFUSING,
+            sneaks_skills: false,
+        };
+        let request = SessionRequest {
+            agents: vec![crate::provider::NamedFile {
+                name: "a".into(),
+                content: "x".into(),
+            }],
+            commands: vec![crate::provider::NamedFile {
+                name: "c".into(),
+                content: "x".into(),
+            }],
+            ..SessionRequest::with_prompt("p")
+        };
+        let text = plan(&subject, &request).unwrap_err().to_string();
+        assert!(
+            text.contains("subagents (its CLI reads them only once acknowledged)"),
+            "{text}"
+        );
+        assert!(text.contains(", commands;"), "{text}");
+        assert_eq!(REFUSING.refusals().len(), 1);
+        assert!(WITHOUT.refusals().is_empty());
     }
 
     #[test]

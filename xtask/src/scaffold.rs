@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn names_are_validated() {
         let root = crate::workspace_root();
-        for good in ["gemini", "qwen-code", "x1", "a-b-c"] {
+        for good in ["acme", "qwen-code", "x1", "a-b-c"] {
             validate_name(&root, good).unwrap();
         }
         for bad in [
@@ -386,8 +386,10 @@ mod tests {
         ] {
             assert!(validate_name(&root, bad).is_err(), "{bad:?} accepted");
         }
-        let taken = validate_name(&root, "codex").unwrap_err().to_string();
-        assert!(taken.contains("already exists"), "{taken}");
+        for existing in ["codex", "gemini", "qwen"] {
+            let taken = validate_name(&root, existing).unwrap_err().to_string();
+            assert!(taken.contains("already exists"), "{taken}");
+        }
         assert!(
             validate_name(&root, "Bad")
                 .unwrap_err()

@@ -16,6 +16,8 @@ use projectfile_core::{
 };
 
 use crate::{Fixture, HolderProcess, Subject, Tree};
+use projectfile_core::mcp::SERVERS_KEY;
+use projectfile_core::patterns::HOOKS_KEY;
 
 /// Says on stderr that a check found nothing to check (the registry selects these checks by the
 /// provider's capabilities and plan, so this is a safety net).
@@ -46,11 +48,30 @@ fn merged_files(subject: &Subject) -> Vec<MergedJsonProjection> {
         .merged_json
 }
 
-/// The project's own file for a merged JSON path: one entry of its own, odd spacing, another
-/// top-level key, CRLF and no final newline, so only a byte-exact restore passes.
-fn project_file(key: &str) -> Vec<u8> {
-    format!("{{ \"{key}\" : {{ \"projects-own\": {{\"command\": \"own-server\"}} }},\r\n  \"other\": [1, 2] }}")
-        .into_bytes()
+/// The project's own file for a merged JSON path: under each key merged into it, one entry of its
+/// own; odd spacing, another top-level key, CRLF and no final newline, so only a byte-exact
+/// restore passes.
+fn project_file(keys: &[&str]) -> Vec<u8> {
+    let mut text = String::from("{ ");
+    for key in keys {
+        text.push_str(&format!(
+            "\"{key}\" : {{ \"projects-own\": {{\"command\": \"own-server\"}} }},\r\n  "
+        ));
+    }
+    text.push_str("\"other\": [1, 2] }");
+    text.into_bytes()
+}
+
+/// Each path the merged projections name once, with every key merged into it.
+fn files_and_keys(merged: &[MergedJsonProjection]) -> Vec<(&str, Vec<&str>)> {
+    let mut files: Vec<(&str, Vec<&str>)> = Vec::new();
+    for m in merged {
+        match files.iter_mut().find(|(path, _)| *path == m.path.as_str()) {
+            Some((_, keys)) => keys.push(m.key.as_str()),
+            None => files.push((m.path.as_str(), vec![m.key.as_str()])),
+        }
+    }
+    files
 }
 
 /// The provider's merged JSON files and a fixture holding the project's own file at each, or
@@ -65,8 +86,8 @@ fn with_project_files(
         return None;
     }
     let fx = Fixture::new();
-    for m in &merged {
-        fx.write(m.path.as_str(), &project_file(&m.key));
+    for (path, keys) in files_and_keys(&merged) {
+        fx.write(path, &project_file(&keys));
     }
     Some((merged, fx))
 }
@@ -92,9 +113,9 @@ pub fn merged_json_keeps_the_projects_entries(subject: &Subject) {
     }
     for with_project_file in [true, false] {
         let fx = Fixture::new();
-        for m in &merged {
+        for (path, keys) in files_and_keys(&merged) {
             if with_project_file {
-                fx.write(m.path.as_str(), &project_file(&m.key));
+                fx.write(path, &project_file(&keys));
             }
         }
         let before = Tree::capture(&fx.workspace);
@@ -150,7 +171,24 @@ pub fn merged_json_clash_is_refused(subject: &Subject) {
     };
     let mut session = subject.full_session("clash");
     let clashing: serde_json::Value = serde_json::json!({"projects-own": {"command": "ours"}});
-    session.mcp_servers = Some(clashing.clone());
+    // The clash comes in by the input the merged file takes: MCP servers, or hook events.
+    let merges = |key: &str| merged.iter().any(|m| m.key == key);
+    let clash_key = if merges(SERVERS_KEY) {
+        session.mcp_servers = Some(clashing.clone());
+        SERVERS_KEY
+    } else if merges(HOOKS_KEY)
+        && let Some(hooks) = session.hooks.as_mut()
+    {
+        hooks.config = serde_json::json!({ HOOKS_KEY: clashing.clone() });
+        HOOKS_KEY
+    } else {
+        skip(
+            subject,
+            "merged_json_clash_is_refused",
+            "the merged file takes neither MCP servers nor hooks",
+        );
+        return;
+    };
     let before = Tree::capture(&fx.workspace);
     let error = fx
         .acquire_session(subject, session.clone())
@@ -167,12 +205,12 @@ pub fn merged_json_clash_is_refused(subject: &Subject) {
         "a refused start wrote something"
     );
     fx.assert_no_ledger();
-    if !subject.provider.capabilities().mcp_replace {
+    if clash_key != SERVERS_KEY || !subject.provider.capabilities().mcp_replace {
         return;
     }
     session.mcp_mode = projectfile_core::McpMode::Replace;
     let receipt = fx.acquire_session(subject, session).unwrap();
-    for m in &merged {
+    for m in merged.iter().filter(|m| m.key == SERVERS_KEY) {
         let now = json_at(&fx, m.path.as_str());
         assert_eq!(
             now[&m.key], clashing,
@@ -310,7 +348,7 @@ fn named_paths(subject: &Subject) -> Vec<String> {
         session.agents = vec![session_agent()];
     }
     if caps.commands {
-        session.commands = vec![session_command()];
+        session.commands = vec![subject.command()];
     }
     let plan = fx.plan_session(subject, &session);
     let mut paths: Vec<String> = plan
@@ -357,13 +395,13 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
         session.agents = vec![session_agent()];
     }
     if caps.commands {
-        session.commands = vec![session_command()];
+        session.commands = vec![subject.command()];
     }
     let a = fx.acquire_session(subject, session.clone()).unwrap();
     for path in &paths {
         let text = String::from_utf8(fx.read(path).unwrap()).unwrap();
         assert!(
-            text.starts_with("---\n"),
+            !path.ends_with(".md") || text.starts_with("---\n"),
             "{path}: the frontmatter must stay first: {text}"
         );
         assert!(
@@ -380,7 +418,8 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
     }
     let mut again = session.clone();
     for file in again.agents.iter_mut().chain(again.commands.iter_mut()) {
-        file.content.push_str("Second session.\n");
+        // A comment in TOML, a heading in Markdown: every command format stays readable.
+        file.content.push_str("# Second session.\n");
     }
     let b = fx.acquire_session(subject, again).unwrap();
     for path in &paths {

@@ -3,7 +3,6 @@
 
 use crate::Subject;
 use crate::fixture::Fixture;
-use crate::full_session;
 use crate::tree::Tree;
 use projectfile_core::Error;
 use projectfile_provider::ProviderExt;
@@ -13,7 +12,7 @@ use projectfile_provider::{Capabilities, SessionRequest, SkillInput};
 /// anything is projected; inputs they accept go through.
 pub fn unsupported_inputs_are_refused(subject: &Subject) {
     let caps = subject.provider.capabilities();
-    let full = full_session(
+    let full = subject.session_for(
         &Capabilities {
             mcp: true,
             hooks: true,

@@ -103,10 +103,17 @@ pub fn check_resolver(fs: &MemoryFs, knobs: [u8; 3]) -> Result<(), String> {
         imports: true,
         user_files: vec![".claude/CLAUDE.md".into()],
         extra_files: vec![".cursor/rules/*.mdc".into(), ".cursorrules".into()],
-        walk: if bit(1) {
-            Walk::CwdUpToFsRoot
+        walk: match (bit(1), bit(7)) {
+            (_, true) => Walk::AboveRootToCwd,
+            (true, false) => Walk::CwdUpToFsRoot,
+            (false, false) => Walk::RootToCwd,
+        },
+        names_across_walk: bit(7),
+        lossy_utf8: bit(7),
+        marked_root_files: if bit(7) {
+            vec![".qwen/QWEN.local.md".into()]
         } else {
-            Walk::RootToCwd
+            Vec::new()
         },
         include_subtree: bit(2),
         strip_html_comments: bit(3),

@@ -375,6 +375,13 @@ struct ProfileRules {
     verbatim: bool,
     /// User-scope sources are not charged to the budget.
     budget_excludes_user: bool,
+    /// Files that are not UTF-8 are read with replacement characters instead of dropped.
+    lossy_utf8: bool,
+    /// Each directory is read once per name (`names_across_walk`).
+    names_across_walk: bool,
+    /// `(root, files)`: the profile's `marked_root_files`, read at the root its markers found
+    /// (none when no marker was found), before the extra files.
+    marked_root: Option<(String, Vec<String>)>,
 }
 
 impl Plan {
@@ -459,45 +466,28 @@ impl Plan {
         };
         // Without a marker, Codex reads only the working directory; extras hang off it too.
         let root = marker_root.clone().unwrap_or_else(|| working_dir.clone());
-        let dirs = match profile.walk {
-            Walk::RootToCwd => match &marker_root {
-                Some(root) => paths::chain(root, &working_dir),
-                None => vec![working_dir.clone()],
-            },
-            Walk::CwdUpToFsRoot => {
-                let mut dirs = paths::ancestors(&working_dir);
-                dirs.push(working_dir.clone());
-                dirs
+        let dirs = walked_dirs(profile.walk, marker_root.as_deref(), &working_dir, home);
+        let user_scope = request.include_user_scope && !home.is_empty();
+        let groups = if profile.names_across_walk {
+            name_major_groups(profile, &dirs, &workspace, user_scope.then_some(norm(home)))
+        } else {
+            let mut groups = Vec::new();
+            if user_scope && !profile.user_files.is_empty() {
+                groups.push(Group {
+                    dir: norm(home).to_string(),
+                    scope: GuidanceScope::User,
+                    depth: -1,
+                    tree: norm(home).to_string(),
+                    names: Some(NameRule {
+                        names: profile.user_files.clone(),
+                        first_wins: profile.first_wins,
+                        exclusive: profile.exclusive_if_present.clone(),
+                    }),
+                });
             }
+            groups.extend(dirs.into_iter().map(|dir| walked(dir, &workspace, None)));
+            groups
         };
-        let mut groups = Vec::new();
-        if request.include_user_scope && !home.is_empty() && !profile.user_files.is_empty() {
-            groups.push(Group {
-                dir: norm(home).to_string(),
-                scope: GuidanceScope::User,
-                depth: -1,
-                tree: norm(home).to_string(),
-                names: Some(NameRule {
-                    names: profile.user_files.clone(),
-                    first_wins: profile.first_wins,
-                    exclusive: profile.exclusive_if_present.clone(),
-                }),
-            });
-        }
-        for dir in dirs {
-            let (scope, depth, tree) = if paths::within(&dir, &workspace) {
-                (GuidanceScope::Workspace, 0, workspace.clone())
-            } else {
-                (GuidanceScope::Ancestor, -1, dir.clone())
-            };
-            groups.push(Group {
-                dir,
-                scope,
-                depth,
-                tree,
-                names: None,
-            });
-        }
         let home_dir = (!home.is_empty()).then(|| norm(home).to_string());
         let pack_root = if profile.extra_files_at_working_dir {
             working_dir.clone()
@@ -518,6 +508,11 @@ impl Plan {
             path_rules_on_demand: profile.on_demand_path_rules,
             verbatim: profile.verbatim,
             budget_excludes_user: profile.budget_excludes_user,
+            lossy_utf8: profile.lossy_utf8,
+            names_across_walk: profile.names_across_walk,
+            marked_root: marker_root
+                .filter(|_| !profile.marked_root_files.is_empty())
+                .map(|root| (root, profile.marked_root_files.clone())),
         };
         let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
         let subtree = scan_subtree.then(|| Subtree {
@@ -555,6 +550,102 @@ impl Plan {
     }
 }
 
+/// The directories `walk` reads, broadest first: `marker_root` is the root the profile's markers
+/// found, `home` the home directory (empty when unknown).
+fn walked_dirs(
+    walk: Walk,
+    marker_root: Option<&str>,
+    working_dir: &str,
+    home: &str,
+) -> Vec<String> {
+    let from_the_top = || {
+        let mut dirs = paths::ancestors(working_dir);
+        dirs.push(working_dir.to_string());
+        dirs
+    };
+    match walk {
+        Walk::RootToCwd => match marker_root {
+            Some(root) => paths::chain(root, working_dir),
+            None => vec![working_dir.to_string()],
+        },
+        Walk::CwdUpToFsRoot => from_the_top(),
+        Walk::AboveRootToCwd => {
+            let top = match marker_root {
+                Some(root) => parent(root).or(Some(root)),
+                None => parent(norm(home))
+                    .filter(|top| !home.is_empty() && paths::within(working_dir, top)),
+            };
+            match top {
+                Some(top) => paths::chain(top, working_dir),
+                None => from_the_top(),
+            }
+        }
+    }
+}
+
+/// A walked directory as a candidate: scope `workspace` inside the workspace, `ancestor` above
+/// it; `names`: `None` for the plan's per-directory rule.
+fn walked(dir: String, workspace: &str, names: Option<NameRule>) -> Group {
+    let (scope, depth, tree) = if paths::within(&dir, workspace) {
+        (GuidanceScope::Workspace, 0, workspace.to_string())
+    } else {
+        (GuidanceScope::Ancestor, -1, dir.clone())
+    };
+    Group {
+        dir,
+        scope,
+        depth,
+        tree,
+        names,
+    }
+}
+
+/// For `names_across_walk`: each name of `per_directory` across every walked directory, the user
+/// file of that name first; user files of no walked name come before everything.
+fn name_major_groups(
+    profile: &DiscoveryProfile,
+    dirs: &[String],
+    workspace: &str,
+    home: Option<&str>,
+) -> Vec<Group> {
+    let user = |rel: &String| Group {
+        dir: home.unwrap_or_default().to_string(),
+        scope: GuidanceScope::User,
+        depth: -1,
+        tree: home.unwrap_or_default().to_string(),
+        names: Some(NameRule::all(vec![rel.clone()])),
+    };
+    let file_name = |rel: &str| rel.rsplit('/').next().unwrap_or(rel).to_string();
+    let user_files: &[String] = if home.is_some() {
+        &profile.user_files
+    } else {
+        &[]
+    };
+    let mut groups: Vec<Group> = user_files
+        .iter()
+        .filter(|rel| {
+            !profile
+                .per_directory
+                .iter()
+                .any(|n| file_name(n) == file_name(rel))
+        })
+        .map(user)
+        .collect();
+    for name in &profile.per_directory {
+        groups.extend(
+            user_files
+                .iter()
+                .filter(|rel| file_name(rel) == file_name(name))
+                .map(user),
+        );
+        for dir in dirs {
+            let names = NameRule::all(vec![name.clone()]);
+            groups.push(walked(dir.clone(), workspace, Some(names)));
+        }
+    }
+    groups
+}
+
 /// For `exclusive_across_walk`: each skipped name with the first file (in walk order) whose
 /// presence shadows it. Only the walked directories count, never the home directory.
 fn walk_shadows(
@@ -572,7 +663,7 @@ fn walk_shadows(
                 continue;
             }
             let path = join(&group.dir, present);
-            if read(fs, &path).is_present() {
+            if read(fs, &path, false).is_present() {
                 shadows.push((skipped.clone(), path));
             }
         }
@@ -638,26 +729,37 @@ impl Loaded {
 }
 
 /// Reads `path` when it stays inside `tree` (see [`Confinement`]).
-fn load(fs: &dyn GuidanceFs, confine: &Confinement<'_>, path: &str, tree: &str) -> Loaded {
+/// With `lossy`, a file that is not UTF-8 is read with replacement characters (see
+/// [`DiscoveryProfile::lossy_utf8`]).
+fn load(
+    fs: &dyn GuidanceFs,
+    confine: &Confinement<'_>,
+    path: &str,
+    tree: &str,
+    lossy: bool,
+) -> Loaded {
     match confine.place(path, tree) {
-        Placement::Inside => read(fs, path),
+        Placement::Inside => read(fs, path, lossy),
         Placement::Outside { real } => Loaded::OutsideTree(real),
         Placement::Absent => Loaded::Absent,
         Placement::Unknown => Loaded::Unreadable,
     }
 }
 
-fn read(fs: &dyn GuidanceFs, path: &str) -> Loaded {
+fn read(fs: &dyn GuidanceFs, path: &str, lossy: bool) -> Loaded {
     match fs.read_capped(Path::new(path), MAX_SINGLE_FILE_BYTES) {
-        Ok(CappedRead::Complete(bytes)) => match String::from_utf8(bytes) {
-            Ok(mut text) => {
-                if text.starts_with('\u{feff}') {
-                    text.replace_range(..'\u{feff}'.len_utf8(), "");
-                }
-                Loaded::Text(text)
+        Ok(CappedRead::Complete(bytes)) => {
+            let decoded = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(err) if lossy => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+                Err(err) => return Loaded::NotUtf8(err.as_bytes().len() as u64),
+            };
+            let mut text = decoded;
+            if text.starts_with('\u{feff}') {
+                text.replace_range(..'\u{feff}'.len_utf8(), "");
             }
-            Err(err) => Loaded::NotUtf8(err.as_bytes().len() as u64),
-        },
+            Loaded::Text(text)
+        }
         Ok(CappedRead::TooLarge { len }) => Loaded::TooLarge(len),
         Err(err)
             if matches!(
@@ -764,7 +866,14 @@ impl<'a> Engine<'a> {
             };
             self.visit(site, rule, None);
         }
-        let mut dirs_scanned = groups.len() as u64;
+        // A directory read once per name (`names_across_walk`) is still one directory.
+        let mut dirs_scanned = if self.plan.rules.names_across_walk {
+            let distinct: HashSet<(&str, GuidanceScope)> =
+                groups.iter().map(|g| (g.dir.as_str(), g.scope)).collect();
+            distinct.len() as u64
+        } else {
+            groups.len() as u64
+        };
         if let Some(subtree) = self.plan.subtree.take() {
             dirs_scanned += self.walk(&subtree, &dir_rule) as u64;
         }
@@ -772,7 +881,7 @@ impl<'a> Engine<'a> {
             if !self.seen_paths.insert(full.clone()) {
                 continue;
             }
-            let loaded = load(self.fs, self.confine, &full, &tree);
+            let loaded = self.load(&full, &tree);
             if self.plan.rules.path_rules_on_demand
                 && let Loaded::Text(text) = &loaded
                 && has_paths_front_matter(text)
@@ -808,11 +917,11 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let home = self.plan.home.clone().unwrap_or_default();
-            let loaded = load(self.fs, self.confine, &user, &home);
+            let loaded = self.load(&user, &home);
             if !loaded.is_present() {
                 continue;
             }
-            if read(self.fs, &extra).is_present() {
+            if read(self.fs, &extra, false).is_present() {
                 self.shadow(&user, &extra, loaded.size());
                 continue;
             }
@@ -890,13 +999,14 @@ impl<'a> Engine<'a> {
     /// Reads the names of `rule` in the site's directory and accepts each chosen file.
     fn visit(&mut self, site: Site<'_>, rule: &NameRule, listing: Option<&[String]>) {
         let (fs, confine, dir, tree) = (self.fs, self.confine, site.dir, site.tree);
+        let lossy = self.plan.rules.lossy_utf8;
         let names = &rule.names;
         let mut memo: Vec<Option<Loaded>> = Vec::new();
         memo.resize_with(names.len(), || None);
         let fetch = |slot: &mut Option<Loaded>, name: &str| -> bool {
             if slot.is_none() {
                 *slot = Some(if maybe_present(name, listing) {
-                    load(fs, confine, &join(dir, name), tree)
+                    load(fs, confine, &join(dir, name), tree, lossy)
                 } else {
                     Loaded::Absent
                 });
@@ -920,7 +1030,7 @@ impl<'a> Engine<'a> {
                 Some(index) => fetch(&mut memo[index], present),
                 None => {
                     maybe_present(present, listing)
-                        && load(fs, confine, &join(dir, present), tree).is_present()
+                        && load(fs, confine, &join(dir, present), tree, false).is_present()
                 }
             };
             if is_present {
@@ -954,7 +1064,7 @@ impl<'a> Engine<'a> {
             }
             let loaded = memo[index]
                 .take()
-                .unwrap_or_else(|| load(fs, confine, &full, tree));
+                .unwrap_or_else(|| load(fs, confine, &full, tree, lossy));
             if !loaded.is_present() {
                 continue;
             }
@@ -966,6 +1076,17 @@ impl<'a> Engine<'a> {
                 self.accept(&full, loaded, site, Kind::Directory);
             }
         }
+    }
+
+    /// Reads `path` inside `tree` as the profile reads (see [`load`]).
+    fn load(&self, path: &str, tree: &str) -> Loaded {
+        load(
+            self.fs,
+            self.confine,
+            path,
+            tree,
+            self.plan.rules.lossy_utf8,
+        )
     }
 
     /// Records that `path` is not read because `by` takes its place.
@@ -1151,7 +1272,7 @@ impl<'a> Engine<'a> {
         chain: &Chain<'_>,
         pieces: &mut Vec<SessionPiece>,
     ) -> Option<String> {
-        match load(self.fs, self.confine, path, chain.tree) {
+        match self.load(path, chain.tree) {
             Loaded::Absent => None,
             Loaded::OutsideTree(real) => {
                 self.note_outside(path, real, chain.files.last().map(String::as_str));
@@ -1252,6 +1373,9 @@ impl<'a> Engine<'a> {
     fn pack_paths(&self) -> Vec<(String, String)> {
         let root = &self.plan.pack_root;
         let mut out = Vec::new();
+        if let Some((marked, files)) = &self.plan.rules.marked_root {
+            out.extend(files.iter().map(|rel| (join(marked, rel), marked.clone())));
+        }
         for rel in &self.plan.packs {
             let tree = if rel.starts_with('/') { "/" } else { root };
             if rel.contains('*') {

@@ -128,13 +128,41 @@ pub fn merged_content(
     Ok(content)
 }
 
-/// The plan's merged JSON files turned into owned files, appended to its owned files.
+/// The plan's merged JSON files turned into owned files, appended to its owned files. Several
+/// projections of one file (Gemini CLI's `.gemini/settings.json` takes both `mcpServers` and
+/// `hooks`) become one owned file: each merges into what the one before it made, in plan order.
 pub(crate) fn into_owned(root: &Root, ledger: &Ledger, plan: &mut crate::plan::Plan) -> Result<()> {
+    let mut files: Vec<OwnedFileProjection> = Vec::new();
     for merged in std::mem::take(&mut plan.merged_json) {
-        let owned = resolve(root, ledger, &merged)?;
-        plan.owned_files.push(owned);
+        match files.iter_mut().find(|owned| owned.path == merged.path) {
+            Some(owned) => {
+                let shown = root.display_path(&merged.path).display().to_string();
+                owned.content = merge_again(&owned.content, merged, &shown)?;
+            }
+            None => files.push(resolve(root, ledger, &merged)?),
+        }
     }
+    plan.owned_files.extend(files);
     Ok(())
+}
+
+/// `content` (what the projections before `merged` made of the file) with `merged`'s entries
+/// added under its key; its `replace` empties that key only, the other projections' keys stay.
+fn merge_again(content: &str, merged: MergedJsonProjection, shown: &str) -> Result<String> {
+    let mut previous: Value = serde_json::from_str(content)
+        .map_err(|e| Error::invalid(shown, format!("cannot be merged again: {e}")))?;
+    if merged.replace
+        && let Some(object) = previous.as_object_mut()
+    {
+        object.remove(&merged.key);
+    }
+    let bytes = serde_json::to_vec(&previous)
+        .map_err(|e| Error::invalid(shown, format!("cannot be serialized: {e}")))?;
+    let merged = MergedJsonProjection {
+        replace: false,
+        ..merged
+    };
+    merged_content(Some(&bytes), &merged, shown)
 }
 
 /// The plan's merged JSON files as the owned files a first start would write into `root` (no
@@ -149,7 +177,7 @@ pub fn resolve_for_first_start(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::disallowed_methods)] // the test plays the project, writing its file
 mod tests {
     use super::*;
 
@@ -170,5 +198,56 @@ mod tests {
         let (rest, entries) = project_object(b"{\"other\": 1}", "mcpServers", "f").unwrap();
         assert!(entries.is_empty());
         assert_eq!(rest.get("other"), Some(&Value::from(1)));
+    }
+
+    fn projection(key: &str, name: &str, replace: bool) -> MergedJsonProjection {
+        let mut entries = Map::new();
+        entries.insert(name.to_string(), serde_json::json!({"session": true}));
+        MergedJsonProjection {
+            path: RelPath::new(".x/settings.json").unwrap(),
+            key: key.to_string(),
+            entries,
+            replace,
+            role: crate::plan::OwnedRole::McpConfig,
+        }
+    }
+
+    #[test]
+    fn projections_of_one_file_become_one_owned_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".x")).unwrap();
+        std::fs::write(
+            dir.path().join(".x/settings.json"),
+            br#"{"other": 1, "mcpServers": {"own": {}}, "hooks": {"Own": []}}"#,
+        )
+        .unwrap();
+        let mut plan = crate::plan::Plan {
+            merged_json: vec![
+                projection("mcpServers", "docs", false),
+                projection("hooks", "SessionStart", false),
+            ],
+            ..crate::plan::Plan::default()
+        };
+        resolve_for_first_start(dir.path(), &mut plan).unwrap();
+        assert!(plan.merged_json.is_empty());
+        assert_eq!(plan.owned_files.len(), 1, "{plan:?}");
+        let value: Value = serde_json::from_str(&plan.owned_files[0].content).unwrap();
+        assert_eq!(value["other"], Value::from(1));
+        assert!(value["mcpServers"]["own"].is_object() && value["mcpServers"]["docs"].is_object());
+        assert!(value["hooks"]["Own"].is_array() && value["hooks"]["SessionStart"].is_object());
+
+        // A later projection's replace empties its own key only.
+        let mut plan = crate::plan::Plan {
+            merged_json: vec![
+                projection("mcpServers", "docs", false),
+                projection("hooks", "SessionStart", true),
+            ],
+            ..crate::plan::Plan::default()
+        };
+        resolve_for_first_start(dir.path(), &mut plan).unwrap();
+        let value: Value = serde_json::from_str(&plan.owned_files[0].content).unwrap();
+        assert!(value["mcpServers"]["own"].is_object(), "{value}");
+        assert!(value["hooks"].get("Own").is_none(), "{value}");
+        assert!(value["hooks"]["SessionStart"].is_object());
     }
 }

@@ -407,9 +407,11 @@ impl Projector {
     /// Refuses a request the provider cannot take, a malformed MCP server map (whatever route the
     /// provider takes it by), or a prompt carrying our marker lines.
     fn check_request(&self, provider: &dyn Provider, request: &AcquireRequest) -> Result<()> {
-        request
-            .session
-            .check_supported(provider.name(), &provider.capabilities())?;
+        request.session.check_supported(
+            provider.name(),
+            &provider.capabilities(),
+            provider.spec().refusals(),
+        )?;
         request
             .session
             .check_options(provider.name(), &provider.options())?;

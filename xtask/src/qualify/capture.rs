@@ -15,7 +15,10 @@
 //! |---|---|
 //! | `POST …/messages` (Anthropic Messages; Claude Code, `?beta=true` allowed) | a one-word assistant message, as server-sent events when `"stream": true`, else JSON |
 //! | `POST …/responses` (OpenAI Responses; Codex, Pi) | `response.created`, `response.output_item.done`, `response.completed` as server-sent events |
-//! | `POST …/chat/completions` (OpenAI Chat Completions) | one chunk and `[DONE]` |
+//! | `POST …/chat/completions` (OpenAI Chat Completions; Qwen Code) | one chunk and `[DONE]` |
+//! | `POST …/models/<model>:streamGenerateContent` (Gemini API, `?alt=sse`; Gemini CLI) | one `GenerateContentResponse` chunk, finish reason `STOP`, as server-sent events |
+//! | `POST …/models/<model>:generateContent` (Gemini API) | one `GenerateContentResponse` as JSON |
+//! | `POST …/models/<model>:countTokens` (Gemini API) | `{"totalTokens": 1}` |
 //! | `CONNECT` (a CLI trying to leave through the proxy the qualification sets) | 403, counted as stray |
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -126,10 +129,27 @@ enum Api {
     AnthropicMessages,
     OpenAiResponses,
     ChatCompletions,
+    GeminiStream,
+    GeminiGenerate,
+    GeminiCountTokens,
 }
 
 fn api_of(path: &str) -> Option<Api> {
     let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+    // The Gemini API names the method after the model: `/v1beta/models/<model>:<method>`.
+    let gemini_method = path
+        .rsplit_once('/')
+        .filter(|(dir, _)| dir.ends_with("/models"))
+        .and_then(|(_, last)| last.rsplit_once(':'))
+        .map(|(_, method)| method);
+    if let Some(method) = gemini_method {
+        return match method {
+            "streamGenerateContent" => Some(Api::GeminiStream),
+            "generateContent" => Some(Api::GeminiGenerate),
+            "countTokens" => Some(Api::GeminiCountTokens),
+            _ => None,
+        };
+    }
     if path.ends_with("/messages") {
         Some(Api::AnthropicMessages)
     } else if path.ends_with("/responses") {
@@ -160,6 +180,14 @@ fn answer(request: &Captured) -> Answer {
             content_type: "text/event-stream",
             body: format!("data: {}\n\ndata: [DONE]\n\n", chat_chunk(&model)).into_bytes(),
         },
+        // The Gemini API ends each server-sent event with CRLF CRLF.
+        ("POST", Some(Api::GeminiStream)) => Answer {
+            status: 200,
+            content_type: "text/event-stream",
+            body: format!("data: {}\r\n\r\n", gemini_response()).into_bytes(),
+        },
+        ("POST", Some(Api::GeminiGenerate)) => json_answer(&gemini_response()),
+        ("POST", Some(Api::GeminiCountTokens)) => json_answer(&json!({"totalTokens": 1})),
         ("CONNECT", _) => Answer {
             status: 403,
             content_type: "text/plain",
@@ -279,6 +307,19 @@ fn chat_chunk(model: &str) -> Value {
     })
 }
 
+/// A whole `GenerateContentResponse`: one candidate saying [`REPLY`], finished.
+fn gemini_response() -> Value {
+    json!({
+        "candidates": [{
+            "content": {"role": "model", "parts": [{"text": REPLY}]},
+            "finishReason": "STOP",
+            "index": 0
+        }],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+        "modelVersion": "qualify"
+    })
+}
+
 /// The `--quick` self-test: a fake client speaks each API (and a chunked upload, and a stray
 /// `CONNECT`) to a fresh endpoint over real TCP; every request must be recorded whole and every
 /// answer must end the way the API ends. Returns one `(check, passed)` per exchange.
@@ -321,6 +362,27 @@ pub fn self_test() -> Result<Vec<(String, bool)>> {
             body(true),
             false,
             "data: [DONE]",
+        ),
+        (
+            "gemini streamGenerateContent, sse",
+            "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+            body(true),
+            false,
+            "\"finishReason\":\"STOP\"",
+        ),
+        (
+            "gemini generateContent, json",
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            body(false),
+            true,
+            "\"finishReason\":\"STOP\"",
+        ),
+        (
+            "gemini countTokens",
+            "/v1beta/models/gemini-2.5-flash:countTokens",
+            body(false),
+            false,
+            "\"totalTokens\":1",
         ),
     ];
     let mut results = Vec::new();
@@ -393,7 +455,7 @@ mod tests {
     #[test]
     fn the_endpoint_records_and_answers_every_api() -> Result<()> {
         let results = self_test()?;
-        assert_eq!(results.len(), 6, "{results:?}");
+        assert_eq!(results.len(), 9, "{results:?}");
         for (name, passed) in results {
             assert!(passed, "{name}");
         }
@@ -412,5 +474,19 @@ mod tests {
             Some(Api::ChatCompletions)
         );
         assert_eq!(api_of("/v1/models"), None);
+        assert_eq!(
+            api_of("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"),
+            Some(Api::GeminiStream)
+        );
+        assert_eq!(
+            api_of("/v1beta/models/m:generateContent"),
+            Some(Api::GeminiGenerate)
+        );
+        assert_eq!(
+            api_of("/v1beta/models/m:countTokens"),
+            Some(Api::GeminiCountTokens)
+        );
+        assert_eq!(api_of("/v1beta/models/m:embedContent"), None);
+        assert_eq!(api_of("/v1beta/tunedModels/m:generateContent"), None);
     }
 }

@@ -3,7 +3,10 @@
 //!
 //! Installs run with `--ignore-scripts`: no package's install script runs. Claude Code's script
 //! only copies its platform binary over a placeholder, so the binary is taken from the platform
-//! package directly; Codex's and Pi's entry points are Node scripts run with the system `node`.
+//! package directly; Codex's, Pi's, Gemini CLI's (`bundle/gemini.js`) and Qwen Code's
+//! (`cli-entry.js`) entry points are Node scripts run with the system `node`. Gemini CLI and Qwen
+//! Code run that way (measured with 0.61.0 and 0.24.4); only Qwen Code's bundled ripgrep is left
+//! without its executable bit, and it falls back to its own search.
 //! Without the registry, a version already in the cache is used and a missing one is reported
 //! "not installed" with npm's reason, never guessed.
 
@@ -20,6 +23,8 @@ pub enum Cli {
     Claude,
     Codex,
     Pi,
+    Gemini,
+    Qwen,
 }
 
 impl Cli {
@@ -29,6 +34,8 @@ impl Cli {
             Cli::Claude => "claude",
             Cli::Codex => "codex",
             Cli::Pi => "pi",
+            Cli::Gemini => "gemini",
+            Cli::Qwen => "qwen",
         }
     }
 
@@ -38,6 +45,8 @@ impl Cli {
             Cli::Claude => "@anthropic-ai/claude-code",
             Cli::Codex => "@openai/codex",
             Cli::Pi => "@mariozechner/pi-coding-agent",
+            Cli::Gemini => "@google/gemini-cli",
+            Cli::Qwen => "@qwen-code/qwen-code",
         }
     }
 
@@ -58,7 +67,7 @@ pub enum Pin {
 
 /// The versions qualified, in table order: Claude Code below the AGENTS.md gate (2.1.233), on
 /// either side of the measured gate (2.1.280, 2.1.281), at the route gate (2.1.284) and the
-/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1.
+/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1; Gemini CLI 0.61.0; Qwen Code 0.24.4.
 pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Claude, Pin::Exact("2.1.233")),
     (Cli::Claude, Pin::Exact("2.1.280")),
@@ -67,6 +76,8 @@ pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Claude, Pin::NewestOf("2.1.")),
     (Cli::Codex, Pin::Exact("0.171.0")),
     (Cli::Pi, Pin::Exact("0.73.1")),
+    (Cli::Gemini, Pin::Exact("0.61.0")),
+    (Cli::Qwen, Pin::Exact("0.24.4")),
 ];
 
 /// A CLI ready to run.
@@ -163,14 +174,10 @@ fn entry_point(cli: Cli, dir: &Path) -> Result<Vec<String>> {
             let binary = modules.join(format!("@anthropic-ai/claude-code-linux-{arch}/claude"));
             binary.is_file().then(|| vec![text(binary)])
         }
-        Cli::Codex => {
-            let script = modules.join("@openai/codex/bin/codex.js");
-            script.is_file().then(|| vec!["node".into(), text(script)])
-        }
-        Cli::Pi => {
-            let script = modules.join("@mariozechner/pi-coding-agent/dist/cli.js");
-            script.is_file().then(|| vec!["node".into(), text(script)])
-        }
+        Cli::Codex => node_script(&modules, "@openai/codex/bin/codex.js"),
+        Cli::Pi => node_script(&modules, "@mariozechner/pi-coding-agent/dist/cli.js"),
+        Cli::Gemini => node_script(&modules, "@google/gemini-cli/bundle/gemini.js"),
+        Cli::Qwen => node_script(&modules, "@qwen-code/qwen-code/cli-entry.js"),
     };
     found.with_context(|| {
         format!(
@@ -178,6 +185,14 @@ fn entry_point(cli: Cli, dir: &Path) -> Result<Vec<String>> {
             dir.display()
         )
     })
+}
+
+/// `node <script>` for a Node entry point under `modules`, when it is installed.
+fn node_script(modules: &Path, script: &str) -> Option<Vec<String>> {
+    let script = modules.join(script);
+    script
+        .is_file()
+        .then(|| vec!["node".into(), script.to_string_lossy().into_owned()])
 }
 
 fn npm_install(dir: &Path, package: &str, version: &str) -> Result<()> {

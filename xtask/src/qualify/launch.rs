@@ -15,6 +15,17 @@
 //! - **Pi**: a provider `qualify` in `$HOME/.pi/agent/models.json` (`api: openai-responses`,
 //!   `baseUrl` the endpoint); `PI_OFFLINE`, `PI_SKIP_VERSION_CHECK` and `PI_TELEMETRY=0` switch off
 //!   its startup requests; `-p --no-session` runs one turn.
+//! - **Gemini CLI**: `GOOGLE_GEMINI_BASE_URL` (the Gemini API root) and `GEMINI_API_KEY` (a dummy),
+//!   with `security.auth.selectedType = "gemini-api-key"` in `$HOME/.gemini/settings.json` (without
+//!   it the CLI refuses to start: "Invalid auth method selected") and
+//!   `privacy.usageStatisticsEnabled = false` (else it tries `play.googleapis.com`);
+//!   `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace (an untrusted one stops `-p` with exit
+//!   55 and hides every project file); `-m gemini-2.5-flash -p` runs one turn. It talks the
+//!   Gemini API (`:streamGenerateContent?alt=sse`).
+//! - **Qwen Code**: `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` (chat completions);
+//!   `$HOME/.qwen/settings.json` sets `privacy.usageStatisticsEnabled = false` (else it tries an
+//!   `aliyuncs.com` host) and turns managed auto-memory off (else a second, background model
+//!   request follows the turn); `-p` runs one turn.
 //!
 //! Every CLI also gets `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` pointing at the endpoint (which
 //! refuses and records any `CONNECT`) and `NO_PROXY` for loopback, so nothing a CLI might still
@@ -104,8 +115,13 @@ impl Outcome {
 
 /// The CLI's own arguments for one non-interactive turn against the endpoint.
 pub fn cli_args(cli: Cli, capture: &Capture) -> Vec<String> {
+    turn_args(cli, capture, USER_TURN)
+}
+
+/// [`cli_args`] with another user turn (a slash command, say).
+pub fn turn_args(cli: Cli, capture: &Capture, turn: &str) -> Vec<String> {
     match cli {
-        Cli::Claude => vec!["-p".into(), USER_TURN.into()],
+        Cli::Claude => vec!["-p".into(), turn.into()],
         Cli::Codex => vec![
             "exec".into(),
             "--skip-git-repo-check".into(),
@@ -118,7 +134,7 @@ pub fn cli_args(cli: Cli, capture: &Capture) -> Vec<String> {
             "model_provider=qualify".into(),
             "-c".into(),
             "model=qualify-model".into(),
-            USER_TURN.into(),
+            turn.into(),
         ],
         Cli::Pi => vec![
             "-p".into(),
@@ -127,8 +143,15 @@ pub fn cli_args(cli: Cli, capture: &Capture) -> Vec<String> {
             "--model".into(),
             "qualify-model".into(),
             "--no-session".into(),
-            USER_TURN.into(),
+            turn.into(),
         ],
+        Cli::Gemini => vec![
+            "-m".into(),
+            "gemini-2.5-flash".into(),
+            "-p".into(),
+            turn.into(),
+        ],
+        Cli::Qwen => vec!["-p".into(), turn.into()],
     }
 }
 
@@ -145,6 +168,28 @@ pub fn prepare_home(cli: Cli, home: &Path, capture: &Capture) -> Result<()> {
             "models": [{"id": "qualify-model"}]
         }}});
         std::fs::write(agent.join("models.json"), models.to_string())?;
+    }
+    let settings = match cli {
+        Cli::Gemini => Some((
+            ".gemini",
+            serde_json::json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": false}
+            }),
+        )),
+        Cli::Qwen => Some((
+            ".qwen",
+            serde_json::json!({
+                "privacy": {"usageStatisticsEnabled": false},
+                "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+                "general": {"enableAutoUpdate": false}
+            }),
+        )),
+        _ => None,
+    };
+    if let Some((dir, value)) = settings {
+        std::fs::create_dir_all(home.join(dir))?;
+        std::fs::write(home.join(dir).join("settings.json"), value.to_string())?;
     }
     Ok(())
 }
@@ -187,6 +232,16 @@ pub fn environment(installed: &Installed, home: &Path, capture: &Capture) -> Vec
             ("PI_OFFLINE", "1".into()),
             ("PI_SKIP_VERSION_CHECK", "1".into()),
             ("PI_TELEMETRY", "0".into()),
+        ],
+        Cli::Gemini => &[
+            ("GOOGLE_GEMINI_BASE_URL", base.clone()),
+            ("GEMINI_API_KEY", "qualify-not-a-key".into()),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+        ],
+        Cli::Qwen => &[
+            ("OPENAI_BASE_URL", format!("{base}/v1")),
+            ("OPENAI_API_KEY", "qualify-not-a-key".into()),
+            ("OPENAI_MODEL", "qualify-model".into()),
         ],
     };
     env.extend(own.iter().map(|(k, v)| (k.to_string(), v.clone())));

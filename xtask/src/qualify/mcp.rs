@@ -1,7 +1,10 @@
 //! The MCP route check: a session's MCP server reaches the CLI's tool list. A tiny stdio MCP
 //! server ([`PROBE_SERVER`], a Node script: the CLIs run on Node, so it is always there) exposes one
 //! tool with a unique name; the session brings it with `projectfile acquire --mcp-config` (Claude:
-//! a private `--mcp-config=<file>`; Codex: `-c mcp_servers.<name>=…` overrides), the CLI runs one
+//! a private `--mcp-config=<file>`; Codex: `-c mcp_servers.<name>=…` overrides; Gemini CLI: merged
+//! into the project's `.gemini/settings.json` with `"trust": true`; Qwen Code: a private
+//! `--mcp-config=<file>`, its tools deferred behind `tool_search` but named in the request), the
+//! CLI runs one
 //! turn against the capture endpoint, and the tool's name is looked for in the model request it
 //! sent (the tool list). The negative control runs the same CLI with no session: the name must be
 //! absent.
@@ -76,7 +79,7 @@ pub fn write_probe(dir: &Path, tool: &str) -> Result<PathBuf> {
     Ok(map)
 }
 
-/// The MCP checks for Claude Code and Codex (Pi has no MCP): through `acquire` and a launch with
+/// The MCP checks for Claude Code, Codex, Gemini CLI and Qwen Code (Pi has no MCP): through `acquire` and a launch with
 /// the receipt's arguments and env, as a host does; and through `projectfile run`, with no
 /// `ENABLE_TOOL_SEARCH` in the caller's environment (the receipt's `env` must bring what the CLI
 /// needs).
@@ -151,7 +154,8 @@ fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow
     routes::release(bench, &s, &session.token, &session.env)?;
     let control = bench.control(cli, shape, &tool)?;
     let route = match cli.cli {
-        Cli::Claude => "mcp: private --mcp-config=<file>",
+        Cli::Claude | Cli::Qwen => "mcp: private --mcp-config=<file>",
+        Cli::Gemini => "mcp: merged .gemini/settings.json, \"trust\": true",
         _ => "mcp: -c mcp_servers.<name>=<TOML>",
     };
     let check = routes::Check {

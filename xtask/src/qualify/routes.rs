@@ -6,10 +6,14 @@
 //!
 //! Plain routes go through `projectfile acquire`, a launch with the receipt's `launch_args` and
 //! `env` (as a host does) and `projectfile release`; linked runtimes go through `projectfile run
-//! --runtime-root` in both modes (builder, and run under `--sandbox`).
+//! --runtime-root` in both modes (builder, and run under `--sandbox`). After a plain route's
+//! release the workspace must be byte for byte what the control run left of the same shape (the
+//! CLI without a session): projectfile left nothing behind and lost nothing, whatever the CLI
+//! writes on its own.
 
 #![allow(clippy::disallowed_methods)] // xtask writes its scratch workspaces under target/
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -103,16 +107,92 @@ impl Bench<'_> {
         serde_json::from_slice(&out.stdout).context("projectfile printed no JSON")
     }
 
+    /// `projectfile resolve --json --as <the CLI's provider>` over the scratch workspace, started
+    /// in `cwd`, with the scratch home.
+    fn resolve_as(
+        &self,
+        cli: &Installed,
+        s: &Scratch,
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> Result<Value> {
+        let (ws, cwd, home) = (
+            s.ws.to_string_lossy(),
+            cwd.to_string_lossy(),
+            s.home.to_string_lossy(),
+        );
+        let args = ["resolve", "--json", "--as", cli.cli.provider()];
+        let paths = ["--workspace", &ws, "--cwd", &cwd, "--home", &home];
+        let all: Vec<&str> = args.iter().chain(paths.iter()).copied().collect();
+        self.projectfile(&all, env)
+    }
+
     /// Runs the CLI with no session in a fresh copy of the shape: the marker must not appear.
     pub(super) fn control(&self, cli: &Installed, shape: Shape, marker: &str) -> Result<bool> {
+        self.control_tree(cli, shape, marker)
+            .map(|(clean, _)| clean)
+    }
+
+    /// [`Bench::control`], and the workspace as that run left it.
+    pub(super) fn control_tree(
+        &self,
+        cli: &Installed,
+        shape: Shape,
+        marker: &str,
+    ) -> Result<(bool, Tree)> {
         let scratch = self.scratch(cli)?;
         shape(&scratch.ws, &scratch.home)?;
         let env = launch::environment(cli, &scratch.home, self.capture);
         let mut argv = cli.argv.clone();
         argv.extend(launch::cli_args(cli.cli, self.capture));
         let outcome = launch::run(&argv, &scratch.ws, &env, self.capture)?;
-        Ok(outcome.reached_model() && !outcome.model_text().contains(marker))
+        let clean = outcome.reached_model() && !outcome.model_text().contains(marker);
+        Ok((clean, tree(&scratch.ws)?))
     }
+}
+
+/// A workspace as files and folders relative to it, each file with its bytes (links by target).
+pub(super) type Tree = BTreeMap<PathBuf, Option<Vec<u8>>>;
+
+/// Every file, folder and link below `dir`, not following links.
+pub(super) fn tree(dir: &Path) -> Result<Tree> {
+    let mut out = Tree::new();
+    for entry in walkdir::WalkDir::new(dir).follow_links(false).min_depth(1) {
+        let entry = entry?;
+        let rel = entry.path().strip_prefix(dir)?.to_path_buf();
+        let kind = entry.file_type();
+        let bytes = if kind.is_file() {
+            Some(std::fs::read(entry.path())?)
+        } else if kind.is_symlink() {
+            Some(
+                std::fs::read_link(entry.path())?
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
+        } else {
+            None
+        };
+        out.insert(rel, bytes);
+    }
+    Ok(out)
+}
+
+/// `None` when `after` is `control`, else the paths that differ, for the note.
+pub(super) fn tree_difference(after: &Tree, control: &Tree) -> Option<String> {
+    let differ: Vec<String> = after
+        .keys()
+        .chain(control.keys())
+        .filter(|path| after.get(*path) != control.get(*path))
+        .map(|path| path.display().to_string())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    (!differ.is_empty()).then(|| {
+        format!(
+            "the workspace after release is not what the CLI alone leaves: {}",
+            differ.join(", ")
+        )
+    })
 }
 
 /// Writes a workspace shape into `ws` (and, for user files, `home`).
@@ -171,6 +251,34 @@ fn shape_pi_append(ws: &Path, _: &Path) -> Result<()> {
     )
 }
 
+fn shape_gemini(ws: &Path, _: &Path) -> Result<()> {
+    write(&ws.join("GEMINI.md"), RULES)
+}
+fn shape_git_gemini(ws: &Path, home: &Path) -> Result<()> {
+    std::fs::create_dir_all(ws.join(".git"))?;
+    shape_gemini(ws, home)
+}
+/// No git root, and a subfolder to start Gemini CLI in.
+fn shape_gemini_sub(ws: &Path, home: &Path) -> Result<()> {
+    std::fs::create_dir_all(ws.join("sub"))?;
+    shape_gemini(ws, home)
+}
+fn shape_qwen(ws: &Path, _: &Path) -> Result<()> {
+    write(&ws.join("QWEN.md"), RULES)
+}
+fn shape_git_qwen_agents(ws: &Path, home: &Path) -> Result<()> {
+    shape_git_agents(ws, home)?;
+    shape_qwen(ws, home)
+}
+/// A project whose own `.qwen/settings.json` names `AGENTS.md` alone as its context file.
+fn shape_qwen_file_name(ws: &Path, home: &Path) -> Result<()> {
+    shape_git_agents(ws, home)?;
+    write(
+        &ws.join(".qwen/settings.json"),
+        "{\"context\": {\"fileName\": [\"AGENTS.md\"]}}\n",
+    )
+}
+
 /// The global append text the Pi check looks for (in the user's own file).
 const PI_GLOBAL_MARKER: &str = "PFQGLOBALAPPENDX";
 
@@ -199,6 +307,16 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             ("empty", shape_empty),
             ("own .pi/APPEND_SYSTEM.md", shape_pi_append),
         ],
+        Cli::Gemini => vec![
+            ("no GEMINI.md, .git", shape_git_only),
+            ("GEMINI.md, .git", shape_git_gemini),
+            ("GEMINI.md, no git root", shape_gemini),
+        ],
+        Cli::Qwen => vec![
+            ("no QWEN.md, .git", shape_git_only),
+            ("QWEN.md and AGENTS.md, .git", shape_git_qwen_agents),
+            ("QWEN.md, no git root", shape_qwen),
+        ],
     };
     for (workspace, shape) in plain {
         rows.push(guard(
@@ -208,9 +326,22 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
         ));
     }
     rows.extend(super::mcp::check(bench, cli));
+    rows.extend(super::inputs::check(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
+        Cli::Gemini => {
+            let workspace = "GEMINI.md, no git root, started in sub/";
+            rows.push(guard(
+                cli,
+                workspace,
+                gemini_subfolder(bench, cli, workspace),
+            ));
+        }
+        Cli::Qwen => {
+            let workspace = "AGENTS.md, .qwen/settings.json naming AGENTS.md alone";
+            rows.push(guard(cli, workspace, qwen_file_name(bench, cli, workspace)));
+        }
         Cli::Claude => {
             // The private route with the replacing flag (provider option prompt=replace).
             let workspace = "AGENTS.md and a project CLAUDE.md, claude.prompt=replace";
@@ -445,8 +576,10 @@ fn plain_route(
     let (marker, session) = marked_session(bench, cli, &s, extra)?;
     let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
     release(bench, &s, &session.token, &session.env)?;
-    let control = bench.control(cli, shape, &marker)?;
+    let after = tree(&s.ws)?;
+    let (control, control_tree) = bench.control_tree(cli, shape, &marker)?;
     let outcome = outcome?;
+    let changed = tree_difference(&after, &control_tree);
     let mut route = session.via.clone();
     if let Some(flag) = session.launch_args.first().filter(|a| a.starts_with("--")) {
         route.push_str(&format!(" {flag}"));
@@ -460,6 +593,11 @@ fn plain_route(
         ),
         _ => String::new(),
     };
+    let note = [note, changed.clone().unwrap_or_default()]
+        .into_iter()
+        .filter(|n| !n.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     let check = Check {
         route: &route,
         workspace,
@@ -469,7 +607,75 @@ fn plain_route(
         control_clean: control,
         note,
     };
-    Ok(row(cli, &outcome, check))
+    let mut row = row(cli, &outcome, check);
+    row.ok &= changed.is_none();
+    Ok(row)
+}
+
+/// A route the receipt judges from the workspace root, launched elsewhere: with a session's
+/// `GEMINI.md` block in a workspace without a git root, Gemini CLI started in `sub/` reads only
+/// `sub/`, so the text does not arrive (expected "no"), and `resolve --as gemini --cwd sub` says
+/// so.
+fn gemini_subfolder(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape_gemini_sub(&s.ws, &s.home)?;
+    let (marker, session) = marked_session(bench, cli, &s, &[])?;
+    let sub = s.ws.join("sub");
+    let resolved = bench.resolve_as(cli, &s, &sub, &session.env);
+    let read = resolved.map(|r| {
+        r["sources"].as_array().is_some_and(|sources| {
+            sources
+                .iter()
+                .any(|s| s["path"].as_str().is_some_and(|p| p.contains("#session")))
+        })
+    });
+    let mut argv = cli.argv.clone();
+    argv.extend(launch::cli_args(cli.cli, bench.capture));
+    argv.extend(session.launch_args.iter().cloned());
+    let outcome = launch::run(&argv, &sub, &session.env, bench.capture);
+    release(bench, &s, &session.token, &session.env)?;
+    let control = bench.control(cli, shape_gemini_sub, &marker)?;
+    let not_read = matches!(read, Ok(false));
+    let check = Check {
+        route: &format!("{} (started in sub/)", session.via),
+        workspace,
+        marker: &marker,
+        expected: false,
+        receipt: None,
+        control_clean: control,
+        note: format!(
+            "resolve --as gemini --cwd sub reports the block not read: {}",
+            if not_read { "yes" } else { "NO" }
+        ),
+    };
+    let mut row = row(cli, &outcome?, check);
+    row.ok &= not_read;
+    Ok(row)
+}
+
+/// A known gap, measured: a project whose `.qwen/settings.json` sets `context.fileName` to
+/// `AGENTS.md` alone hides `QWEN.md`, so the block does not arrive (expected "no"); the receipt,
+/// which reads no settings, says delivered (noted, not judged).
+fn qwen_file_name(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape_qwen_file_name(&s.ws, &s.home)?;
+    let (marker, session) = marked_session(bench, cli, &s, &[])?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
+    release(bench, &s, &session.token, &session.env)?;
+    let control = bench.control(cli, shape_qwen_file_name, &marker)?;
+    let said = session
+        .delivered
+        .map_or("nothing", |d| if d { "delivered" } else { "not delivered" });
+    let check = Check {
+        route: &session.via,
+        workspace,
+        marker: &marker,
+        expected: false,
+        receipt: None,
+        control_clean: control,
+        note: format!("a known gap: the receipt, which reads no settings, said {said}"),
+    };
+    Ok(row(cli, &outcome?, check))
 }
 
 /// The Codex budget case: a 40 KiB project AGENTS.md. The receipt adds
@@ -482,19 +688,7 @@ fn codex_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
         let s = bench.scratch(cli)?;
         shape_codex_budget(&s.ws, &s.home)?;
         let (marker, session) = marked_session(bench, cli, &s, &[])?;
-        let resolved = bench.projectfile(
-            &[
-                "resolve",
-                "--json",
-                "--as",
-                "codex",
-                "--workspace",
-                &s.ws.to_string_lossy(),
-                "--home",
-                &s.home.to_string_lossy(),
-            ],
-            &session.env,
-        );
+        let resolved = bench.resolve_as(cli, &s, &s.ws, &session.env);
         let cut = resolved.map(|r| budget_cut_session(&r)).unwrap_or(false);
         let without: Vec<String> = session
             .launch_args

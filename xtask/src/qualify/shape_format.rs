@@ -32,6 +32,10 @@ pub struct ShapeSpec {
     pub about: String,
     /// Where the CLI starts, relative to the shape's base (`ws` is the workspace).
     pub cwd: String,
+    /// The providers whose CLIs run this shape (every CLI when empty): a shape about one CLI's
+    /// own files need not cost every other CLI a turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub providers: Vec<String>,
     /// Directories to create (e.g. `ws/.git`).
     #[serde(default)]
     pub dirs: Vec<String>,
@@ -58,7 +62,17 @@ pub enum FileSpec {
         /// The text is the whole file (front matter must come first).
         #[serde(default)]
         raw: bool,
+        /// Bytes that are not UTF-8 (`ff fe`) stand on a line of their own before the end marker.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        invalid_utf8: bool,
     },
+}
+
+impl ShapeSpec {
+    /// Whether `provider`'s CLI runs this shape.
+    pub fn runs_with(&self, provider: &str) -> bool {
+        self.providers.is_empty() || self.providers.iter().any(|p| p == provider)
+    }
 }
 
 /// The two markers of file `file` of shape `shape`.
@@ -81,7 +95,7 @@ fn filler(bytes: usize) -> String {
     out
 }
 
-/// The bytes of one file.
+/// The text of one file (without the bytes an `invalid_utf8` file adds, see [`bytes`]).
 pub fn content(spec: &FileSpec, start: &str, end: &str) -> String {
     match spec {
         FileSpec::Text(text) => format!("{start}\n{text}{end}\n"),
@@ -89,10 +103,28 @@ pub fn content(spec: &FileSpec, start: &str, end: &str) -> String {
             text,
             pad,
             raw: false,
+            ..
         } => format!("{start}\n{text}{}{end}\n", filler(*pad)),
         FileSpec::Spec {
             text, raw: true, ..
         } => text.replace("{start}", start).replace("{end}", end),
+    }
+}
+
+/// The bytes one file is written with.
+pub fn bytes(spec: &FileSpec, start: &str, end: &str) -> Vec<u8> {
+    let text = content(spec, start, end);
+    match spec {
+        FileSpec::Spec {
+            invalid_utf8: true, ..
+        } => {
+            let cut = text.rfind(end).unwrap_or(text.len());
+            let mut out = text.as_bytes()[..cut].to_vec();
+            out.extend_from_slice(b"\xff\xfe\n");
+            out.extend_from_slice(&text.as_bytes()[cut..]);
+            out
+        }
+        _ => text.into_bytes(),
     }
 }
 
@@ -123,7 +155,7 @@ pub fn materialise(base: &Path, index: usize, shape: &ShapeSpec) -> Result<()> {
         if let Some(parent) = full.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::write(&full, content(spec, &start, &end))
+        std::fs::write(&full, bytes(spec, &start, &end))
             .with_context(|| format!("{}: cannot write", full.display()))?;
     }
     Ok(())
@@ -201,6 +233,7 @@ mod tests {
                 text: "x\n".into(),
                 pad: 100,
                 raw: false,
+                invalid_utf8: false,
             },
             &start,
             &end,
@@ -215,11 +248,27 @@ mod tests {
     }
 
     #[test]
+    fn invalid_utf8_bytes_stand_before_the_end_marker() {
+        let spec = FileSpec::Spec {
+            text: "x\n".into(),
+            pad: 0,
+            raw: false,
+            invalid_utf8: true,
+        };
+        let written = bytes(&spec, "A", "Z");
+        assert!(String::from_utf8(written.clone()).is_err());
+        assert_eq!(written, b"A\nx\n\xff\xfe\nZ\n");
+        let lossy = String::from_utf8_lossy(&written);
+        assert_eq!(state(&lossy, "A", "Z"), "full");
+    }
+
+    #[test]
     fn raw_files_keep_their_front_matter_first() {
         let spec = FileSpec::Spec {
             text: "---\npaths: [x]\n---\n{start} {end}\n".into(),
             pad: 0,
             raw: true,
+            invalid_utf8: false,
         };
         assert!(content(&spec, "A", "Z").starts_with("---\n"));
     }

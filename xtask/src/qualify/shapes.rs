@@ -72,6 +72,9 @@ pub fn differential(
 ) -> Vec<DiffRow> {
     let mut rows = Vec::new();
     for (index, shape) in file.shapes.iter().enumerate() {
+        if !shape.runs_with(cli.cli.provider()) {
+            continue;
+        }
         let base: PathBuf = scratch.join(format!(
             "shape-{}-{}-{index}",
             cli.cli.provider(),
