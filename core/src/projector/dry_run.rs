@@ -153,8 +153,15 @@ fn upserted(
     planned: &crate::plan::BlockProjection,
 ) -> Result<(bool, block::Upserted)> {
     let current = view.root.read(&planned.path)?;
+    let exclude;
+    let markers = if super::git_exclude::is_exclude(&planned.path) {
+        exclude = block::Markers::for_git_exclude(view.ns);
+        &exclude
+    } else {
+        view.markers
+    };
     let upserted = block::upsert(
-        view.markers,
+        markers,
         current.as_ref().map(|s| s.bytes.as_slice()),
         &planned.body,
     )

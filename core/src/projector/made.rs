@@ -167,6 +167,33 @@ pub(crate) fn note_start(cx: &mut Cx<'_>, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// Every path and folder the record names in `root` for `ns`, each with whether it is a folder.
+pub(crate) fn recorded(
+    root: &crate::fsio::Root,
+    ns: &crate::provider::Namespace,
+) -> Result<Vec<(RelPath, bool)>> {
+    let path = RelPath::new(priors::dir_name(ns))?.join(FILE)?;
+    let Some(snapshot) = root.read(&path)? else {
+        return Ok(Vec::new());
+    };
+    let Ok(record) = serde_json::from_slice::<Record>(&snapshot.bytes) else {
+        return Ok(Vec::new());
+    };
+    let files = record.paths.into_iter().map(|(path, what)| {
+        let dir = matches!(
+            what,
+            Made::SkillFolder
+                | Made::Marker {
+                    marker: MarkerKind::Dir
+                }
+        );
+        (path, dir)
+    });
+    Ok(files
+        .chain(record.dirs.into_iter().map(|d| (d, true)))
+        .collect())
+}
+
 /// Whether the record says the block in `path` was put after the user's text without a final
 /// newline (a start whose ledger was lost finds it there).
 pub(crate) fn is_joined(cx: &Cx<'_>, path: &RelPath) -> Result<bool> {

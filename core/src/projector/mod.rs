@@ -30,6 +30,7 @@
 mod created_dir;
 mod delivery;
 pub mod dry_run;
+mod git_exclude;
 mod kind;
 mod locked;
 mod made;
@@ -442,8 +443,13 @@ impl Projector {
         ledger: &Ledger,
     ) -> Result<Plan> {
         let mut plan = self.plan_in(provider, request, canonical, probes, root)?;
+        let blocks = plan.blocks.len();
         if !plan.merged_json.is_empty() {
             merged_json::into_owned(root, ledger, &mut plan)?;
+        }
+        // What the session creates is hidden from git while it lives.
+        git_exclude::add_to_plan(root, &mut plan, &self.namespace)?;
+        if !plan.merged_json.is_empty() || plan.blocks.len() != blocks {
             plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
         }
         Ok(plan)

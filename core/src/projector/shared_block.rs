@@ -213,6 +213,17 @@ pub(crate) fn joined(cx: &Cx<'_>, path: &RelPath) -> bool {
         .is_some_and(|namespaces| namespaces.contains(cx.ns.as_str()))
 }
 
+/// The marker lines of `cx`'s namespace's block in `path`: `#` comments in git's exclude file,
+/// HTML comments elsewhere; joined or not (see [`joined`]).
+fn markers_for(cx: &Cx<'_>, path: &RelPath) -> crate::block::Markers {
+    let markers = if super::git_exclude::is_exclude(path) {
+        crate::block::Markers::for_git_exclude(cx.ns)
+    } else {
+        cx.markers.clone()
+    };
+    markers.with_joined(joined(cx, path))
+}
+
 /// Records whether `cx`'s namespace's block in `path` is `joined`; whether that changed.
 pub(crate) fn set_joined(cx: &mut Cx<'_>, path: &RelPath, joined: bool) -> bool {
     let ns = cx.ns.as_str();
@@ -242,7 +253,7 @@ fn scan(cx: &mut Cx<'_>, path: &RelPath) -> Result<Option<ScannedFile>> {
     let Some(file) = cx.l.root.open_file(path)? else {
         return Ok(None);
     };
-    let markers = cx.markers.with_joined(joined(cx, path));
+    let markers = markers_for(cx, path);
     let mut scan = StreamScan::new(&markers);
     let mut buf = vec![0u8; CHUNK.min(file.len() + 1)];
     let cap = usize::try_from(MAX_SINGLE_FILE_BYTES).unwrap_or(usize::MAX);
@@ -376,7 +387,11 @@ impl SharedBlock {
     /// another text in it: the block holds this session's text now, for every CLI started from
     /// here on.
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
-        for block in blocks {
+        // Git's exclude block holds the newest session's patterns by design.
+        for block in blocks
+            .iter()
+            .filter(|b| !super::git_exclude::is_exclude(&b.path))
+        {
             // Sessions that share their texts share the answer: asked once per run of them.
             let mut last: Option<(&crate::ledger::BlockTexts, bool)> = None;
             let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, &block.path)
@@ -504,7 +519,8 @@ impl Projection for SharedBlock {
         let ours: Option<Vec<&str>> = ours
             .as_ref()
             .map(|b| b.iter().map(String::as_str).collect());
-        let upserted = stream::plan_upsert(cx.markers, scanned, body, &block.body, ours.as_deref())
+        let markers = markers_for(cx, path);
+        let upserted = stream::plan_upsert(&markers, scanned, body, &block.body, ours.as_deref())
             .map_err(|e| cx.malformed(path, e))?;
         let created = current.is_none();
         let written = match (&upserted.pieces, &mut current) {

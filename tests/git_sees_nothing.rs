@@ -1,0 +1,246 @@
+//! Black-box tests of git's view of a session: in a git work tree, `git status --porcelain` while a
+//! session of any provider runs (with a skill, a command and a subagent where the provider takes
+//! them) lists only tracked files a block was written into; `.git/info/exclude` is byte for byte
+//! as it was after the last session (or absent when it was); a linked worktree and an exclude
+//! file that is a link are left alone, and the session goes on.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    clippy::panic
+)]
+
+mod support;
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use support::Sandbox;
+
+/// `git` with a fixed identity, or `None` when there is no git here.
+fn git(dir: &Path, args: &[&str]) -> Option<Output> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+        .args(args)
+        .output()
+        .ok()
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir, args).unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A repository with a committed AGENTS.md at the workspace, or `None` without git.
+fn repo(sb: &Sandbox) -> Option<()> {
+    git(&sb.ws, &["init", "-q"]).filter(|o| o.status.success())?;
+    std::fs::write(sb.ws.join("AGENTS.md"), b"# rules\n").unwrap();
+    git_ok(&sb.ws, &["add", "AGENTS.md"]);
+    git_ok(&sb.ws, &["commit", "-q", "-m", "init"]);
+    Some(())
+}
+
+fn providers(sb: &Sandbox) -> Vec<Value> {
+    sb.json(&["providers"])["providers"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+/// Inputs for a session of `provider` that create files of every kind it takes.
+fn inputs(sb: &Sandbox, provider: &Value) -> Vec<String> {
+    let caps = &provider["capabilities"];
+    let mut args = Vec::new();
+    let skill = sb.base.join("skill");
+    if !skill.exists() {
+        std::fs::create_dir_all(&skill).unwrap();
+        std::fs::write(
+            skill.join("SKILL.md"),
+            b"---\nname: review\ndescription: Reviews.\n---\nReview.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sb.base.join("command.md"),
+            b"---\ndescription: Ships.\n---\nShip $ARGUMENTS.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sb.base.join("agent.md"),
+            b"---\nname: helper\ndescription: Helps.\n---\nHelp.\n",
+        )
+        .unwrap();
+    }
+    if caps["skills"] == true {
+        args.push("--skill".into());
+        args.push(format!("review={}", skill.display()));
+    }
+    if caps["commands"] == true {
+        args.push("--command".into());
+        args.push(format!("ship={}", sb.base.join("command.md").display()));
+    }
+    if caps["subagents"] == true {
+        args.push("--agent".into());
+        args.push(format!("helper={}", sb.base.join("agent.md").display()));
+    }
+    args
+}
+
+/// Runs a session of `provider` whose command prints `git status --porcelain`; the status, or
+/// `None` when the session could not start (a provider refusing one of these inputs).
+fn status_during(sb: &Sandbox, provider: &str, inputs: &[String]) -> Option<String> {
+    let out = sb
+        .cmd()
+        .args(["run", "--provider", provider, "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "Be brief."])
+        .args(inputs)
+        // The plan's launch arguments go to `sh`'s positional parameters.
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "git status --porcelain --untracked-files=all",
+            "sh",
+        ])
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!("{provider}: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn git_sees_only_the_blocks_of_every_providers_session() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let exclude = sb.ws.join(".git/info/exclude");
+    let before = std::fs::read(&exclude).ok();
+    for provider in providers(&sb) {
+        let name = provider["name"].as_str().unwrap();
+        let inputs = inputs(&sb, &provider);
+        let status = status_during(&sb, name, &inputs)
+            .or_else(|| status_during(&sb, name, &[]))
+            .unwrap_or_else(|| panic!("{name}: refused even a plain session"));
+        for line in status.lines() {
+            // Tracked files with a block of ours (` M`), nothing untracked or added.
+            assert!(
+                line.starts_with(" M "),
+                "{name}: git sees {line:?} during the session:\n{status}"
+            );
+        }
+        assert_eq!(
+            git_ok(&sb.ws, &["status", "--porcelain"]),
+            "",
+            "{name}: after"
+        );
+        assert_eq!(
+            std::fs::read(&exclude).ok(),
+            before,
+            "{name}: the exclude file"
+        );
+    }
+}
+
+#[test]
+fn an_absent_exclude_file_is_absent_again() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    std::fs::remove_dir_all(sb.ws.join(".git/info")).unwrap();
+    let status = status_during(&sb, "cursor", &[]).unwrap();
+    assert_eq!(status, "", "{status}");
+    assert!(!sb.ws.join(".git/info").exists());
+    assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn the_users_own_excludes_written_during_a_session_stay() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let exclude = sb.ws.join(".git/info/exclude");
+    let out = sb
+        .cmd()
+        .args(["run", "--provider", "cursor", "--workspace"])
+        .arg(&sb.ws)
+        .args([
+            "--prompt",
+            "x",
+            "--",
+            "sh",
+            "-c",
+            "echo '*.tmp' >> .git/info/exclude",
+            "sh",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = std::fs::read_to_string(&exclude).unwrap();
+    assert!(after.ends_with("*.tmp\n"), "{after}");
+    assert!(!after.contains("session-excludes"), "{after}");
+}
+
+#[test]
+fn a_linked_worktree_or_a_linked_exclude_file_is_left_alone() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    // A linked worktree as the workspace: its `.git` is a file.
+    let tree = sb.base.join("tree");
+    git_ok(&sb.ws, &["worktree", "add", "-q", tree.to_str().unwrap()]);
+    let other = Sandbox::at(&tree, &sb.state);
+    let receipt = other
+        .cmd()
+        .args(["acquire", "--provider", "cursor", "--workspace"])
+        .arg(&tree)
+        .args(["--prompt", "x", "--holder-pid", &support::me(), "--json"])
+        .output()
+        .unwrap();
+    assert!(receipt.status.success());
+    let receipt: Value = serde_json::from_slice(&receipt.stdout).unwrap();
+    assert!(
+        receipt["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("not hidden from git")),
+        "{receipt}"
+    );
+    other.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+    // An exclude file that is a link: never written through.
+    let exclude = sb.ws.join(".git/info/exclude");
+    let target = sb.base.join("elsewhere");
+    std::fs::write(&target, b"# theirs\n").unwrap();
+    std::fs::remove_file(&exclude).unwrap();
+    std::os::unix::fs::symlink(&target, &exclude).unwrap();
+    assert!(status_during(&sb, "cursor", &[]).is_some());
+    assert_eq!(std::fs::read(&target).unwrap(), b"# theirs\n");
+    assert!(
+        std::fs::symlink_metadata(&exclude)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
