@@ -276,10 +276,11 @@ fn a_recorded_private_directory_is_never_trusted() {
                 "workspace": victim,
                 "acquired_at": 0,
                 "paths": ["AGENTS.md"],
+                "namespace": "agentworks",
                 "private_dir": victim,
             }
         },
-        "entries": {"AGENTS.md": {"kind": "block"}},
+        "entries": {"AGENTS.md": {"kind": "block", "namespaces": ["agentworks"]}},
         "created_dirs": [],
         "kept": [],
     });

@@ -2439,7 +2439,7 @@ mod tests {
             workspace: "/w".into(),
             acquired_at: 1,
             paths: vec![RelPath::new("AGENTS.md").unwrap()].into(),
-            namespace: None,
+            namespace: "agentworks".into(),
             block_texts: Default::default(),
             seq: n + 1,
         };

@@ -92,18 +92,17 @@ pub struct LeaseRecord {
     pub acquired_at: u64,
     /// The paths it holds.
     pub paths: std::sync::Arc<[RelPath]>,
-    /// The namespace of its markers; `None` in ledgers of earlier builds (the default namespace).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<std::sync::Arc<str>>,
+    /// The namespace of its markers.
+    pub namespace: std::sync::Arc<str>,
     /// The session text this lease put in each shared block, by file: when the session whose
     /// text a block holds ends, the block is given back the text of the newest live session
-    /// that shares it. Private, like the whole ledger; empty in ledgers of earlier builds.
+    /// that shares it. Private, like the whole ledger; empty when it put none (left out).
     /// Shared, not copied, between leases read from the same bytes (the sessions of a workspace
     /// mostly share their texts).
     #[serde(default, skip_serializing_if = "no_texts")]
     pub block_texts: BlockTexts,
     /// The order in which leases were taken in this workspace (1 + the highest of the leases
-    /// recorded then), telling the newest live session apart; 0 in ledgers of earlier builds.
+    /// recorded then), telling the newest live session apart; at least 1 (a 0 is left out).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq: u64,
 }
@@ -293,7 +292,7 @@ pub(crate) struct LeaseShape {
     holder: Holder,
     workspace: std::sync::Arc<str>,
     paths: std::sync::Arc<[RelPath]>,
-    namespace: Option<std::sync::Arc<str>>,
+    namespace: std::sync::Arc<str>,
 }
 
 impl LeaseShape {
@@ -446,10 +445,7 @@ impl Recorded {
 
     /// The namespace of its markers.
     pub fn namespace(&self) -> &str {
-        self.shape
-            .namespace
-            .as_deref()
-            .unwrap_or(crate::provider::Namespace::DEFAULT)
+        &self.shape.namespace
     }
 
     /// The session text it put in each shared block, by file.
@@ -640,9 +636,7 @@ pub enum EntryRecord {
     /// Our block in a shared file (the bodies we wrote are in [`Ledger::block_bodies`]): one
     /// block per namespace, each taken out when no holder of its namespace is left.
     Block {
-        /// The namespaces whose block we put in the file; empty in ledgers of earlier builds (the
-        /// default namespace).
-        #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+        /// The namespaces whose block we put in the file.
         namespaces: BTreeSet<String>,
     },
     /// A file we own while sessions live.
@@ -659,10 +653,8 @@ pub enum EntryRecord {
         /// left it in the file, so it counts as ours too until the write is known to be done.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         writing: Option<String>,
-        /// The namespace whose marker proves it ours; `None` in ledgers of earlier builds (the
-        /// default namespace).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        namespace: Option<String>,
+        /// The namespace whose marker proves it ours.
+        namespace: String,
     },
     /// A file or folder whose presence we created.
     Marker {
@@ -680,26 +672,20 @@ pub enum EntryRecord {
         /// Earlier builds beside the folder still to be removed.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         retired: Vec<Retired>,
-        /// The namespace of its marker file; `None` in ledgers of earlier builds (the default
-        /// namespace).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        namespace: Option<String>,
+        /// The namespace of its marker file.
+        namespace: String,
     },
 }
 
 impl EntryRecord {
     /// The namespace whose markers prove this entry ours (a block keeps one per namespace in its
-    /// `namespaces`; this is the default namespace for it).
+    /// `namespaces`, and a marker proves nothing by its content: the default namespace for
+    /// them).
     pub fn namespace(&self) -> &str {
         match self {
-            EntryRecord::Owned {
-                namespace: Some(ns),
-                ..
+            EntryRecord::Owned { namespace, .. } | EntryRecord::Skill { namespace, .. } => {
+                namespace
             }
-            | EntryRecord::Skill {
-                namespace: Some(ns),
-                ..
-            } => ns,
             _ => crate::plan::Namespace::DEFAULT,
         }
     }
@@ -996,11 +982,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
     out.extend_from_slice(kind.as_bytes());
     out.push(b'"');
     match entry {
-        EntryRecord::Block { namespaces, .. } => {
-            if !namespaces.is_empty() {
-                field(out, "namespaces", namespaces)?;
-            }
-        }
+        EntryRecord::Block { namespaces, .. } => field(out, "namespaces", namespaces)?,
         EntryRecord::Owned {
             role,
             prior,
@@ -1015,7 +997,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
             field(out, "written", written)?;
             field(out, "written_mode", written_mode)?;
             some(out, "writing", writing)?;
-            some(out, "namespace", namespace)?;
+            field(out, "namespace", namespace)?;
         }
         EntryRecord::Marker { marker, .. } => field(out, "marker", marker)?,
         EntryRecord::Skill {
@@ -1032,7 +1014,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &EntryRecord) -> serde_json::Result<()>
             if !retired.is_empty() {
                 field(out, "retired", retired)?;
             }
-            some(out, "namespace", namespace)?;
+            field(out, "namespace", namespace)?;
         }
     }
     out.push(b'}');
@@ -1088,7 +1070,7 @@ pub(crate) mod tests {
                 text(),
                 prop::option::of(any::<u32>()),
                 prop::option::of(text()),
-                prop::option::of(text()),
+                text(),
             )
                 .prop_map(
                     |(role, prior, written, written_mode, writing, namespace)| {
@@ -1117,7 +1099,7 @@ pub(crate) mod tests {
                     (text(), manifest()).prop_map(|(name, manifest)| Retired { name, manifest }),
                     0..2
                 ),
-                prop::option::of(text()),
+                text(),
             )
                 .prop_map(|(source, prior, manifest, retired, namespace)| {
                     EntryRecord::Skill {
@@ -1240,7 +1222,7 @@ pub(crate) mod tests {
                 workspace: "/w \"quoted\"".into(),
                 acquired_at: 7,
                 paths: vec![path.clone()].into(),
-                namespace: (n == 0).then(|| "ns".into()),
+                namespace: if n == 0 { "ns" } else { "agentworks" }.into(),
                 block_texts: [(path.clone(), "text\twith \"tabs\"".to_string())]
                     .into_iter()
                     .collect(),
@@ -1291,7 +1273,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_lease_read_keeps_its_bytes() {
-        let kept = r#"{"provider":"p","holder":{"kind":"lock","path":"/l","mnt_ns":9},"workspace":"/w","acquired_at":1,"paths":[],"seq":1,"later":{"a":[1]}}"#;
+        let kept = r#"{"provider":"p","holder":{"kind":"lock","path":"/l","mnt_ns":9},"workspace":"/w","acquired_at":1,"paths":[],"namespace":"agentworks","seq":1,"later":{"a":[1]}}"#;
         let json = format!(
             "{{\"version\":1,\"workspace\":\"/w\",\"identity\":{{\"dev\":1,\"ino\":2}},\"leases\":{{\"a\":{kept}}},\"entries\":{{}},\"created_dirs\":[],\"kept\":[]}}"
         );
@@ -1318,7 +1300,7 @@ pub(crate) mod tests {
             workspace: "/w".into(),
             acquired_at: 0,
             paths: Vec::new().into(),
-            namespace: None,
+            namespace: "agentworks".into(),
             block_texts: Default::default(),
             seq,
         })
@@ -1367,7 +1349,7 @@ pub(crate) mod tests {
     fn leases_out_of_order_or_twice_read_as_inserted() {
         let lease = |seq: u64| {
             format!(
-                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\",\"mnt_ns\":1}},\"workspace\":\"/w\",\"acquired_at\":1,\"paths\":[],\"seq\":{seq}}}"
+                "{{\"provider\":\"p\",\"holder\":{{\"kind\":\"lock\",\"path\":\"/l\",\"mnt_ns\":1}},\"workspace\":\"/w\",\"acquired_at\":1,\"paths\":[],\"namespace\":\"agentworks\",\"seq\":{seq}}}"
             )
         };
         let json = format!(

@@ -584,11 +584,9 @@ fn fast_lease<'a>(scan: &mut Scan<'a>, seen: &mut Seen<'a>) -> Option<ReadLease>
     let paths = same_or(scan, &mut seen.paths, |bytes| {
         plain_paths(&mut Scan::new(bytes)).map(Arc::from)
     })?;
-    let namespace = if scan.next_field(b"namespace") {
-        Some(same_or(scan, &mut seen.namespace, plain_shared)?)
-    } else {
-        None
-    };
+    scan.literal(b",")?;
+    scan.field(b"namespace")?;
+    let namespace = same_or(scan, &mut seen.namespace, plain_shared)?;
     // Where the part running to the end (or to the `seq` value) starts, and the part before
     // the texts when there are texts.
     let mut last_start = middle_start;
@@ -827,7 +825,7 @@ mod tests {
             workspace in "/[a-z\"\\\\é/ ]{0,12}",
             acquired_at in any::<u64>(),
             paths in prop::collection::vec(rel_path(), 0..3),
-            namespace in prop::option::of("[a-z\u{e9}\\\\]{0,8}"),
+            namespace in "[a-z\u{e9}\\\\]{0,8}",
             block_texts in prop::collection::btree_map(rel_path(), "(?s).{0,12}", 0..3)
                 .prop_map(|texts| texts.into_iter().collect::<BlockTexts>()),
             seq in prop_oneof![Just(0u64), any::<u64>()],
@@ -838,7 +836,7 @@ mod tests {
                 workspace: workspace.into(),
                 acquired_at,
                 paths: paths.into(),
-                namespace: namespace.map(Into::into),
+                namespace: namespace.into(),
                 block_texts,
                 seq,
             }
@@ -856,7 +854,7 @@ mod tests {
             workspace in "/[a-z/]{0,12}",
             acquired_at in any::<u64>(),
             paths in prop::collection::vec("[a-z]{1,4}(/[a-z]{1,3}[.]?[a-z]{1,3}){0,2}", 0..3),
-            namespace in prop::option::of("[a-z]{0,6}"),
+            namespace in "[a-z]{0,6}",
             block_texts in prop::collection::btree_map("[a-z]{1,4}", "[ -!#-\\[\\]-~]{0,12}", 0..3),
             seq in prop_oneof![Just(0u64), any::<u64>()],
         ) -> LeaseRecord {
@@ -872,7 +870,7 @@ mod tests {
                 workspace: workspace.into(),
                 acquired_at,
                 paths: paths.iter().map(|p| RelPath::new(p).unwrap()).collect(),
-                namespace: namespace.map(Into::into),
+                namespace: namespace.into(),
                 block_texts: block_texts
                     .into_iter()
                     .map(|(p, t)| (RelPath::new(p).unwrap(), t))
@@ -1159,7 +1157,7 @@ mod tests {
     fn texts_out_of_order_twice_or_escaped_read_as_serde_reads_them() {
         let lease = |texts: &str| {
             format!(
-                r#"{{"provider":"p","holder":{{"kind":"lock","path":"/l","mnt_ns":5}},"workspace":"/w","acquired_at":1,"paths":[],"block_texts":{texts},"seq":2}}"#
+                r#"{{"provider":"p","holder":{{"kind":"lock","path":"/l","mnt_ns":5}},"workspace":"/w","acquired_at":1,"paths":[],"namespace":"n","block_texts":{texts},"seq":2}}"#
             )
         };
         for texts in [

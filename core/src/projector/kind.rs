@@ -63,7 +63,7 @@ pub(crate) enum Arrival {
     Reclaimed,
     /// The project's own, taken over (kept in the priors folder until the last session ends).
     TakenOver,
-    /// A block of ours no ledger records (an earlier build's, or a lost state directory's):
+    /// A block of ours no ledger records (a lost state directory's, or a power loss's):
     /// its whole body counts as ours.
     UnrecordedBlock,
 }

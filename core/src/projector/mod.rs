@@ -332,7 +332,7 @@ impl Projector {
             workspace: canonical.to_str().unwrap_or_default().into(),
             acquired_at: now_secs(),
             paths: plan_paths(&plan)?.into(),
-            namespace: Some(self.namespace.as_str().into()),
+            namespace: self.namespace.as_str().into(),
             block_texts: plan
                 .blocks
                 .iter()

@@ -77,7 +77,7 @@ impl Projection for OwnedFile {
                 written: String::new(),
                 written_mode: None,
                 writing: Some(content),
-                namespace: Some(cx.ns.as_str().to_string()),
+                namespace: cx.ns.as_str().to_string(),
             },
         );
         Ok(Durability::Durable)

@@ -20,7 +20,7 @@
 //! power loss took the record listing the text given back, and with the machine, the session
 //! whose text it is), the newest text of a session this command released that is in it whole
 //! counts as ours too; a cleanup that must wait lists those texts for the block.
-//! A block no ledger lists a text for (an earlier build's, or one whose record was lost with the
+//! A block no ledger lists a text for (one whose record was lost with the
 //! state directory) counts as ours whole: its markers prove it ours, and nothing tells its lines
 //! apart.
 //!
@@ -34,7 +34,7 @@ use crate::fsio::OpenFile;
 use crate::guidance::MAX_SINGLE_FILE_BYTES;
 use crate::journal::Durability;
 use crate::ledger::EntryRecord;
-use crate::plan::{BlockProjection, Namespace, RelPath};
+use crate::plan::{BlockProjection, RelPath};
 use crate::receipts::{FileAction, FileKind, TakenOver};
 
 use super::delivery::Written;
@@ -579,7 +579,7 @@ impl Projection for SharedBlock {
         let EntryRecord::Block { namespaces, .. } = entry.record else {
             return Ok(());
         };
-        for ns in recorded_namespaces(namespaces) {
+        for ns in namespaces.clone() {
             cx.in_namespace(&ns, |cx| Self::take_out(cx, entry.path))?;
         }
         Ok(())
@@ -587,16 +587,6 @@ impl Projection for SharedBlock {
 
     fn status(_cx: &Cx<'_>, _entry: Entry<'_>) -> Option<TakenOver> {
         None
-    }
-}
-
-/// The namespaces whose block an entry put in its file (ledgers of earlier builds recorded none:
-/// the default namespace).
-pub(crate) fn recorded_namespaces(namespaces: &BTreeSet<String>) -> Vec<String> {
-    if namespaces.is_empty() {
-        vec![Namespace::DEFAULT.to_string()]
-    } else {
-        namespaces.iter().cloned().collect()
     }
 }
 
@@ -634,9 +624,9 @@ pub(crate) fn release_namespaces(cx: &mut Cx<'_>, path: &RelPath, live: BTreeSet
     // Every holder has a namespace.
     let no_holder = live.is_empty();
     let namespaces = namespaces.clone();
-    let mut left: BTreeSet<String> = recorded_namespaces(&namespaces).into_iter().collect();
+    let mut left: BTreeSet<String> = namespaces.clone();
     let mut failed = None;
-    for ns in recorded_namespaces(&namespaces) {
+    for ns in namespaces {
         if live.contains(&ns) {
             continue;
         }

@@ -99,7 +99,7 @@ impl Projection for SkillFolder {
                 prior,
                 manifest,
                 retired: Vec::new(),
-                namespace: Some(cx.ns.as_str().to_string()),
+                namespace: cx.ns.as_str().to_string(),
             },
         );
         Ok(Durability::Durable)
