@@ -23,6 +23,10 @@ pub fn providers() -> Vec<Box<dyn Provider>> {
     out.push(Box::new(projectfile_muse::Muse));
     #[cfg(feature = "agy")]
     out.push(Box::new(projectfile_agy::Agy));
+    #[cfg(feature = "opencode")]
+    out.push(Box::new(projectfile_opencode::Opencode));
+    #[cfg(feature = "copilot")]
+    out.push(Box::new(projectfile_copilot::Copilot));
     out
 }
 

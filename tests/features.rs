@@ -14,6 +14,8 @@ fn enabled() -> Vec<&'static str> {
         ("pi", cfg!(feature = "pi")),
         ("muse", cfg!(feature = "muse")),
         ("agy", cfg!(feature = "agy")),
+        ("opencode", cfg!(feature = "opencode")),
+        ("copilot", cfg!(feature = "copilot")),
     ]
     .into_iter()
     .filter_map(|(name, on)| on.then_some(name))
