@@ -12,7 +12,9 @@
 //! CLI started elsewhere in a repository the workspace lies in, and would touch a file the user
 //! owns. `COPILOT_CUSTOM_INSTRUCTIONS_DIRS` is read wherever Copilot starts, adds to the
 //! project's instructions without hiding any, and creates nothing in the workspace. Copilot has
-//! no flag that appends to its system prompt (`--agent NAME` selects a whole agent).
+//! no flag taking a prompt file: `--agent NAME` appends an agent's body to its prompt, but the
+//! agent must be a file Copilot finds (`.github/agents/`, `~/.copilot/agents/`) and the flag
+//! chooses the session's agent, which is the host's to choose.
 //!
 //! # Facts relied on
 //!
@@ -38,8 +40,20 @@
 //! | No flag hides the user's own servers (`--disable-mcp-server` takes names the provider cannot know) | `copilot --help` | YES: `--mcp-mode replace` is refused |
 //! | Skills: `.github/skills/`, `.agents/skills/`, `.claude/skills/` (`<name>/SKILL.md`), listed in the `skill` tool without trust | `copilot skill --help`; measured with 1.0.102 | YES (measured): `.github/skills/` |
 //! | Subagents: `.github/agents/<name>.agent.md`, listed in the `task` tool's description as "User-provided custom agents" without trust | measured with 1.0.102 | YES (measured) |
+//! | `--agent NAME` keeps Copilot's own system prompt and appends the agent's body in `<agent_instructions>` | measured with 1.0.102 | YES (measured); not the session text's route (see above) |
 //! | Commands: none in `-p` mode (a `/name` prompt is sent as typed) | measured with 1.0.102 (issue text of this work) | refused |
 //! | `COPILOT_HOME` moves the configuration and state folder (default `~/.copilot`): settings, sessions, logs and the user instruction files | `copilot help environment`; measured with 1.0.102 | YES (measured) |
+//!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify --provider copilot` (QUALIFICATION.md): the session text reaches the
+//! request in an empty workspace, beside an `AGENTS.md`, in a git repository and beside a project
+//! `CLAUDE.md`; the receipt's verdict agrees each time; the workspace is back byte for byte after
+//! each release; a session's MCP server's tool, skill and subagent reach the request; a linked
+//! runtime delivers in builder mode and in run mode under the sandbox. With a 480 KiB `AGENTS.md`
+//! Copilot sends nothing and exits 1, and launched with the receipt's
+//! `COPILOT_PROVIDER_MAX_PROMPT_TOKENS` it sends the session text. The discovery differential
+//! agrees on every shape of `tests/data/discovery_shapes.json`. Copilot tries no other host.
 //!
 //! # Known gaps
 //!

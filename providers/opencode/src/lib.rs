@@ -45,6 +45,18 @@
 //! | Its folders follow XDG: login (`auth.json`), sessions (`opencode.db`) and logs under `$XDG_DATA_HOME/opencode` (default `~/.local/share/opencode`), settings under `$XDG_CONFIG_HOME/opencode` | bundle (`xdg-basedir` paths); measured with 1.18.33 (`XDG_DATA_HOME` set: the database and logs there, nothing under `~/.local/share`) | YES (measured): `XDG_DATA_HOME` is the private home's variable |
 //! | Instructions listed in the project's own `opencode.json` (`instructions` globs, relative ones matched from the working directory up to the worktree) are read too | bundle `Instruction.systemPaths`; measured with 1.18.33 | YES; not modelled by `resolve --as opencode` (it reads no configuration) |
 //!
+//! # Measured with the real CLI
+//!
+//! `cargo xtask qualify --provider opencode` (QUALIFICATION.md): the session text reaches the
+//! first request in an empty workspace, beside an `AGENTS.md`, in a git repository and beside a
+//! project `CLAUDE.md`, which opencode keeps reading during the session (the row's control adds
+//! the `AGENTS.md` a block would create, and the `CLAUDE.md` is gone); the receipt's verdict
+//! agrees each time; the workspace is back byte for byte after each release; a session's MCP
+//! server's tool, skill and subagent reach the first request; a linked runtime delivers in builder
+//! mode and in run mode under the sandbox. The discovery differential agrees on every shape of
+//! `tests/data/discovery_shapes.json`. opencode still tries `registry.npmjs.org` (the plugin
+//! package of its config folders), which the qualification's proxy refuses.
+//!
 //! # Known gaps
 //!
 //! - A host that sets `OPENCODE_CONFIG` itself loses it to the session's (the receipt says so);

@@ -2,8 +2,12 @@
 //! into `target/qualify/npm/<package>@<version>/` (outside git) and reused when present.
 //!
 //! Installs run with `--ignore-scripts`: no package's install script runs. Claude Code's script
-//! only copies its platform binary over a placeholder, so the binary is taken from the platform
-//! package directly; Codex's and Pi's entry points are Node scripts run with the system `node`.
+//! only copies its platform binary over a placeholder, and opencode's (`opencode-ai`) and
+//! Copilot's (`@github/copilot`) launchers only find theirs, so each binary is taken from its
+//! platform package directly (`@anthropic-ai/claude-code-linux-<arch>/claude`,
+//! `opencode-linux-<arch>/bin/opencode`, `@github/copilot-linux-<arch>/copilot`, which npm
+//! installs as optional dependencies); Codex's and Pi's entry points are Node scripts run with the
+//! system `node`.
 //! Without the registry, a version already in the cache is used and a missing one is reported
 //! "not installed" with npm's reason, never guessed.
 
@@ -20,6 +24,8 @@ pub enum Cli {
     Claude,
     Codex,
     Pi,
+    Opencode,
+    Copilot,
 }
 
 impl Cli {
@@ -29,6 +35,8 @@ impl Cli {
             Cli::Claude => "claude",
             Cli::Codex => "codex",
             Cli::Pi => "pi",
+            Cli::Opencode => "opencode",
+            Cli::Copilot => "copilot",
         }
     }
 
@@ -38,6 +46,8 @@ impl Cli {
             Cli::Claude => "@anthropic-ai/claude-code",
             Cli::Codex => "@openai/codex",
             Cli::Pi => "@mariozechner/pi-coding-agent",
+            Cli::Opencode => "opencode-ai",
+            Cli::Copilot => "@github/copilot",
         }
     }
 
@@ -58,7 +68,7 @@ pub enum Pin {
 
 /// The versions qualified, in table order: Claude Code below the AGENTS.md gate (2.1.233), on
 /// either side of the measured gate (2.1.280, 2.1.281), at the route gate (2.1.284) and the
-/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1.
+/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1; opencode 1.18.33; Copilot CLI 1.0.102.
 pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Claude, Pin::Exact("2.1.233")),
     (Cli::Claude, Pin::Exact("2.1.280")),
@@ -67,6 +77,8 @@ pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Claude, Pin::NewestOf("2.1.")),
     (Cli::Codex, Pin::Exact("0.171.0")),
     (Cli::Pi, Pin::Exact("0.73.1")),
+    (Cli::Opencode, Pin::Exact("1.18.33")),
+    (Cli::Copilot, Pin::Exact("1.0.102")),
 ];
 
 /// A CLI ready to run.
@@ -153,16 +165,22 @@ fn resolve_pin(cache: Cache<'_>, cli: Cli, pin: Pin) -> Result<String> {
 fn entry_point(cli: Cli, dir: &Path) -> Result<Vec<String>> {
     let modules = dir.join("node_modules");
     let text = |p: PathBuf| p.to_string_lossy().into_owned();
+    let arch = || match std::env::consts::ARCH {
+        "x86_64" => Ok("x64"),
+        "aarch64" => Ok("arm64"),
+        other => bail!("{}: no platform package for {other}", cli.provider()),
+    };
+    let binary = |path: String| {
+        let binary = modules.join(path);
+        binary.is_file().then(|| vec![text(binary)])
+    };
     let found = match cli {
-        Cli::Claude => {
-            let arch = match std::env::consts::ARCH {
-                "x86_64" => "x64",
-                "aarch64" => "arm64",
-                other => bail!("claude: no platform package for {other}"),
-            };
-            let binary = modules.join(format!("@anthropic-ai/claude-code-linux-{arch}/claude"));
-            binary.is_file().then(|| vec![text(binary)])
-        }
+        Cli::Claude => binary(format!(
+            "@anthropic-ai/claude-code-linux-{}/claude",
+            arch()?
+        )),
+        Cli::Opencode => binary(format!("opencode-linux-{}/bin/opencode", arch()?)),
+        Cli::Copilot => binary(format!("@github/copilot-linux-{}/copilot", arch()?)),
         Cli::Codex => {
             let script = modules.join("@openai/codex/bin/codex.js");
             script.is_file().then(|| vec!["node".into(), text(script)])

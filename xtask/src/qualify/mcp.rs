@@ -1,7 +1,8 @@
 //! The MCP route check: a session's MCP server reaches the CLI's tool list. A tiny stdio MCP
 //! server ([`PROBE_SERVER`], a Node script: the CLIs run on Node, so it is always there) exposes one
 //! tool with a unique name; the session brings it with `projectfile acquire --mcp-config` (Claude:
-//! a private `--mcp-config=<file>`; Codex: `-c mcp_servers.<name>=…` overrides), the CLI runs one
+//! a private `--mcp-config=<file>`; Codex: `-c mcp_servers.<name>=…` overrides; opencode: `mcp`
+//! in the private `OPENCODE_CONFIG`; Copilot: `--additional-mcp-config @<file>`), the CLI runs one
 //! turn against the capture endpoint, and the tool's name is looked for in the model request it
 //! sent (the tool list). The negative control runs the same CLI with no session: the name must be
 //! absent.
@@ -76,7 +77,7 @@ pub fn write_probe(dir: &Path, tool: &str) -> Result<PathBuf> {
     Ok(map)
 }
 
-/// The MCP checks for Claude Code and Codex (Pi has no MCP): through `acquire` and a launch with
+/// The MCP checks for every CLI but Pi (which has no MCP): through `acquire` and a launch with
 /// the receipt's arguments and env, as a host does; and through `projectfile run`, with no
 /// `ENABLE_TOOL_SEARCH` in the caller's environment (the receipt's `env` must bring what the CLI
 /// needs).
@@ -152,6 +153,8 @@ fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow
     let control = bench.control(cli, shape, &tool)?;
     let route = match cli.cli {
         Cli::Claude => "mcp: private --mcp-config=<file>",
+        Cli::Opencode => "mcp: `mcp` in the private OPENCODE_CONFIG",
+        Cli::Copilot => "mcp: --additional-mcp-config @<file>",
         _ => "mcp: -c mcp_servers.<name>=<TOML>",
     };
     let check = routes::Check {

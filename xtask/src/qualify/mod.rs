@@ -10,7 +10,8 @@
 //!    with a negative control; the acquire receipt's delivery verdict must agree with what the
 //!    CLI sent.
 //!    The MCP check ([`mcp`]): a session's MCP server's one uniquely named tool reaches the
-//!    CLI's tool list (Claude Code and Codex), with a control.
+//!    CLI's tool list (every CLI but Pi), with a control; a session's skill and subagent reach
+//!    the CLI's lists (opencode, Copilot).
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
 //!    what each CLI loaded against what `projectfile resolve --as` lists.
 //! 5. Prints both tables and writes `target/qualify/results.json`.
@@ -41,9 +42,9 @@ use shapes::DiffRow;
 /// Options of `cargo xtask qualify`.
 #[derive(Debug, Default, clap::Args)]
 pub struct Options {
-    /// Only this provider's CLI: claude, codex or pi (cursor, muse and agy are not on the npm
-    /// registry).
-    #[arg(long, value_name = "NAME", value_parser = ["claude", "codex", "pi"])]
+    /// Only this provider's CLI: claude, codex, pi, opencode or copilot (cursor, muse and agy are
+    /// not on the npm registry).
+    #[arg(long, value_name = "NAME", value_parser = ["claude", "codex", "pi", "opencode", "copilot"])]
     provider: Option<String>,
     /// Only the capture endpoint's self-test with a fake client (no CLI, no network).
     #[arg(long)]
