@@ -332,7 +332,7 @@ fn named_paths(subject: &Subject) -> Vec<String> {
 /// back byte for byte (mode included), our file is refreshed by each start and proven ours by its
 /// marker, a hostile name is refused with nothing written, and with the state directory lost the
 /// project's file still comes back. A CLI that takes them from a private configuration instead
-/// gets [`named_files_in_private_configuration`].
+/// gets `named_files_in_private_configuration`.
 pub fn named_files_take_over_and_restore(subject: &Subject) {
     let caps = subject.provider.capabilities();
     if !caps.subagents && !caps.commands {

@@ -41,7 +41,7 @@
 //! | Skills: `.github/skills/`, `.agents/skills/`, `.claude/skills/` (`<name>/SKILL.md`), listed in the `skill` tool without trust | `copilot skill --help`; measured with 1.0.102 | YES (measured): `.github/skills/` |
 //! | Subagents: `.github/agents/<name>.agent.md`, listed in the `task` tool's description as "User-provided custom agents" without trust | measured with 1.0.102 | YES (measured) |
 //! | `--agent NAME` keeps Copilot's own system prompt and appends the agent's body in `<agent_instructions>` | measured with 1.0.102 | YES (measured); not the session text's route (see above) |
-//! | Commands: none in `-p` mode (a `/name` prompt is sent as typed) | measured with 1.0.102 (issue text of this work) | refused |
+//! | Commands: none in `-p` mode: `-p "/ship now"` is sent as typed, with a `.github/prompts/ship.prompt.md` and a `.claude/commands/ship.md` in the project | measured with 1.0.102 | YES (measured): refused |
 //! | `COPILOT_HOME` moves the configuration and state folder (default `~/.copilot`): settings, sessions, logs and the user instruction files | `copilot help environment`; measured with 1.0.102 | YES (measured) |
 //!
 //! # Measured with the real CLI
