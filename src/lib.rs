@@ -27,6 +27,10 @@ pub fn providers() -> Vec<Box<dyn Provider>> {
     out.push(Box::new(projectfile_gemini::Gemini));
     #[cfg(feature = "qwen")]
     out.push(Box::new(projectfile_qwen::Qwen));
+    #[cfg(feature = "opencode")]
+    out.push(Box::new(projectfile_opencode::Opencode));
+    #[cfg(feature = "copilot")]
+    out.push(Box::new(projectfile_copilot::Copilot));
     out
 }
 

@@ -168,13 +168,15 @@ pub fn run(
     }
 }
 
-/// The folders holding the session's private files: the launch arguments that name a file under
-/// the state directory.
+/// The folders holding the session's private files (named by launch arguments or by the
+/// environment, whatever their form: `<path>`, `--flag=<path>`, `@<path>`): the receipt's
+/// private files under the state directory.
 fn private_dirs(projector: &Projector, receipt: &AcquireReceipt) -> Vec<std::path::PathBuf> {
     let mut dirs: Vec<std::path::PathBuf> = receipt
-        .launch_args
+        .files
         .iter()
-        .map(std::path::Path::new)
+        .filter(|file| file.kind == projectfile::core::receipts::FileKind::Private)
+        .map(|file| std::path::Path::new(&file.path))
         .filter(|path| path.is_absolute() && path.starts_with(projector.state_dir()))
         .filter_map(|path| path.parent().map(std::path::Path::to_path_buf))
         .collect();

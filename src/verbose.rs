@@ -122,6 +122,9 @@ impl Verbose {
             Some(SessionTextCarrier::LaunchArgument { private_file }) => {
                 format!("session text in private file {private_file}, passed as a launch argument")
             }
+            Some(SessionTextCarrier::Environment { private_file, var }) => {
+                format!("session text in private file {private_file}, found through {var}")
+            }
             Some(SessionTextCarrier::NotProjected { reason }) => {
                 format!("session text not projected: {reason}")
             }

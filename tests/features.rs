@@ -16,6 +16,8 @@ fn enabled() -> Vec<&'static str> {
         ("agy", cfg!(feature = "agy")),
         ("gemini", cfg!(feature = "gemini")),
         ("qwen", cfg!(feature = "qwen")),
+        ("opencode", cfg!(feature = "opencode")),
+        ("copilot", cfg!(feature = "copilot")),
     ]
     .into_iter()
     .filter_map(|(name, on)| on.then_some(name))

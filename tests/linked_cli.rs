@@ -829,6 +829,8 @@ fn a_private_cli_home_is_given_through_the_providers_variable() {
         ("claude", "CLAUDE_CONFIG_DIR"),
         ("pi", "PI_CODING_AGENT_DIR"),
         ("cursor", "CURSOR_CONFIG_DIR"),
+        ("opencode", "XDG_DATA_HOME"),
+        ("copilot", "COPILOT_HOME"),
     ] {
         let env = Env::new();
         let out = env.run_as(
@@ -1045,6 +1047,57 @@ fn a_sandboxed_cli_reads_its_private_prompt_file() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("private session text"));
+}
+
+#[test]
+fn a_sandboxed_cli_reads_the_private_files_its_environment_and_arguments_name() {
+    if !landlock_available() {
+        eprintln!("skipped: this kernel has no Landlock ABI >= 3");
+        return;
+    }
+    let env = Env::new();
+    let servers = env.other.join("servers.json");
+    std::fs::write(&servers, r#"{"docs": {"command": "docs-server"}}"#).unwrap();
+    let run = |provider: &str, session: &str, script: &str| {
+        Command::new(env!("CARGO_BIN_EXE_projectfile"))
+            .env("PROJECTFILE_STATE_DIR", &env.state)
+            .args(["run", "--provider", provider, "--workspace"])
+            .arg(&env.project)
+            .args(["--prompt", "private session text", "--mcp-config"])
+            .arg(&servers)
+            .arg("--runtime-root")
+            .arg(&env.rt)
+            .args([
+                "--user",
+                "u1",
+                "--project-id",
+                "p1",
+                "--session-id",
+                session,
+            ])
+            .args(["--mode", "run", "--sandbox", "--", "sh", "-c", script, "sh"])
+            .output()
+            .unwrap()
+    };
+    // opencode: the configuration `OPENCODE_CONFIG` names, and the session file it reads through
+    // `PROJECTFILE_OPENCODE_INSTRUCTIONS`.
+    let out = run(
+        "opencode",
+        "work:project:44",
+        r#"cat "$OPENCODE_CONFIG" "$PROJECTFILE_OPENCODE_INSTRUCTIONS""#,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("docs-server") && stdout.contains("private session text"));
+    // Copilot: the folder `COPILOT_CUSTOM_INSTRUCTIONS_DIRS` names, and `@<file>` after its flag.
+    let out = run(
+        "copilot",
+        "work:project:45",
+        r#"test "$1" = --additional-mcp-config && cat "${2#@}" "$COPILOT_CUSTOM_INSTRUCTIONS_DIRS"/session.instructions.md"#,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("docs-server") && stdout.contains("private session text"));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use projectfile_core::Error;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::{AcquireReceipt, AcquireRequest, Projector};
+use projectfile_core::receipts::FileKind;
 use projectfile_provider::{Namespace, Plan, SessionRequest, SessionTextCarrier};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -269,6 +270,14 @@ pub fn assert_session_text_visible(fixture: &Fixture, receipt: &AcquireReceipt, 
                 "no launch argument names a file carrying the session text"
             );
         }
+        Some(SessionTextCarrier::Environment { private_file, var }) => {
+            let file = environment_file(receipt, private_file, var);
+            assert!(
+                std::fs::read_to_string(&file).is_ok_and(|text| text.contains(prompt)),
+                "{}: the private file {var} leads to does not carry the session text",
+                file.display()
+            );
+        }
         Some(SessionTextCarrier::NotProjected { reason }) => {
             assert!(
                 !reason.is_empty(),
@@ -277,6 +286,32 @@ pub fn assert_session_text_visible(fixture: &Fixture, receipt: &AcquireReceipt, 
         }
         None => panic!("the receipt does not say where the session text went"),
     }
+}
+
+/// The private file `private_file` of an environment carrier: the receipt's private file of that
+/// name, under the state directory, which the receipt's `var` names itself, or its folder (the
+/// session's private directory), or, through the private files that variable names, by its path.
+pub fn environment_file(receipt: &AcquireReceipt, private_file: &str, var: &str) -> PathBuf {
+    let file = receipt
+        .files
+        .iter()
+        .filter(|f| f.kind == FileKind::Private)
+        .map(|f| PathBuf::from(&f.path))
+        .find(|p| p.file_name().is_some_and(|n| n == private_file))
+        .unwrap_or_else(|| panic!("the receipt lists no private file {private_file}"));
+    assert!(file.is_absolute(), "{}: not absolute", file.display());
+    let value = receipt
+        .env
+        .get(var)
+        .unwrap_or_else(|| panic!("the receipt's env does not set {var}"));
+    let value = Path::new(value);
+    assert!(
+        value == file || Some(value) == file.parent(),
+        "{var}={} names neither {} nor its folder",
+        value.display(),
+        file.display()
+    );
+    file
 }
 
 /// The bytes core writes for an owned file: the planned content, stamped with our provenance

@@ -55,7 +55,8 @@ pub use checks::malformed_markers::MALFORMED;
 pub use checks::skill_folders::{skill_session, skill_source};
 pub use checks::user_bytes::TRICKY_CONTENTS;
 pub use fixture::{
-    Fixture, HolderProcess, as_written, assert_session_text_visible, state_leftovers,
+    Fixture, HolderProcess, as_written, assert_session_text_visible, environment_file,
+    state_leftovers,
 };
 /// The engine the suite drives, for a provider's own tests (a provider crate depends on the
 /// contract alone, so its tests reach core through here).

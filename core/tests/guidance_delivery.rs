@@ -108,6 +108,7 @@ impl Case {
             home_dir: Some(HOME),
             namespace: "agentworks",
             carrier: &self.carrier,
+            private_bytes: 0,
         }
     }
 
@@ -208,7 +209,10 @@ fn no_remedy_for_a_cut_nothing_can_raise_or_another_reason() {
     assert!(!verdict.delivered);
     assert!(verdict.launch_args.is_empty());
     assert!(
-        verdict.note.unwrap().contains("no launch argument raises"),
+        verdict
+            .note
+            .unwrap()
+            .contains("nothing raises this CLI's budget"),
         "the note says nothing can"
     );
     let fs = agents_with_block("").with_file("/ws/proj/AGENTS.override.md", "mine");
@@ -460,6 +464,8 @@ mod full_resolves {
             undelivered: why,
             remedy_args: Vec::new(),
             launch_args: Vec::new(),
+            remedy_env: Default::default(),
+            env: Default::default(),
         }
     }
 
@@ -491,6 +497,10 @@ mod full_resolves {
             ),
             SessionTextCarrier::LaunchArgument { private_file } => {
                 verdict("launch_argument", Some(private_file.clone()), None)
+            }
+            // The oracle's profiles have no budget the whole prompt must fit.
+            SessionTextCarrier::Environment { private_file, .. } => {
+                verdict("environment", Some(private_file.clone()), None)
             }
             SessionTextCarrier::NotProjected { reason } => verdict(
                 "not_projected",
@@ -599,9 +609,7 @@ mod full_resolves {
             cut.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
             if cut.remedy_args.is_empty() {
                 let note = cut.note.take().unwrap_or_default();
-                cut.note = Some(format!(
-                    "{note}; no launch argument raises this CLI's budget"
-                ));
+                cut.note = Some(format!("{note}; nothing raises this CLI's budget"));
             }
             return cut;
         }

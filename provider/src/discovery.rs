@@ -57,6 +57,10 @@ pub enum Walk {
     /// above the home directory when the working directory lies below it, else at the top (the
     /// file-system root, as everywhere, excluded).
     AboveRootToCwd,
+    /// The working directory and every directory above it up to the root, the root included;
+    /// without a root (no marker found), up to but not including the file-system root
+    /// (opencode: from the working directory up to the git worktree, or to `/` outside git).
+    CwdUpToRoot,
 }
 
 /// How a CLI discovers instruction files.
@@ -78,9 +82,16 @@ pub struct DiscoveryProfile {
     /// directory stops there. Empty: the workspace root is the root. The root is also where
     /// `extra_files` are looked up.
     pub root_markers: Vec<String>,
+    /// The root is the top of the git repository holding the working directory, as git finds
+    /// it: the nearest of the working directory and its ancestors (the file-system root
+    /// excluded) holding a `.git` directory with a `HEAD` in it, or a `.git` file (a linked
+    /// worktree, a submodule). An empty `.git` folder is no repository: opencode and Copilot ask
+    /// git, Codex only looks for the name. Takes the place of `root_markers`.
+    pub git_root: bool,
     /// Extra files or globs read relative to the root (e.g. `.pi/APPEND_SYSTEM.md`), after every
     /// directory, in this order (each glob's matches sorted), with scope `editor_pack`. Never
-    /// import-expanded. `*` and `?` match within one path segment.
+    /// import-expanded. `*` and `?` match within one path segment; a `**` segment matches any
+    /// number of directories (none included), never entering a symlink or a hidden directory.
     pub extra_files: Vec<String>,
     /// The CLI's byte budget for instruction files, if it has one. `None`: the request's
     /// `max_bytes` applies (the host's own budget; pass a large one to see everything).
@@ -94,6 +105,8 @@ pub struct DiscoveryProfile {
     pub exclusive_if_present: Vec<(String, String)>,
     /// Files under the home directory, in reading order, with scope `user` (e.g.
     /// `.claude/CLAUDE.md`). Read only when the request has a `home_dir` and `include_user_scope`.
+    /// An entry may be a glob, as in `extra_files` (Copilot's
+    /// `.copilot/instructions/**/*.instructions.md`), its matches sorted in its place.
     pub user_files: Vec<String>,
     /// Directories below the working directory are read too (scope `scoped`, breadth-first,
     /// bounded by the request's `max_depth`, `max_dirs` and `skip_dirs`; hidden and symlinked
@@ -145,7 +158,8 @@ pub struct DiscoveryProfile {
     /// See [`budget_launch_args`].
     pub budget_launch_args: Vec<String>,
     /// A file that is not valid UTF-8 is read with each invalid sequence replaced by U+FFFD and
-    /// sent (Gemini CLI, Qwen Code). Off: it is `not_utf8` and dropped whole (Codex).
+    /// sent (Gemini CLI, Qwen Code, opencode, Copilot). Off: it is `not_utf8` and dropped whole
+    /// (Codex).
     pub lossy_utf8: bool,
     /// Each name of `per_directory` is read in every walked directory before the next name is,
     /// the user file of that name (the entry of `user_files` with that file name) first: Qwen
@@ -157,10 +171,49 @@ pub struct DiscoveryProfile {
     /// `.qwen/QWEN.local.md` at the git root and nowhere without one): after the walk, before
     /// `extra_files`, with the same scope.
     pub marked_root_files: Vec<String>,
+    /// The environment variables that raise the budget, `(name, value)`, with `{bytes}` in a
+    /// value standing for the number of bytes needed (Copilot:
+    /// `COPILOT_PROVIDER_MAX_PROMPT_TOKENS={bytes}`). See [`budget_env`].
+    pub budget_env: Vec<(String, String)>,
+    /// Over its budget the CLI sends nothing at all (Copilot refuses a prompt over its token
+    /// limit and exits): when the budgeted sources do not all fit, every one of them is
+    /// `budget_exhausted`; when they do, every one is kept whole. A session text the CLI reads
+    /// from a private file counts against the same budget.
+    pub budget_all_or_nothing: bool,
+    /// `extra_files` are looked up in the root and, when the working directory is another
+    /// directory, there too (Copilot reads `.github/instructions/` and `.claude/rules/` of
+    /// both).
+    pub extra_files_also_at_working_dir: bool,
+    /// An extra file whose front matter has an `applyTo:` key with any pattern but `**` is read
+    /// only when the task touches a matching path (Copilot's `.github/instructions/`): listed as
+    /// `on_demand`. Without the key, or with `**`, the file is read at start.
+    pub on_demand_apply_to: bool,
 }
 
-/// The placeholder of [`DiscoveryProfile::budget_launch_args`].
+/// The placeholder of [`DiscoveryProfile::budget_launch_args`] and
+/// [`DiscoveryProfile::budget_env`].
 pub const BUDGET_BYTES_PLACEHOLDER: &str = "{bytes}";
+
+/// The environment that makes `profile`'s CLI read `needed_bytes` of instruction files, or
+/// `None` when the profile declares none.
+pub fn budget_env(profile: &DiscoveryProfile, needed_bytes: u64) -> Option<Vec<(String, String)>> {
+    if profile.budget_env.is_empty() {
+        return None;
+    }
+    let bytes = needed_bytes.to_string();
+    Some(
+        profile
+            .budget_env
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.clone(),
+                    value.replace(BUDGET_BYTES_PLACEHOLDER, &bytes),
+                )
+            })
+            .collect(),
+    )
+}
 
 /// The launch arguments that make `profile`'s CLI read `needed_bytes` of instruction files, or
 /// `None` when the profile declares none (nothing can raise its budget).

@@ -23,7 +23,9 @@ pub mod plan;
 pub mod provider;
 pub mod spec;
 
-pub use discovery::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args};
+pub use discovery::{
+    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_env, budget_launch_args,
+};
 pub use error::{Error, Result};
 pub use plan::*;
 pub use provider::*;

@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | a private file `{"mcpServers": …}` passed as `--flag=<path>` (one argument), plus a flag that hides the CLI's other servers for `--mcp-mode replace` | [`private_file_route`] | Claude Code (`--mcp-config`, `--strict-mcp-config`) |
 //! | the same private file, `--mcp-mode replace` naming each session server with an allow-list flag | [`private_file_route_naming`] | Qwen Code (`--mcp-config`, `--allowed-mcp-server-names`) |
+//! | a private file `{"mcpServers": …}` passed as `--flag <prefix><path>` | [`prefixed_file_route`] | Copilot CLI (`--additional-mcp-config @<file>`) |
 //! | `-c mcp_servers.<name>=<TOML inline table>` overrides, written with `toml_edit` | [`toml_overrides`] | Codex |
 //! | merged into the project's own JSON file for the session | [`merged_file`] | Cursor (`.cursor/mcp.json`), Gemini CLI (`.gemini/settings.json`, each server with `"trust": true`: see that provider) |
 //!
@@ -74,6 +75,17 @@ pub fn servers<'c>(ctx: &PlanContext<'c>) -> Result<Option<&'c Map<String, Value
     ctx.request.mcp_servers.as_ref().map(validate).transpose()
 }
 
+/// The session's servers as `{"mcpServers": …}` in the private file `file_name`; `false` (and
+/// nothing added) when the session brings none.
+fn servers_file(ctx: &PlanContext<'_>, plan: &mut Plan, file_name: &str) -> Result<bool> {
+    let Some(servers) = servers(ctx)? else {
+        return Ok(false);
+    };
+    let config = serde_json::json!({ SERVERS_KEY: servers });
+    crate::patterns::private_json(plan, file_name, &config, "the MCP servers")?;
+    Ok(true)
+}
+
 /// The private-file route: the session's servers as `{"mcpServers": …}` in the private file
 /// `file_name`, passed as `<flag>=<path>` (one argument, for a flag that takes several values);
 /// with `--mcp-mode replace`, `replace_flag` too. Adds nothing when the session brings no
@@ -95,7 +107,8 @@ pub fn private_file_route(
 }
 
 /// The session's servers as `{"mcpServers": …}` in the private file `file_name`, passed as
-/// `<flag>=<path>`; the servers, or `None` (nothing added) when the session brings none.
+/// `<flag>=<path>` (one argument); the servers, or `None` (nothing added) when the session brings
+/// none.
 fn private_file<'c>(
     ctx: &PlanContext<'c>,
     plan: &mut Plan,
@@ -130,6 +143,29 @@ pub fn private_file_route_naming(
                 .map(|name| LaunchArg::Literal(format!("{allow_flag}={name}"))),
         );
     }
+    Ok(())
+}
+
+/// The private-file route of a CLI whose flag takes a file as `<prefix><path>` (Copilot's
+/// `--additional-mcp-config @<file>`): the session's servers as `{"mcpServers": …}` in the
+/// private file `file_name`, passed as `flag`, then `<prefix><path>` as one argument. Adds
+/// nothing when the session brings no servers. `--mcp-mode replace` is the caller's to refuse
+/// (its spec does not claim it).
+pub fn prefixed_file_route(
+    ctx: &PlanContext<'_>,
+    plan: &mut Plan,
+    flag: &str,
+    prefix: &str,
+    file_name: &str,
+) -> Result<()> {
+    if !servers_file(ctx, plan, file_name)? {
+        return Ok(());
+    }
+    plan.launch_args.push(LaunchArg::Literal(flag.to_string()));
+    plan.launch_args.push(LaunchArg::PrefixedPrivateFile {
+        prefix: prefix.to_string(),
+        name: file_name.to_string(),
+    });
     Ok(())
 }
 

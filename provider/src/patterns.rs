@@ -4,13 +4,17 @@
 //!   Claude, Pi).
 //! - [`private_file_plan`]: the launch-argument route, the session text in a private file under the
 //!   state directory passed as `<flag> <path>` (Claude).
+//! - [`environment_file_plan`]: the environment route, the session text in a private file the CLI
+//!   finds through an environment variable (opencode, Copilot).
 //! - [`not_projected_plan`]: nothing carries the session text; the receipt says so (agy).
 //! - [`owned_json`], [`hook_files`]: generated configuration written whole as owned files (Cursor,
 //!   agy).
 //! - [`settings_file_route`]: hooks in a private settings file passed on the command line, the
 //!   script as an owned file (Claude).
 //! - [`named_files`]: subagents and commands, one owned `<name>.md` each in the folder the CLI
-//!   reads (Claude, Cursor, Pi, Qwen's subagents).
+//!   reads (Claude, Cursor, Pi, Qwen's subagents); [`named_files_with_suffix`] for another file
+//!   name ending (Copilot's `<name>.agent.md`); [`front_matter`] splits such a file for a CLI
+//!   that takes its fields as configuration instead (opencode).
 //! - [`command_files`]: commands in the CLI's own format, TOML with a `prompt` string or
 //!   Markdown, refused where the file does not fit it (Gemini, Qwen).
 //! - [`merged_hooks`]: hooks merged into the project's settings file under `"hooks"`, the script
@@ -20,8 +24,8 @@
 use crate::error::{Error, Result};
 use crate::plan::MergedJsonProjection;
 use crate::plan::{
-    BlockProjection, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile, RelPath,
-    SessionTextCarrier, SkillProjection,
+    BlockProjection, EnvValue, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile,
+    RelPath, SessionTextCarrier, SkillProjection,
 };
 use crate::provider::{NamedFile, PlanContext};
 
@@ -73,16 +77,46 @@ pub fn private_file_plan(
     notes: Vec<String>,
 ) -> Plan {
     Plan {
-        private_files: vec![PrivateFile {
-            name: file_name.to_string(),
-            content: ctx.request.prompt.clone(),
-        }],
+        private_files: vec![session_text_file(ctx, file_name)],
         launch_args: vec![
             LaunchArg::Literal(flag.to_string()),
             LaunchArg::PrivateFilePath(file_name.to_string()),
         ],
         session_text: Some(SessionTextCarrier::LaunchArgument {
             private_file: file_name.to_string(),
+        }),
+        notes,
+        ..Plan::default()
+    }
+}
+
+/// The session text as the private file `file_name`.
+fn session_text_file(ctx: &PlanContext<'_>, file_name: &str) -> PrivateFile {
+    PrivateFile {
+        name: file_name.to_string(),
+        content: ctx.request.prompt.clone(),
+    }
+}
+
+/// The environment route: no file in the project is edited; the session text goes into the
+/// private file `file_name` (under the state directory, mode 0600, removed on release) and the
+/// CLI finds it through the environment variable `var`, set to `value`: the file's path
+/// ([`EnvValue::PrivateFilePath`]) or the session's private directory ([`EnvValue::PrivateDir`],
+/// for a variable naming folders to search). Core fills in the path, which the receipt's `env`
+/// shows.
+pub fn environment_file_plan(
+    ctx: &PlanContext<'_>,
+    file_name: &str,
+    var: &str,
+    value: EnvValue,
+    notes: Vec<String>,
+) -> Plan {
+    Plan {
+        private_files: vec![session_text_file(ctx, file_name)],
+        env: vec![(var.to_string(), value)],
+        session_text: Some(SessionTextCarrier::Environment {
+            private_file: file_name.to_string(),
+            var: var.to_string(),
         }),
         notes,
         ..Plan::default()
@@ -183,16 +217,29 @@ pub fn private_json_flag(
     value: &serde_json::Value,
     what: &str,
 ) -> Result<()> {
+    private_json(plan, file_name, value, what)?;
+    plan.launch_args.push(LaunchArg::FlagWithPrivateFile {
+        flag: flag.to_string(),
+        name: file_name.to_string(),
+    });
+    Ok(())
+}
+
+/// `value` as pretty-printed JSON (keys sorted, a final newline) in the private file
+/// `file_name`, for the caller to name on the command line or in the environment. `what` names
+/// the input in an error.
+pub fn private_json(
+    plan: &mut Plan,
+    file_name: &str,
+    value: &serde_json::Value,
+    what: &str,
+) -> Result<()> {
     let mut content = serde_json::to_string_pretty(value)
         .map_err(|e| Error::invalid(what, format!("cannot be serialized: {e}")))?;
     content.push('\n');
     plan.private_files.push(PrivateFile {
         name: file_name.to_string(),
         content,
-    });
-    plan.launch_args.push(LaunchArg::FlagWithPrivateFile {
-        flag: flag.to_string(),
-        name: file_name.to_string(),
     });
     Ok(())
 }
@@ -242,6 +289,17 @@ pub fn named_files(
     dir: &str,
     role: OwnedRole,
 ) -> Result<Vec<OwnedFileProjection>> {
+    named_files_with_suffix(inputs, dir, ".md", role)
+}
+
+/// [`named_files`] with each file named `<name><suffix>` (Copilot reads subagents from
+/// `.github/agents/<name>.agent.md`).
+pub fn named_files_with_suffix(
+    inputs: &[NamedFile],
+    dir: &str,
+    suffix: &str,
+    role: OwnedRole,
+) -> Result<Vec<OwnedFileProjection>> {
     let what = match role {
         OwnedRole::Subagent => "subagent",
         _ => "command",
@@ -250,7 +308,7 @@ pub fn named_files(
     let mut out: Vec<OwnedFileProjection> = Vec::with_capacity(inputs.len());
     for input in inputs {
         crate::plan::validate_entry_name(what, &input.name)?;
-        let path = dir.join(&format!("{}.md", input.name))?;
+        let path = dir.join(&format!("{}{suffix}", input.name))?;
         if out.iter().any(|o| o.path == path) {
             return Err(Error::invalid(
                 format!("{what} name {:?}", input.name),
@@ -388,6 +446,46 @@ pub fn merged_hooks(
     });
     plan.owned_files.extend(hook_script(ctx, script_dir)?);
     Ok(())
+}
+
+/// A markdown file's front matter and body: the `key: value` lines between a first line `---` and
+/// the next `---` line (each value trimmed, one pair of surrounding quotes removed; lines of
+/// another shape, such as list items, skipped), and the text after them. A file that does not
+/// open with `---` has no front matter: its whole text is the body.
+pub fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return (Vec::new(), text);
+    };
+    let mut fields = Vec::new();
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        offset += line.len();
+        let line = line.trim_end_matches(['\n', '\r']);
+        if line.trim_end() == "---" {
+            return (fields, &rest[offset..]);
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        if key.is_empty() || key.starts_with([' ', '\t', '-', '#']) {
+            continue;
+        }
+        let value = value.trim();
+        let unquoted = [('"', '"'), ('\'', '\'')]
+            .iter()
+            .find_map(|(open, close)| {
+                value
+                    .strip_prefix(*open)
+                    .and_then(|v| v.strip_suffix(*close))
+            })
+            .unwrap_or(value);
+        fields.push((key.trim().to_string(), unquoted.to_string()));
+    }
+    // No closing line: not front matter after all.
+    (Vec::new(), text)
 }
 
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
@@ -624,6 +722,66 @@ pub(crate) mod tests {
         })
         .unwrap();
         assert_eq!(plan, Plan::default());
+    }
+
+    #[test]
+    fn front_matter_splits_fields_and_body() {
+        let (fields, body) = front_matter(
+            "---\nname: reviewer\ndescription: \"Reviews: bugs\"\ntools:\n  - read\n---\nBody.\n",
+        );
+        assert_eq!(
+            fields,
+            vec![
+                ("name".to_string(), "reviewer".to_string()),
+                ("description".to_string(), "Reviews: bugs".to_string()),
+                ("tools".to_string(), String::new()),
+            ]
+        );
+        assert_eq!(body, "Body.\n");
+        assert_eq!(
+            front_matter("No front matter.\n"),
+            (vec![], "No front matter.\n")
+        );
+        let open = "---\nname: x\nno end\n";
+        assert_eq!(front_matter(open), (vec![], open));
+        let (fields, body) = front_matter("---\r\ndescription: d\r\n---\r\nB\r\n");
+        assert_eq!(fields, vec![("description".to_string(), "d".to_string())]);
+        assert_eq!(body, "B\r\n");
+    }
+
+    #[test]
+    fn named_files_take_the_suffix() {
+        let inputs = vec![NamedFile {
+            name: "rev".into(),
+            content: "x".into(),
+        }];
+        let files =
+            named_files_with_suffix(&inputs, ".github/agents", ".agent.md", OwnedRole::Subagent)
+                .unwrap();
+        assert_eq!(files[0].path.as_str(), ".github/agents/rev.agent.md");
+        assert_eq!(
+            named_files(&inputs, ".claude/agents", OwnedRole::Subagent).unwrap()[0]
+                .path
+                .as_str(),
+            ".claude/agents/rev.md"
+        );
+    }
+
+    #[test]
+    fn environment_file_plan_names_the_file_through_the_variable() {
+        let plan = with_request(SessionRequest::with_prompt("text"), |ctx| {
+            environment_file_plan(ctx, "s.md", "VAR", EnvValue::PrivateDir, vec![])
+        });
+        assert_eq!(plan.private_files[0].content, "text");
+        assert_eq!(plan.env, vec![("VAR".to_string(), EnvValue::PrivateDir)]);
+        assert_eq!(
+            plan.session_text,
+            Some(SessionTextCarrier::Environment {
+                private_file: "s.md".into(),
+                var: "VAR".into()
+            })
+        );
+        assert!(plan.launch_args.is_empty() && plan.blocks.is_empty());
     }
 
     #[test]

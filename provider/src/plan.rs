@@ -277,6 +277,82 @@ pub enum LaunchArg {
         /// The private file's name.
         name: String,
     },
+    /// `<prefix><absolute path of the named PrivateFile>` as ONE argument, for a CLI that marks a
+    /// value as a file to read by a prefix (Copilot's `--additional-mcp-config @<file>`).
+    PrefixedPrivateFile {
+        /// The prefix, e.g. `@`.
+        prefix: String,
+        /// The private file's name.
+        name: String,
+    },
+}
+
+impl LaunchArg {
+    /// The private file this argument names, if any.
+    pub fn private_file(&self) -> Option<&str> {
+        match self {
+            LaunchArg::Literal(_) => None,
+            LaunchArg::PrivateFilePath(name)
+            | LaunchArg::FlagWithPrivateFile { name, .. }
+            | LaunchArg::PrefixedPrivateFile { name, .. } => Some(name),
+        }
+    }
+
+    /// The argument, with `path` giving the absolute path of a private file by its name.
+    pub fn render(&self, path: impl Fn(&str) -> String) -> String {
+        match self {
+            LaunchArg::Literal(text) => text.clone(),
+            LaunchArg::PrivateFilePath(name) => path(name),
+            LaunchArg::FlagWithPrivateFile { flag, name } => format!("{flag}={}", path(name)),
+            LaunchArg::PrefixedPrivateFile { prefix, name } => format!("{prefix}{}", path(name)),
+        }
+    }
+}
+
+/// The value of one environment variable a plan sets for the CLI: literal, or a path core fills
+/// in (the receipt's `env` shows the path), like [`LaunchArg`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvValue {
+    /// A literal value (`ENABLE_TOOL_SEARCH=false`).
+    Literal(String),
+    /// The absolute path of the named [`PrivateFile`] (opencode's `OPENCODE_CONFIG=<file>`).
+    PrivateFilePath(String),
+    /// The absolute path of the session's private directory, which holds its private files and
+    /// nothing else (Copilot's `COPILOT_CUSTOM_INSTRUCTIONS_DIRS=<dir>`, searched for
+    /// `*.instructions.md`). Valid only in a plan that writes a private file.
+    PrivateDir,
+}
+
+impl EnvValue {
+    /// The private file this value names, if any.
+    pub fn private_file(&self) -> Option<&str> {
+        match self {
+            EnvValue::PrivateFilePath(name) => Some(name),
+            EnvValue::Literal(_) | EnvValue::PrivateDir => None,
+        }
+    }
+
+    /// The value, with `dir` the session's private directory.
+    pub fn render(&self, dir: &std::path::Path) -> String {
+        match self {
+            EnvValue::Literal(text) => text.clone(),
+            EnvValue::PrivateFilePath(name) => dir.join(name).display().to_string(),
+            EnvValue::PrivateDir => dir.display().to_string(),
+        }
+    }
+}
+
+impl From<&str> for EnvValue {
+    fn from(value: &str) -> Self {
+        EnvValue::Literal(value.to_string())
+    }
+}
+
+impl From<String> for EnvValue {
+    fn from(value: String) -> Self {
+        EnvValue::Literal(value)
+    }
 }
 
 /// A JSON file the project may already have, into whose object under `key` core merges the
@@ -312,6 +388,10 @@ pub enum SessionTextCarrier {
     OwnedFile { path: RelPath },
     /// In a private file passed on the command line.
     LaunchArgument { private_file: String },
+    /// In a private file the CLI finds through the environment variable `var` of the receipt's
+    /// `env` (opencode's instructions named in a private `OPENCODE_CONFIG`, Copilot's
+    /// `COPILOT_CUSTOM_INSTRUCTIONS_DIRS`).
+    Environment { private_file: String, var: String },
     /// Not projected at all: the host must deliver it another way.
     NotProjected { reason: String },
 }
@@ -396,8 +476,8 @@ pub struct Plan {
     pub private_files: Vec<PrivateFile>,
     /// Arguments to append to the CLI's command line.
     pub launch_args: Vec<LaunchArg>,
-    /// Environment variables to set for the CLI.
-    pub env: Vec<(String, String)>,
+    /// Environment variables to set for the CLI (a value may be a private file's path).
+    pub env: Vec<(String, EnvValue)>,
     /// Where the session text goes.
     pub session_text: Option<SessionTextCarrier>,
     /// Plain sentences for the receipt (e.g. why a path was chosen).

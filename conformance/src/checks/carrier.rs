@@ -9,8 +9,8 @@ use projectfile_provider::{LaunchArg, OwnedRole, SessionTextCarrier};
 
 /// The check that matters most: while a session holds, the CLI would actually see the session
 /// text. For a file carrier, resolving the workspace with the provider's own discovery profile
-/// (what that CLI loads) must contain the text; for a launch argument, the named private file
-/// must carry it. A provider that does not project the text says why.
+/// (what that CLI loads) must contain the text; for a launch argument or the environment, the
+/// named private file must carry it. A provider that does not project the text says why.
 pub fn session_text_reaches_the_cli(subject: &Subject) {
     use projectfile_core::guidance::{GuidanceRequest, StdFs, resolve_as};
     let fx = Fixture::new();
@@ -33,7 +33,9 @@ pub fn session_text_reaches_the_cli(subject: &Subject) {
                     .collect::<Vec<_>>()
             );
         }
-        Some(SessionTextCarrier::LaunchArgument { .. }) => {
+        Some(
+            SessionTextCarrier::LaunchArgument { .. } | SessionTextCarrier::Environment { .. },
+        ) => {
             assert_session_text_visible(&fx, &receipt, prompt);
         }
         Some(SessionTextCarrier::NotProjected { reason }) => {
@@ -92,6 +94,17 @@ pub fn session_text_carrier_matches_capabilities(subject: &Subject) {
             assert!(
                 plan.launch_args
                     .contains(&LaunchArg::PrivateFilePath(private_file.clone()))
+            );
+        }
+        Some(SessionTextCarrier::Environment { private_file, var }) => {
+            assert!(
+                caps.session_text_launch_arg,
+                "an environment carrier needs session_text_launch_arg (a private file given at launch)"
+            );
+            assert!(plan.private_files.iter().any(|f| &f.name == private_file));
+            assert!(
+                plan.env.iter().any(|(name, _)| name == var),
+                "the plan does not set {var}, through which the CLI finds the session text"
             );
         }
         Some(SessionTextCarrier::NotProjected { .. }) => {

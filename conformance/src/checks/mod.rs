@@ -89,7 +89,7 @@ pub enum PlanHolds {
     Blocks,
     /// A file in the workspace: a block or an owned file.
     WorkspaceFiles,
-    /// The session text in a private file (the launch-argument route).
+    /// The session text in a private file (the launch-argument or environment route).
     PrivateFiles,
     /// An owned file holding configuration (MCP servers, hooks, CLI configuration), for a session
     /// that brings every configuration input the provider takes.
@@ -106,7 +106,10 @@ impl PlanHolds {
             // The session text's own private file (MCP servers or hooks may bring others).
             PlanHolds::PrivateFiles => matches!(
                 plan.session_text,
-                Some(SessionTextCarrier::LaunchArgument { .. })
+                Some(
+                    SessionTextCarrier::LaunchArgument { .. }
+                        | SessionTextCarrier::Environment { .. }
+                )
             ),
             // Subagents and commands are not configuration (their own checks cover them).
             PlanHolds::ConfigurationFiles => plan.owned_files.iter().any(|o| {

@@ -36,6 +36,10 @@ pub fn priors_are_read_by_no_cli(subject: &Subject) {
         ".agents/skills/review/SKILL.md",
         ".claude/skills/review/SKILL.md",
         "review/SKILL.md",
+        "CONTEXT.md",
+        ".github/copilot-instructions.md",
+        ".github/instructions/rule.instructions.md",
+        ".claude/rules/rule.md",
     ] {
         fx.write(
             &format!("{top}/0123456789abcdef/{name}"),

@@ -1,18 +1,18 @@
-//! The launch-argument route: the private file lives under the state directory, per session, for
-//! as long as its session.
+//! The launch-argument and environment routes: the private file lives under the state directory,
+//! per session, for as long as its session.
 
 use crate::Subject;
-use crate::fixture::Fixture;
+use crate::fixture::{Fixture, environment_file};
 use crate::tree::Tree;
 use projectfile_core::projector::AcquireReceipt;
-use projectfile_provider::LaunchArg;
+use projectfile_provider::{LaunchArg, SessionTextCarrier};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
-/// The launch-argument route: the private file named by the launch arguments exists under the
-/// state directory (never in the workspace), holds the session text with mode 0600, follows its
-/// flag, is separate per session, and is gone after that session's release; the workspace is
-/// not edited at all when the plan projects nothing else.
+/// The launch-argument route: the private file named by the launch arguments (or by the
+/// environment) exists under the state directory (never in the workspace), holds the session
+/// text with mode 0600, follows its flag, is separate per session, and is gone after that
+/// session's release; the workspace is not edited at all when the plan projects nothing else.
 pub fn launch_arg_private_file_lives_while_held(subject: &Subject) {
     let probe = Fixture::new();
     let plan = probe.plan(subject, "x");
@@ -29,20 +29,29 @@ pub fn launch_arg_private_file_lives_while_held(subject: &Subject) {
     let a = fx.acquire(subject, "private text A").unwrap();
     let b = fx.acquire(subject, "private text B").unwrap();
     let file_of = |receipt: &AcquireReceipt, prompt: &str| -> PathBuf {
-        let at = plan
-            .launch_args
-            .iter()
-            .position(|arg| matches!(arg, LaunchArg::PrivateFilePath(_)))
-            .expect("a launch argument names the private file");
-        assert_eq!(receipt.launch_args.len(), plan.launch_args.len());
-        if let Some(LaunchArg::Literal(flag)) = at.checked_sub(1).map(|i| &plan.launch_args[i]) {
-            assert_eq!(
-                &receipt.launch_args[at - 1],
-                flag,
-                "the flag precedes the path"
-            );
-        }
-        let path = PathBuf::from(&receipt.launch_args[at]);
+        let path = match &receipt.session_text {
+            Some(SessionTextCarrier::Environment { private_file, var }) => {
+                environment_file(receipt, private_file, var)
+            }
+            _ => {
+                let at = plan
+                    .launch_args
+                    .iter()
+                    .position(|arg| matches!(arg, LaunchArg::PrivateFilePath(_)))
+                    .expect("a launch argument names the private file");
+                assert_eq!(receipt.launch_args.len(), plan.launch_args.len());
+                if let Some(LaunchArg::Literal(flag)) =
+                    at.checked_sub(1).map(|i| &plan.launch_args[i])
+                {
+                    assert_eq!(
+                        &receipt.launch_args[at - 1],
+                        flag,
+                        "the flag precedes the path"
+                    );
+                }
+                PathBuf::from(&receipt.launch_args[at])
+            }
+        };
         assert!(path.is_absolute(), "{path:?} is not absolute");
         assert!(
             path.starts_with(&fx.state),

@@ -369,7 +369,8 @@ fn named_paths(subject: &Subject) -> Vec<String> {
 /// Subagents and commands, like skills: a same-named file of the project's is taken over and put
 /// back byte for byte (mode included), our file is refreshed by each start and proven ours by its
 /// marker, a hostile name is refused with nothing written, and with the state directory lost the
-/// project's file still comes back.
+/// project's file still comes back. A CLI that takes them from a private configuration instead
+/// gets `named_files_in_private_configuration`.
 pub fn named_files_take_over_and_restore(subject: &Subject) {
     let caps = subject.provider.capabilities();
     if !caps.subagents && !caps.commands {
@@ -381,10 +382,9 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
         return;
     }
     let paths = named_paths(subject);
-    assert!(
-        !paths.is_empty(),
-        "the capabilities declare subagents or commands the plan does not project"
-    );
+    if paths.is_empty() {
+        return named_files_in_private_configuration(subject);
+    }
     let fx = Fixture::new();
     for path in &paths {
         fx.write_mode(path, b"project's own\r\nno newline", 0o640);
@@ -440,6 +440,55 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
     lose_the_state_mid_session(&fx, subject, session.clone(), &before);
     let before = Tree::capture(&fx.workspace);
 
+    hostile_names_are_refused(&fx, subject, &before);
+}
+
+/// Subagents and commands a CLI takes from a private configuration (opencode's `agent` and
+/// `command`) rather than from files in the project: the plan's private files carry each entry's
+/// name and body, the workspace is untouched while the session holds and after it, the private
+/// files go with the session, and a hostile name is refused with nothing written.
+fn named_files_in_private_configuration(subject: &Subject) {
+    let caps = subject.provider.capabilities();
+    let mut session = SessionRequest::with_prompt("p");
+    if caps.subagents {
+        session.agents = vec![session_agent()];
+    }
+    if caps.commands {
+        session.commands = vec![session_command()];
+    }
+    let fx = Fixture::new();
+    let plan = fx.plan_session(subject, &session);
+    let private: String = plan
+        .private_files
+        .iter()
+        .map(|f| f.content.as_str())
+        .collect();
+    for file in session.agents.iter().chain(&session.commands) {
+        let (_, body) = projectfile_core::patterns::front_matter(&file.content);
+        assert!(
+            private.contains(&format!("\"{}\"", file.name)) && private.contains(body.trim()),
+            "the capabilities declare subagents or commands the plan does not project: {} is in no file of the plan",
+            file.name
+        );
+    }
+    fx.write("README.md", b"project\n");
+    let before = Tree::capture(&fx.workspace);
+    let receipt = fx.acquire_session(subject, session.clone()).unwrap();
+    assert_eq!(
+        Tree::capture(&fx.workspace),
+        before,
+        "the workspace was edited"
+    );
+    assert!(fx.release(&receipt.token));
+    assert_eq!(Tree::capture(&fx.workspace), before);
+    fx.assert_no_ledger();
+    hostile_names_are_refused(&fx, subject, &before);
+}
+
+/// A subagent (or command) named `../escape`, `.hidden`, `a/b` or nothing is refused, naming
+/// that nothing was written, and the workspace stays `before`.
+fn hostile_names_are_refused(fx: &Fixture, subject: &Subject, before: &Tree) {
+    let caps = subject.provider.capabilities();
     for bad in ["../escape", ".hidden", "a/b", ""] {
         let mut hostile = SessionRequest::with_prompt("p");
         let file = NamedFile {
@@ -457,7 +506,7 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
             .to_string();
         assert!(error.contains("nothing was written"), "{bad:?}: {error}");
         assert_eq!(
-            Tree::capture(&fx.workspace),
+            &Tree::capture(&fx.workspace),
             before,
             "{bad:?}: something was written"
         );

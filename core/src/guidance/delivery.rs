@@ -10,14 +10,20 @@
 //!   (too large, unreadable, not UTF-8), the block not found in its file, or the file not read at
 //!   all by this CLI (this version, from this working directory).
 //! - A launch argument is delivered: the CLI reads the private file named on its command line.
+//!   So is a private file named through the environment, unless the profile's budget is one the
+//!   whole prompt must fit ([`DiscoveryProfile::budget_all_or_nothing`]: Copilot sends nothing
+//!   over its limit): then the project's instruction files and the private file together must
+//!   fit it.
 //! - Not projected is not delivered, with the provider's reason.
 //!
 //! [`delivery_with_remedy`] goes one step further, as `acquire` does: a budget cut that the
-//! profile's own launch arguments fix is answered by those arguments (in the verdict's
-//! `launch_args`, for the host to pass) and judged again under the raised budget, so the verdict
-//! says delivered only when the profile, with that budget, keeps the whole text.
+//! profile's own launch arguments or environment fix is answered by them (in the verdict's
+//! `launch_args` and `env`, for the host to pass) and judged again under the raised budget, so the
+//! verdict says delivered only when the profile, with that budget, keeps the whole text.
 //!
 //! Pure over a [`GuidanceFs`]: nothing is written, nothing outside the trait is read.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,7 +32,7 @@ use super::model::{GuidanceRequest, GuidanceResolution, GuidanceScope, OmissionR
 use super::paths::join;
 use super::resolve::{Collected, collect_as};
 use crate::plan::SessionTextCarrier;
-use projectfile_provider::discovery::{DiscoveryProfile, budget_launch_args};
+use projectfile_provider::discovery::{DiscoveryProfile, budget_env, budget_launch_args};
 
 /// Where the CLI runs and where the session text went.
 #[derive(Clone, Copy, Debug)]
@@ -42,6 +48,9 @@ pub struct DeliveryQuery<'a> {
     pub namespace: &'a str,
     /// Where the plan put the session text.
     pub carrier: &'a SessionTextCarrier,
+    /// The size of the carrier's private file, when the carrier is one: what it adds to a budget
+    /// the whole prompt must fit.
+    pub private_bytes: u64,
 }
 
 /// Why a route does not deliver the session text.
@@ -85,8 +94,8 @@ pub enum Undelivered {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeliveryVerdict {
-    /// The route: `block`, `owned_file`, `launch_argument` or `not_projected` (the carrier's
-    /// `via`).
+    /// The route: `block`, `owned_file`, `launch_argument`, `environment` or `not_projected`
+    /// (the carrier's `via`).
     pub via: String,
     /// The file carrying the text (joined to the root), or the private file; absent when not
     /// projected.
@@ -107,6 +116,16 @@ pub struct DeliveryVerdict {
     /// needed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch_args: Vec<String>,
+    /// Environment variables that would make the route deliver (the profile's `budget_env` for
+    /// the bytes needed); empty when none can, or when they are already applied (then they are
+    /// in `env`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub remedy_env: BTreeMap<String, String>,
+    /// Environment variables the route delivers with, added to the session's environment
+    /// ([`delivery_with_remedy`]: Copilot's raised `COPILOT_PROVIDER_MAX_PROMPT_TOKENS`); empty
+    /// when none are needed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
     /// One sentence: why the route does not deliver, or how it delivers when it takes launch
     /// arguments to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +141,8 @@ impl DeliveryVerdict {
             undelivered: None,
             remedy_args: Vec::new(),
             launch_args: Vec::new(),
+            remedy_env: BTreeMap::new(),
+            env: BTreeMap::new(),
             note: None,
         }
     }
@@ -135,7 +156,30 @@ impl DeliveryVerdict {
             undelivered: Some(why),
             remedy_args: Vec::new(),
             launch_args: Vec::new(),
+            remedy_env: BTreeMap::new(),
+            env: BTreeMap::new(),
         }
+    }
+
+    /// The profile's launch arguments and environment that raise its budget to `needed` bytes,
+    /// as the remedy; the note says so when the profile has none.
+    fn add_remedy(&mut self, profile: &DiscoveryProfile, needed: u64) {
+        self.remedy_args = budget_launch_args(profile, needed).unwrap_or_default();
+        self.remedy_env = budget_env(profile, needed)
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        if self.remedy_args.is_empty() && self.remedy_env.is_empty() {
+            let cut = self.note.take().unwrap_or_default();
+            self.note = Some(format!("{cut}; nothing raises this CLI's budget"));
+        }
+    }
+
+    /// The remedy, as one text: the launch arguments, then the environment.
+    fn remedy_text(&self) -> String {
+        let mut parts = self.remedy_args.clone();
+        parts.extend(self.remedy_env.iter().map(|(k, v)| format!("{k}={v}")));
+        parts.join(" ")
     }
 }
 
@@ -212,6 +256,9 @@ fn route_verdict(
         SessionTextCarrier::LaunchArgument { private_file } => {
             return DeliveryVerdict::delivered("launch_argument", Some(private_file.clone()));
         }
+        SessionTextCarrier::Environment { private_file, .. } => {
+            return environment_verdict(fs, profile, query, private_file, remedy);
+        }
         SessionTextCarrier::NotProjected { reason } => {
             return DeliveryVerdict::undelivered(
                 "not_projected",
@@ -243,18 +290,85 @@ fn route_verdict(
     else {
         return verdict;
     };
-    if verdict.remedy_args.is_empty() {
+    if verdict.remedy_args.is_empty() && verdict.remedy_env.is_empty() {
         return verdict;
     }
     let mut again = route.judge(needed_bytes);
     if !again.delivered {
         return verdict;
     }
-    again.note = Some(format!(
-        "the CLI reads {budget_bytes} bytes of instruction files by default and the session text ends at byte {needed_bytes}: delivered with the launch arguments `{}`, which raise that budget",
-        verdict.remedy_args.join(" ")
+    raised(&mut again, verdict, budget_bytes, needed_bytes);
+    again
+}
+
+/// Moves `before`'s remedy into `after`, a verdict judged under the raised budget, saying so.
+fn raised(after: &mut DeliveryVerdict, before: DeliveryVerdict, budget: u64, needed: u64) {
+    let with = match (before.remedy_args.is_empty(), before.remedy_env.is_empty()) {
+        (false, true) => format!(
+            "the launch arguments `{}`, which raise",
+            before.remedy_args.join(" ")
+        ),
+        (true, false) => format!("the environment `{}`, which raises", before.remedy_text()),
+        _ => format!(
+            "the launch arguments and environment `{}`, which raise",
+            before.remedy_text()
+        ),
+    };
+    after.note = Some(format!(
+        "the CLI reads {budget} bytes of instruction files by default and the session text ends at byte {needed}: delivered with {with} that budget"
     ));
-    again.launch_args = verdict.remedy_args;
+    after.launch_args = before.remedy_args;
+    after.env = before.remedy_env;
+}
+
+/// The verdict for a private file the CLI finds through the environment: delivered, unless the
+/// profile's budget is one the whole prompt must fit and the project's instruction files with
+/// the private file do not (then nothing at all reaches the model), when the remedy, if the
+/// profile has one, raises it.
+fn environment_verdict(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    query: &DeliveryQuery<'_>,
+    private_file: &str,
+    remedy: bool,
+) -> DeliveryVerdict {
+    let path = Some(private_file.to_string());
+    let budget = match profile.budget_bytes {
+        Some(budget) if profile.budget_all_or_nothing => budget,
+        _ => return DeliveryVerdict::delivered("environment", path),
+    };
+    let mut profile = profile.clone();
+    profile.include_subtree = false;
+    profile.on_demand_subtree = false;
+    let collected = collect_as(fs, &profile, &request_for(query));
+    let project: u64 = collected
+        .outline(u64::MAX)
+        .sources
+        .iter()
+        .filter(|s| !(profile.budget_excludes_user && s.scope == GuidanceScope::User))
+        .map(|s| s.bytes)
+        .sum();
+    let needed = project.saturating_add(query.private_bytes);
+    if needed <= budget {
+        return DeliveryVerdict::delivered("environment", path);
+    }
+    let mut verdict = DeliveryVerdict::undelivered(
+        "environment",
+        path.clone(),
+        Undelivered::BudgetTruncated {
+            budget_bytes: budget,
+            needed_bytes: needed,
+        },
+    );
+    verdict.add_remedy(&profile, needed);
+    if verdict.remedy_args.is_empty() && verdict.remedy_env.is_empty() {
+        return verdict;
+    }
+    if !remedy {
+        return verdict;
+    }
+    let mut again = DeliveryVerdict::delivered("environment", path);
+    raised(&mut again, verdict, budget, needed);
     again
 }
 
@@ -333,13 +447,7 @@ impl Route<'_> {
                     needed_bytes: needed,
                 },
             );
-            verdict.remedy_args = budget_launch_args(self.profile, needed).unwrap_or_default();
-            if verdict.remedy_args.is_empty() {
-                let cut = verdict.note.take().unwrap_or_default();
-                verdict.note = Some(format!(
-                    "{cut}; no launch argument raises this CLI's budget"
-                ));
-            }
+            verdict.add_remedy(self.profile, needed);
             return verdict;
         }
         let kept = resolution
@@ -357,7 +465,8 @@ impl Route<'_> {
     }
 
     /// The smallest budget under which the whole target is read: the profile's budgeted bytes,
-    /// in reading order, up to and including the target, with no budget in force.
+    /// in reading order, up to and including the target (all of them, for a budget the whole
+    /// prompt must fit), with no budget in force.
     fn needed_bytes(&self) -> u64 {
         let resolution = self.collected.outline(u64::MAX);
         let mut running = 0u64;
@@ -369,6 +478,9 @@ impl Route<'_> {
             if is_target(&source.path, self.file, self.block) {
                 needed = running;
             }
+        }
+        if self.profile.budget_all_or_nothing {
+            return running;
         }
         needed
     }

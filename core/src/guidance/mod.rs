@@ -15,7 +15,8 @@
 //!   from the user's guidance (scope `session`).
 //! - [`delivery_verdict`]: whether the session text, where a plan put it, reaches the model by
 //!   the CLI's profile; [`delivery_with_remedy`]: the same with the profile's budget arguments
-//!   applied; [`budget_launch_args`]: the arguments that raise a CLI's budget.
+//!   applied; [`budget_launch_args`] and [`budget_env`]: the arguments and the environment that
+//!   raise a CLI's budget.
 //! - Guidance stays inside its own tree: an import or a symlinked instruction file that leads out
 //!   of it is listed as `outside_tree` and never read, unless
 //!   [`GuidanceRequest::allow_outside_tree`] is set.
@@ -47,7 +48,7 @@ pub use model::{
     GuidanceScope, GuidanceSource, MAX_SINGLE_FILE_BYTES, OmissionReason, USER_SCOPE_FILES,
 };
 pub use projectfile_provider::discovery::{
-    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_launch_args,
+    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_env, budget_launch_args,
 };
 pub use render::{FRAGMENT_SOURCE, PromptFragment, prompt_fragments, render_block};
 pub use resolve::{resolve, resolve_as};

@@ -134,12 +134,25 @@ enum Fate {
 /// the first one always (or, with `truncate`, the one crossing the budget is cut at a character
 /// boundary and every later one dropped). The one rule [`Collected::finish`] and
 /// [`Collected::outline`] both apply.
-fn budget_fates(
-    sources: &[GuidanceSource],
-    budget: u64,
-    truncate: bool,
-    excludes_user: bool,
-) -> Vec<Fate> {
+fn budget_fates(sources: &[GuidanceSource], budget: u64, rule: BudgetRule) -> Vec<Fate> {
+    let BudgetRule {
+        truncate,
+        excludes_user,
+        all_or_nothing,
+    } = rule;
+    let charged = |s: &GuidanceSource| !(excludes_user && s.scope == GuidanceScope::User);
+    if all_or_nothing {
+        let total: u64 = sources.iter().filter(|s| charged(s)).map(|s| s.bytes).sum();
+        let fits = total <= budget;
+        return sources
+            .iter()
+            .map(|s| match (charged(s), fits) {
+                (false, _) => Fate::Unbudgeted,
+                (true, true) => Fate::Whole,
+                (true, false) => Fate::Exhausted,
+            })
+            .collect();
+    }
     let mut fates = Vec::with_capacity(sources.len());
     let mut used = 0u64;
     let mut any_kept = false;
@@ -169,14 +182,22 @@ fn budget_fates(
     fates
 }
 
+/// How a budget treats the sources: cut the one crossing it, leave user sources uncharged,
+/// keep everything or nothing (see [`DiscoveryProfile`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct BudgetRule {
+    truncate: bool,
+    excludes_user: bool,
+    all_or_nothing: bool,
+}
+
 /// Every source a resolution read, before its budget (see [`collect_as`]).
 pub(crate) struct Collected {
     sources: Vec<GuidanceSource>,
     omitted: Vec<GuidanceOmission>,
     dirs_scanned: u64,
     budget: u64,
-    truncate: bool,
-    excludes_user: bool,
+    rule: BudgetRule,
 }
 
 impl Collected {
@@ -187,12 +208,7 @@ impl Collected {
 
     /// The resolution under the plan's own budget.
     fn finish(self) -> GuidanceResolution {
-        let fates = budget_fates(
-            &self.sources,
-            self.budget,
-            self.truncate,
-            self.excludes_user,
-        );
+        let fates = budget_fates(&self.sources, self.budget, self.rule);
         let mut omitted = self.omitted;
         let mut kept = Vec::with_capacity(self.sources.len());
         let mut tally = Tally::default();
@@ -217,7 +233,7 @@ impl Collected {
     /// `bytes` what the budget keeps): paths, bytes and reasons, as [`resolve_as`] with that
     /// budget would report them.
     pub(crate) fn outline(&self, budget: u64) -> GuidanceResolution {
-        let fates = budget_fates(&self.sources, budget, self.truncate, self.excludes_user);
+        let fates = budget_fates(&self.sources, budget, self.rule);
         let mut omitted = self.omitted.clone();
         let mut kept = Vec::with_capacity(self.sources.len());
         let mut tally = Tally::default();
@@ -345,6 +361,9 @@ struct Plan {
     subtree: Option<Subtree>,
     packs: Vec<String>,
     pack_root: String,
+    /// A second directory the packs are looked up in, after `pack_root`
+    /// (`extra_files_also_at_working_dir`).
+    also_pack_root: Option<String>,
     /// Packs that duplicate an earlier body are named (`duplicate_body`) rather than skipped
     /// silently (profiles: an extra file is as much the CLI's input as any other).
     report_pack_duplicates: bool,
@@ -382,6 +401,10 @@ struct ProfileRules {
     /// `(root, files)`: the profile's `marked_root_files`, read at the root its markers found
     /// (none when no marker was found), before the extra files.
     marked_root: Option<(String, Vec<String>)>,
+    /// Over the budget nothing is kept (`budget_all_or_nothing`).
+    all_or_nothing: bool,
+    /// Extra files with an `applyTo:` front-matter pattern other than `**` are `on_demand`.
+    apply_to_on_demand: bool,
 }
 
 impl Plan {
@@ -439,6 +462,7 @@ impl Plan {
             subtree,
             packs: request.editor_packs.clone(),
             pack_root: root,
+            also_pack_root: None,
             report_pack_duplicates: false,
             home: (!home.is_empty()).then(|| norm(home).to_string()),
             hops: request.max_import_hops,
@@ -459,27 +483,28 @@ impl Plan {
         let workspace = norm(&request.workspace_root).to_string();
         let working_dir = norm(request.working_dir.as_deref().unwrap_or(&workspace)).to_string();
         let home = request.home_dir.as_deref().unwrap_or("");
-        let marker_root = if profile.root_markers.is_empty() {
-            Some(workspace.clone())
-        } else {
-            find_marker_root(fs, &working_dir, &profile.root_markers)
-        };
+        let marker_root = find_profile_root(fs, profile, &workspace, &working_dir);
         // Without a marker, Codex reads only the working directory; extras hang off it too.
         let root = marker_root.clone().unwrap_or_else(|| working_dir.clone());
         let dirs = walked_dirs(profile.walk, marker_root.as_deref(), &working_dir, home);
         let user_scope = request.include_user_scope && !home.is_empty();
+        let user_files = if user_scope {
+            user_names(fs, home, &profile.user_files)
+        } else {
+            Vec::new()
+        };
         let groups = if profile.names_across_walk {
-            name_major_groups(profile, &dirs, &workspace, user_scope.then_some(norm(home)))
+            name_major_groups(profile, &dirs, &workspace, norm(home), &user_files)
         } else {
             let mut groups = Vec::new();
-            if user_scope && !profile.user_files.is_empty() {
+            if !user_files.is_empty() {
                 groups.push(Group {
                     dir: norm(home).to_string(),
                     scope: GuidanceScope::User,
                     depth: -1,
                     tree: norm(home).to_string(),
                     names: Some(NameRule {
-                        names: profile.user_files.clone(),
+                        names: user_files,
                         first_wins: profile.first_wins,
                         exclusive: profile.exclusive_if_present.clone(),
                     }),
@@ -494,6 +519,8 @@ impl Plan {
         } else {
             root
         };
+        let also_pack_root = (profile.extra_files_also_at_working_dir && pack_root != working_dir)
+            .then(|| working_dir.clone());
         let rules = ProfileRules {
             walk_shadows: walk_shadows(fs, profile, &groups),
             user_fallbacks: match &home_dir {
@@ -513,6 +540,8 @@ impl Plan {
             marked_root: marker_root
                 .filter(|_| !profile.marked_root_files.is_empty())
                 .map(|root| (root, profile.marked_root_files.clone())),
+            all_or_nothing: profile.budget_all_or_nothing,
+            apply_to_on_demand: profile.on_demand_apply_to,
         };
         let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
         let subtree = scan_subtree.then(|| Subtree {
@@ -537,6 +566,7 @@ impl Plan {
             subtree,
             packs: profile.extra_files.clone(),
             pack_root,
+            also_pack_root,
             report_pack_duplicates: true,
             home: home_dir,
             hops,
@@ -569,6 +599,10 @@ fn walked_dirs(
             None => vec![working_dir.to_string()],
         },
         Walk::CwdUpToFsRoot => from_the_top(),
+        Walk::CwdUpToRoot => match marker_root {
+            Some(root) => paths::chain(root, working_dir),
+            None => from_the_top(),
+        },
         Walk::AboveRootToCwd => {
             let top = match marker_root {
                 Some(root) => parent(root).or(Some(root)),
@@ -601,26 +635,23 @@ fn walked(dir: String, workspace: &str, names: Option<NameRule>) -> Group {
 }
 
 /// For `names_across_walk`: each name of `per_directory` across every walked directory, the user
-/// file of that name first; user files of no walked name come before everything.
+/// file of that name first; user files (relative to `home`, globs expanded) of no walked name
+/// come before everything.
 fn name_major_groups(
     profile: &DiscoveryProfile,
     dirs: &[String],
     workspace: &str,
-    home: Option<&str>,
+    home: &str,
+    user_files: &[String],
 ) -> Vec<Group> {
     let user = |rel: &String| Group {
-        dir: home.unwrap_or_default().to_string(),
+        dir: home.to_string(),
         scope: GuidanceScope::User,
         depth: -1,
-        tree: home.unwrap_or_default().to_string(),
+        tree: home.to_string(),
         names: Some(NameRule::all(vec![rel.clone()])),
     };
     let file_name = |rel: &str| rel.rsplit('/').next().unwrap_or(rel).to_string();
-    let user_files: &[String] = if home.is_some() {
-        &profile.user_files
-    } else {
-        &[]
-    };
     let mut groups: Vec<Group> = user_files
         .iter()
         .filter(|rel| {
@@ -681,6 +712,68 @@ fn subtree_tree(root: &str, start: &str) -> String {
     }
 }
 
+/// The root the profile's markers find from `working_dir` (the git top for `git_root`, the
+/// workspace when it names no marker); `None` when no marker is found.
+fn find_profile_root(
+    fs: &dyn GuidanceFs,
+    profile: &DiscoveryProfile,
+    workspace: &str,
+    working_dir: &str,
+) -> Option<String> {
+    if profile.git_root {
+        find_git_root(fs, working_dir)
+    } else if profile.root_markers.is_empty() {
+        Some(workspace.to_string())
+    } else {
+        find_marker_root(fs, working_dir, &profile.root_markers)
+    }
+}
+
+/// The profile's user files relative to `home`, each glob replaced by its matches (sorted).
+fn user_names(fs: &dyn GuidanceFs, home: &str, user_files: &[String]) -> Vec<String> {
+    let home = norm(home);
+    let mut names = Vec::with_capacity(user_files.len());
+    for entry in user_files {
+        if !entry.contains('*') && !entry.contains('?') {
+            names.push(entry.clone());
+            continue;
+        }
+        let mut matches: Vec<String> = glob(fs, home, entry)
+            .into_iter()
+            .filter_map(|m| {
+                m.strip_prefix(home)
+                    .map(|rest| rest.trim_start_matches('/').to_string())
+            })
+            .collect();
+        matches.sort();
+        names.extend(matches);
+    }
+    names
+}
+
+/// The top of the git repository holding `working_dir`, as git finds it: the nearest of it and
+/// its ancestors holding a `.git` directory with a `HEAD`, or a `.git` file (a linked worktree, a
+/// submodule). An empty `.git` folder does not count.
+fn find_git_root(fs: &dyn GuidanceFs, working_dir: &str) -> Option<String> {
+    let kind = |path: String| {
+        fs.stat(Path::new(&path))
+            .map_or(EntryKind::Missing, |stat| stat.kind)
+    };
+    let mut current = Some(working_dir);
+    while let Some(dir) = current {
+        let found = match kind(join(dir, ".git")) {
+            EntryKind::File => true,
+            EntryKind::Dir => kind(join(dir, ".git/HEAD")) != EntryKind::Missing,
+            _ => false,
+        };
+        if found {
+            return Some(dir.to_string());
+        }
+        current = parent(dir);
+    }
+    None
+}
+
 /// The nearest of `working_dir` and its ancestors (the file-system root excluded, as everywhere in
 /// the walk) holding any of `markers`, in any form (a `.git` file of a worktree counts).
 fn find_marker_root(fs: &dyn GuidanceFs, working_dir: &str, markers: &[String]) -> Option<String> {
@@ -707,6 +800,7 @@ enum Loaded {
     Absent,
     Text(String),
     TooLarge(u64),
+    /// Not valid UTF-8 (and not read lossily): its size.
     NotUtf8(u64),
     Unreadable,
     /// Not read: it leads to this real path, outside its tree.
@@ -723,7 +817,8 @@ impl Loaded {
         match self {
             Loaded::Absent | Loaded::Unreadable | Loaded::OutsideTree(_) => 0,
             Loaded::Text(text) => text.len() as u64,
-            Loaded::TooLarge(len) | Loaded::NotUtf8(len) => *len,
+            Loaded::TooLarge(len) => *len,
+            Loaded::NotUtf8(len) => *len,
         }
     }
 }
@@ -882,9 +977,9 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let loaded = self.load(&full, &tree);
-            if self.plan.rules.path_rules_on_demand
-                && let Loaded::Text(text) = &loaded
-                && has_paths_front_matter(text)
+            if let Loaded::Text(text) = &loaded
+                && ((self.plan.rules.path_rules_on_demand && has_paths_front_matter(text))
+                    || (self.plan.rules.apply_to_on_demand && applies_to_some_paths(text)))
             {
                 self.note(&full, OmissionReason::OnDemand, loaded.size());
                 continue;
@@ -904,8 +999,11 @@ impl<'a> Engine<'a> {
             omitted: self.omitted,
             dirs_scanned,
             budget: self.plan.budget,
-            truncate: self.plan.truncate,
-            excludes_user: self.plan.rules.budget_excludes_user,
+            rule: BudgetRule {
+                truncate: self.plan.truncate,
+                excludes_user: self.plan.rules.budget_excludes_user,
+                all_or_nothing: self.plan.rules.all_or_nothing,
+            },
         }
     }
 
@@ -1371,19 +1469,21 @@ impl<'a> Engine<'a> {
     /// each with its tree: the pack root for a relative entry (the repository's own file), `/`
     /// for an absolute one (a file the host named itself).
     fn pack_paths(&self) -> Vec<(String, String)> {
-        let root = &self.plan.pack_root;
         let mut out = Vec::new();
         if let Some((marked, files)) = &self.plan.rules.marked_root {
             out.extend(files.iter().map(|rel| (join(marked, rel), marked.clone())));
         }
-        for rel in &self.plan.packs {
-            let tree = if rel.starts_with('/') { "/" } else { root };
-            if rel.contains('*') {
-                let mut matches = glob(self.fs, root, rel);
-                matches.sort();
-                out.extend(matches.into_iter().map(|m| (m, tree.to_string())));
-            } else {
-                out.push((join(root, rel), tree.to_string()));
+        let roots = std::iter::once(&self.plan.pack_root).chain(self.plan.also_pack_root.as_ref());
+        for root in roots {
+            for rel in &self.plan.packs {
+                let tree = if rel.starts_with('/') { "/" } else { root };
+                if rel.contains('*') {
+                    let mut matches = glob(self.fs, root, rel);
+                    matches.sort();
+                    out.extend(matches.into_iter().map(|m| (m, tree.to_string())));
+                } else {
+                    out.push((join(root, rel), tree.to_string()));
+                }
             }
         }
         out
@@ -1406,22 +1506,28 @@ fn trim_in_place(text: &mut String) {
     text.drain(..start);
 }
 
-/// Whether `text` opens with front matter (a `---` line, then lines up to the next `---`) holding
-/// a `paths:` key.
-fn has_paths_front_matter(text: &str) -> bool {
+/// The rest of the line after `key` (such as `paths:`) in the front matter `text` opens with (a
+/// `---` line, then lines up to the next `---`), if that front matter has the key.
+fn front_matter_value<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     let mut lines = text.lines();
     if lines.next().map(str::trim_end) != Some("---") {
-        return false;
+        return None;
     }
-    for line in lines {
-        if line.trim_end() == "---" {
-            return false;
-        }
-        if line.starts_with("paths:") {
-            return true;
-        }
-    }
-    false
+    lines
+        .take_while(|line| line.trim_end() != "---")
+        .find_map(|line| line.strip_prefix(key))
+}
+
+/// Whether `text` opens with front matter holding a `paths:` key.
+fn has_paths_front_matter(text: &str) -> bool {
+    front_matter_value(text, "paths:").is_some()
+}
+
+/// Whether `text` opens with front matter holding an `applyTo:` key whose pattern is not `**`
+/// (Copilot reads such an instruction file only for the paths it applies to).
+fn applies_to_some_paths(text: &str) -> bool {
+    front_matter_value(text, "applyTo:")
+        .is_some_and(|value| value.trim().trim_matches(|c| c == '"' || c == '\'') != "**")
 }
 
 /// The largest char boundary of `text` at or below `limit`.
@@ -1433,15 +1539,25 @@ fn floor_boundary(text: &str, limit: u64) -> usize {
     cut
 }
 
+/// How many directories a `**` segment of one glob may enter, so a pattern over a large tree
+/// stays a bounded walk.
+const MAX_GLOB_DIRS: usize = 4096;
+
 /// Expands a root-relative pattern whose segments may hold `*` and `?`. Wildcard segments list
 /// their directory: a middle segment matches only real directories (symlinks not followed), the
-/// last one only files and symlinks. Literal segments are joined without checking. Unsorted.
+/// last one only files and symlinks. A `**` segment stands for the directory and every real
+/// directory below it (hidden ones and symlinks not entered, at most [`MAX_GLOB_DIRS`]).
+/// Literal segments are joined without checking. Unsorted.
 fn glob(fs: &dyn GuidanceFs, root: &str, pattern: &str) -> Vec<String> {
     let start = if pattern.starts_with('/') { "/" } else { root };
     let segments: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
     let mut current = vec![start.to_string()];
     for (index, segment) in segments.iter().enumerate() {
         let last = index + 1 == segments.len();
+        if *segment == "**" && !last {
+            current = below(fs, current);
+            continue;
+        }
         let mut next = Vec::new();
         for dir in &current {
             if !paths::has_wildcard(segment) {
@@ -1468,4 +1584,33 @@ fn glob(fs: &dyn GuidanceFs, root: &str, pattern: &str) -> Vec<String> {
         current = next;
     }
     current
+}
+
+/// `dirs` and every real directory below them (hidden ones and symlinks not entered), each
+/// once, at most [`MAX_GLOB_DIRS`] entered.
+fn below(fs: &dyn GuidanceFs, dirs: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut queue: VecDeque<String> = dirs.into_iter().collect();
+    while let Some(dir) = queue.pop_front() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        if out.len() >= MAX_GLOB_DIRS {
+            break;
+        }
+        if let Ok(entries) = fs.list_dir(Path::new(&dir)) {
+            let mut children: Vec<String> = entries
+                .into_iter()
+                .filter(|e| e.kind == EntryKind::Dir)
+                .filter_map(|e| e.name.into_string().ok())
+                .filter(|name| !name.starts_with('.'))
+                .map(|name| join(&dir, &name))
+                .collect();
+            children.sort();
+            queue.extend(children);
+        }
+        out.push(dir);
+    }
+    out
 }

@@ -119,6 +119,19 @@ fn unsaid() -> SessionTextCarrier {
     }
 }
 
+/// The size of the private file carrying the session text, 0 when no private file does.
+pub(super) fn private_bytes(plan: &crate::plan::Plan) -> u64 {
+    let name = match &plan.session_text {
+        Some(SessionTextCarrier::LaunchArgument { private_file })
+        | Some(SessionTextCarrier::Environment { private_file, .. }) => private_file,
+        _ => return 0,
+    };
+    plan.private_files
+        .iter()
+        .find(|f| &f.name == name)
+        .map_or(0, |f| f.content.len() as u64)
+}
+
 /// Where a session's text went: the destination `root`, our namespace, the plan's carrier, and
 /// the session's private folder.
 pub(super) struct Session<'a> {
@@ -126,11 +139,14 @@ pub(super) struct Session<'a> {
     pub namespace: &'a str,
     pub carrier: Option<&'a SessionTextCarrier>,
     pub private_dir: &'a Path,
+    /// The size of the carrier's private file, if the carrier is one.
+    pub private_bytes: u64,
 }
 
 /// The verdict for `carrier` in the destination `root` as `fs` shows it (the real file system
 /// after an acquire; the planned files over it for a dry run); `private_dir` is the session's
-/// private folder, where a launch-argument carrier's file lives (shown as its absolute path).
+/// private folder, where a launch-argument or environment carrier's file lives (shown as its
+/// absolute path).
 pub(super) fn judge(
     fs: &dyn GuidanceFs,
     provider: &dyn Provider,
@@ -142,6 +158,7 @@ pub(super) fn judge(
         namespace,
         carrier,
         private_dir,
+        private_bytes,
     } = session;
     let unsaid = unsaid();
     let carrier = carrier.unwrap_or(&unsaid);
@@ -154,9 +171,12 @@ pub(super) fn judge(
         home_dir: home.as_deref(),
         namespace,
         carrier,
+        private_bytes,
     };
     let mut verdict = delivery_with_remedy(fs, &profile, &query);
-    if let SessionTextCarrier::LaunchArgument { private_file } = carrier {
+    if let SessionTextCarrier::LaunchArgument { private_file }
+    | SessionTextCarrier::Environment { private_file, .. } = carrier
+    {
         verdict.path = Some(private_dir.join(private_file).display().to_string());
     }
     verdict

@@ -53,7 +53,7 @@ pub use crate::fsio::{LockNotice, LockWait};
 use crate::holder::{Holder, Liveness, LivenessCheck};
 use crate::journal::Durability;
 use crate::ledger::{EntryRecord, FolderRef, LeaseRecord, Ledger, Recorded, workspace_key};
-use crate::plan::{LaunchArg, Plan, RelPath};
+use crate::plan::{Plan, RelPath};
 use crate::provider::{
     Namespace, PlanContext, Probes, Provider, ProviderExt, SessionRequest, VersionProbe,
     WorkspaceView,
@@ -357,14 +357,15 @@ impl Projector {
             let _ = cx.save(Durability::Deferred);
             return Err(error);
         }
-        let mut launch_args = launch_args(&plan, &cx.l.session_path(&token)?);
-        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
         let private_dir = cx.l.session_path(&token)?;
+        let mut launch_args = launch_args(&plan, &private_dir);
+        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
         let session = delivery::Session {
             root: &canonical,
             namespace: self.namespace.as_str(),
             carrier: plan.session_text.as_ref(),
             private_dir: &private_dir,
+            private_bytes: delivery::private_bytes(&plan),
         };
         // What the start just wrote is judged from what it wrote, not read again.
         let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
@@ -381,6 +382,7 @@ impl Projector {
             return Err(undo_undelivered(&mut cx, &token, &canonical, &delivery));
         }
         launch_args.extend(delivery.launch_args.iter().cloned());
+        let env = launch_env(&plan, &private_dir, &delivery);
         warn_undelivered(&mut outcome, &delivery);
         let receipt = AcquireReceipt {
             schema: schema::ACQUIRE,
@@ -390,7 +392,7 @@ impl Projector {
             holder: request.holder.clone(),
             files: outcome.files,
             launch_args,
-            env: plan.env.iter().cloned().collect(),
+            env,
             session_text: plan.session_text.clone(),
             delivery,
             probes,
@@ -502,6 +504,7 @@ impl Projector {
             namespace: self.namespace.as_str(),
             carrier: plan.session_text.as_ref(),
             private_dir: &private_dir,
+            private_bytes: delivery::private_bytes(&plan),
         };
         let delivery = delivery::judge(&projected, provider, &probes, session);
         if !delivery.delivered && request.require_delivery {
@@ -513,6 +516,7 @@ impl Projector {
         }
         let mut launch_args = launch_args(&plan, &private_dir);
         launch_args.extend(delivery.launch_args.iter().cloned());
+        let env = launch_env(&plan, &private_dir, &delivery);
         let mut notes = plan.notes.clone();
         notes.extend(dry_run::stale_note(ledger));
         drop(opened);
@@ -524,7 +528,7 @@ impl Projector {
             holder: request.holder.clone(),
             files,
             launch_args,
-            env: plan.env.iter().cloned().collect(),
+            env,
             session_text: plan.session_text.clone(),
             delivery,
             probes,
@@ -760,12 +764,24 @@ fn launch_args(plan: &Plan, session_dir: &Path) -> Vec<String> {
     let path = |name: &str| session_dir.join(name).display().to_string();
     plan.launch_args
         .iter()
-        .map(|arg| match arg {
-            LaunchArg::Literal(text) => text.clone(),
-            LaunchArg::PrivateFilePath(name) => path(name),
-            LaunchArg::FlagWithPrivateFile { flag, name } => format!("{flag}={}", path(name)),
-        })
+        .map(|arg| arg.render(path))
         .collect()
+}
+
+/// The plan's environment, with private paths in `session_dir`, and the variables the delivery
+/// verdict adds (a budget the profile raises through the environment: Copilot's prompt limit).
+fn launch_env(
+    plan: &Plan,
+    session_dir: &Path,
+    delivery: &crate::guidance::DeliveryVerdict,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env: std::collections::BTreeMap<String, String> = plan
+        .env
+        .iter()
+        .map(|(name, value)| (name.clone(), value.render(session_dir)))
+        .collect();
+    env.extend(delivery.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    env
 }
 
 /// Every path a plan projects into the workspace.

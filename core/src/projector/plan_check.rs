@@ -3,7 +3,7 @@
 //! not a plain name, a hook script without explicit mode bits).
 
 use crate::error::{Error, Result};
-use crate::plan::{Namespace, OwnedRole, Plan};
+use crate::plan::{EnvValue, Namespace, OwnedRole, Plan};
 
 /// Refuses a plan that names one path twice, or a private file name that is not a plain name.
 pub(crate) fn validate_plan(provider: &str, plan: &Plan, namespace: &Namespace) -> Result<()> {
@@ -62,12 +62,49 @@ pub(crate) fn validate_plan(provider: &str, plan: &Plan, namespace: &Namespace) 
             });
         }
     }
+    check_private_references(provider, plan)?;
     for owned in &plan.owned_files {
         if owned.role == OwnedRole::HookScript && owned.mode.is_none() {
             return Err(Error::Provider {
                 provider: provider.to_string(),
                 reason: format!("hook script {} needs explicit mode bits", owned.path),
             });
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a launch argument or environment variable naming a private file the plan does not
+/// write, the private directory in a plan that writes none, and an environment variable name
+/// that is empty or holds `=` or NUL (no process can be given it).
+fn check_private_references(provider: &str, plan: &Plan) -> Result<()> {
+    let refuse = |reason: String| Error::Provider {
+        provider: provider.to_string(),
+        reason,
+    };
+    let written = |name: &str| plan.private_files.iter().any(|f| f.name == name);
+    for arg in &plan.launch_args {
+        if let Some(name) = arg.private_file().filter(|n| !written(n)) {
+            return Err(refuse(format!(
+                "a launch argument names the private file {name:?}, which the plan does not write"
+            )));
+        }
+    }
+    for (var, value) in &plan.env {
+        if var.is_empty() || var.contains('=') || var.contains('\0') {
+            return Err(refuse(format!(
+                "environment variable name {var:?} is empty or holds '=' or NUL"
+            )));
+        }
+        if let Some(name) = value.private_file().filter(|n| !written(n)) {
+            return Err(refuse(format!(
+                "{var} names the private file {name:?}, which the plan does not write"
+            )));
+        }
+        if *value == EnvValue::PrivateDir && plan.private_files.is_empty() {
+            return Err(refuse(format!(
+                "{var} names the session's private directory, but the plan writes no private file"
+            )));
         }
     }
     Ok(())
@@ -109,5 +146,63 @@ mod tests {
             ..Plan::default()
         };
         validate_plan("p", &fine, &ns).unwrap();
+    }
+
+    #[test]
+    fn private_references_must_name_a_written_file() {
+        use crate::plan::{LaunchArg, PrivateFile};
+        let ns = Namespace::default();
+        let file = PrivateFile {
+            name: "config.json".into(),
+            content: "{}".into(),
+        };
+        let with = |launch_args: Vec<LaunchArg>, env: Vec<(String, EnvValue)>, files| Plan {
+            launch_args,
+            env,
+            private_files: files,
+            ..Plan::default()
+        };
+        let arg = LaunchArg::PrefixedPrivateFile {
+            prefix: "@".into(),
+            name: "config.json".into(),
+        };
+        let var = |v: EnvValue| vec![("CONFIG".to_string(), v)];
+        validate_plan(
+            "p",
+            &with(vec![arg.clone()], vec![], vec![file.clone()]),
+            &ns,
+        )
+        .unwrap();
+        let file_var = var(EnvValue::PrivateFilePath("config.json".into()));
+        validate_plan(
+            "p",
+            &with(vec![], file_var.clone(), vec![file.clone()]),
+            &ns,
+        )
+        .unwrap();
+        validate_plan(
+            "p",
+            &with(vec![], var(EnvValue::PrivateDir), vec![file]),
+            &ns,
+        )
+        .unwrap();
+        for (plan, needle) in [
+            (with(vec![arg], vec![], vec![]), "a launch argument names"),
+            (
+                with(vec![], file_var, vec![]),
+                "CONFIG names the private file",
+            ),
+            (
+                with(vec![], var(EnvValue::PrivateDir), vec![]),
+                "writes no private file",
+            ),
+            (
+                with(vec![], vec![("A=B".into(), "x".into())], vec![]),
+                "holds '=' or NUL",
+            ),
+        ] {
+            let e = validate_plan("p", &plan, &ns).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
+        }
     }
 }

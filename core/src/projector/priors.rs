@@ -17,10 +17,11 @@
 //! matches it) or absent. Anything else there is the user's: both stay, and a warning says where
 //! the prior is.
 //!
-//! No CLI reads the folder: Claude Code, Codex, Cursor, Pi, Muse and agy read instruction files,
-//! rules, skills and configuration from fixed names at the top of the project and in their own
-//! dot-folders (`.claude/`, `.codex/`, `.agents/`, `.cursor/`, `.pi/`, `.agent/`), and every
-//! discovery profile in this crate lists only such names; a skill loader looks for
+//! No CLI reads the folder: Claude Code, Codex, Cursor, Pi, Muse, agy, opencode and Copilot CLI
+//! read instruction files, rules, skills and configuration from fixed names at the top of the
+//! project and in their own dot-folders (`.claude/`, `.codex/`, `.agents/`, `.cursor/`, `.pi/`,
+//! `.agent/`, `.opencode/`, `.github/`), and every discovery profile in this crate lists only
+//! such names (a `**` glob never enters a hidden folder); a skill loader looks for
 //! `<skills folder>/<name>/SKILL.md`, never inside another hidden folder.
 //!
 //! Crash safety: the ledger names the id (durably) before the manifest is written, and the

@@ -2,11 +2,14 @@
 //! into `target/qualify/npm/<package>@<version>/` (outside git) and reused when present.
 //!
 //! Installs run with `--ignore-scripts`: no package's install script runs. Claude Code's script
-//! only copies its platform binary over a placeholder, so the binary is taken from the platform
-//! package directly; Codex's, Pi's, Gemini CLI's (`bundle/gemini.js`) and Qwen Code's
-//! (`cli-entry.js`) entry points are Node scripts run with the system `node`. Gemini CLI and Qwen
-//! Code run that way (measured with 0.61.0 and 0.24.4); only Qwen Code's bundled ripgrep is left
-//! without its executable bit, and it falls back to its own search.
+//! only copies its platform binary over a placeholder, and opencode's (`opencode-ai`) and
+//! Copilot's (`@github/copilot`) launchers only find theirs, so each binary is taken from its
+//! platform package directly (`@anthropic-ai/claude-code-linux-<arch>/claude`,
+//! `opencode-linux-<arch>/bin/opencode`, `@github/copilot-linux-<arch>/copilot`, which npm
+//! installs as optional dependencies); Codex's, Pi's, Gemini CLI's (`bundle/gemini.js`) and Qwen
+//! Code's (`cli-entry.js`) entry points are Node scripts run with the system `node`. Gemini CLI
+//! and Qwen Code run that way (measured with 0.61.0 and 0.24.4); only Qwen Code's bundled ripgrep
+//! is left without its executable bit, and it falls back to its own search.
 //! Without the registry, a version already in the cache is used and a missing one is reported
 //! "not installed" with npm's reason, never guessed.
 
@@ -25,6 +28,8 @@ pub enum Cli {
     Pi,
     Gemini,
     Qwen,
+    Opencode,
+    Copilot,
 }
 
 impl Cli {
@@ -36,6 +41,8 @@ impl Cli {
             Cli::Pi => "pi",
             Cli::Gemini => "gemini",
             Cli::Qwen => "qwen",
+            Cli::Opencode => "opencode",
+            Cli::Copilot => "copilot",
         }
     }
 
@@ -47,6 +54,8 @@ impl Cli {
             Cli::Pi => "@mariozechner/pi-coding-agent",
             Cli::Gemini => "@google/gemini-cli",
             Cli::Qwen => "@qwen-code/qwen-code",
+            Cli::Opencode => "opencode-ai",
+            Cli::Copilot => "@github/copilot",
         }
     }
 
@@ -67,7 +76,8 @@ pub enum Pin {
 
 /// The versions qualified, in table order: Claude Code below the AGENTS.md gate (2.1.233), on
 /// either side of the measured gate (2.1.280, 2.1.281), at the route gate (2.1.284) and the
-/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1; Gemini CLI 0.61.0; Qwen Code 0.24.4.
+/// newest 2.1.x; Codex 0.171.0; Pi 0.73.1; Gemini CLI 0.61.0; Qwen Code 0.24.4; opencode 1.18.33;
+/// Copilot CLI 1.0.102.
 pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Claude, Pin::Exact("2.1.233")),
     (Cli::Claude, Pin::Exact("2.1.280")),
@@ -78,6 +88,8 @@ pub const PINS: &[(Cli, Pin)] = &[
     (Cli::Pi, Pin::Exact("0.73.1")),
     (Cli::Gemini, Pin::Exact("0.61.0")),
     (Cli::Qwen, Pin::Exact("0.24.4")),
+    (Cli::Opencode, Pin::Exact("1.18.33")),
+    (Cli::Copilot, Pin::Exact("1.0.102")),
 ];
 
 /// A CLI ready to run.
@@ -164,16 +176,22 @@ fn resolve_pin(cache: Cache<'_>, cli: Cli, pin: Pin) -> Result<String> {
 fn entry_point(cli: Cli, dir: &Path) -> Result<Vec<String>> {
     let modules = dir.join("node_modules");
     let text = |p: PathBuf| p.to_string_lossy().into_owned();
+    let arch = || match std::env::consts::ARCH {
+        "x86_64" => Ok("x64"),
+        "aarch64" => Ok("arm64"),
+        other => bail!("{}: no platform package for {other}", cli.provider()),
+    };
+    let binary = |path: String| {
+        let binary = modules.join(path);
+        binary.is_file().then(|| vec![text(binary)])
+    };
     let found = match cli {
-        Cli::Claude => {
-            let arch = match std::env::consts::ARCH {
-                "x86_64" => "x64",
-                "aarch64" => "arm64",
-                other => bail!("claude: no platform package for {other}"),
-            };
-            let binary = modules.join(format!("@anthropic-ai/claude-code-linux-{arch}/claude"));
-            binary.is_file().then(|| vec![text(binary)])
-        }
+        Cli::Claude => binary(format!(
+            "@anthropic-ai/claude-code-linux-{}/claude",
+            arch()?
+        )),
+        Cli::Opencode => binary(format!("opencode-linux-{}/bin/opencode", arch()?)),
+        Cli::Copilot => binary(format!("@github/copilot-linux-{}/copilot", arch()?)),
         Cli::Codex => node_script(&modules, "@openai/codex/bin/codex.js"),
         Cli::Pi => node_script(&modules, "@mariozechner/pi-coding-agent/dist/cli.js"),
         Cli::Gemini => node_script(&modules, "@google/gemini-cli/bundle/gemini.js"),

@@ -26,6 +26,17 @@
 //!   `$HOME/.qwen/settings.json` sets `privacy.usageStatisticsEnabled = false` (else it tries an
 //!   `aliyuncs.com` host) and turns managed auto-memory off (else a second, background model
 //!   request follows the turn); `-p` runs one turn.
+//! - **opencode**: an `@ai-sdk/openai-compatible` provider `qualify` whose `baseURL` is the
+//!   endpoint, given inline with `OPENCODE_CONFIG_CONTENT` (which leaves `OPENCODE_CONFIG` to the
+//!   session), as the default `model`, with `autoupdate` and `share` off;
+//!   `OPENCODE_DISABLE_MODELS_FETCH`, `OPENCODE_DISABLE_AUTOUPDATE`,
+//!   `OPENCODE_DISABLE_LSP_DOWNLOAD` and `OPENCODE_DISABLE_DEFAULT_PLUGINS` switch off the fetches
+//!   they name; `opencode run TEXT` runs one turn. It still tries the npm registry for the
+//!   plugin package of its config folders (refused by the proxy).
+//! - **Copilot CLI**: `COPILOT_OFFLINE=true` (no GitHub login, telemetry, web tools or update)
+//!   with a custom provider, `COPILOT_PROVIDER_BASE_URL` the endpoint (chat completions),
+//!   `COPILOT_PROVIDER_API_KEY` a dummy, `COPILOT_MODEL`; `COPILOT_AUTO_UPDATE=false`; `-s -p TEXT`
+//!   runs one turn. Its state lives under `$HOME/.copilot`.
 //!
 //! Every CLI also gets `HTTPS_PROXY`/`HTTP_PROXY`/`ALL_PROXY` pointing at the endpoint (which
 //! refuses and records any `CONNECT`) and `NO_PROXY` for loopback, so nothing a CLI might still
@@ -152,7 +163,26 @@ pub fn turn_args(cli: Cli, capture: &Capture, turn: &str) -> Vec<String> {
             turn.into(),
         ],
         Cli::Qwen => vec!["-p".into(), turn.into()],
+        Cli::Opencode => vec!["run".into(), turn.into()],
+        Cli::Copilot => vec!["-s".into(), "-p".into(), turn.into()],
     }
+}
+
+/// opencode's inline configuration: a chat-completions provider on the endpoint, as the model.
+fn opencode_config(capture: &Capture) -> String {
+    serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "provider": {"qualify": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "qualify",
+            "options": {"baseURL": format!("{}/v1", capture.base_url()), "apiKey": "qualify-not-a-key"},
+            "models": {"qualify-model": {"name": "qualify-model"}}
+        }},
+        "model": "qualify/qualify-model",
+        "autoupdate": false,
+        "share": "disabled"
+    })
+    .to_string()
 }
 
 /// Prepares `home` for `cli`: the files that point it at the endpoint.
@@ -242,6 +272,20 @@ pub fn environment(installed: &Installed, home: &Path, capture: &Capture) -> Vec
             ("OPENAI_BASE_URL", format!("{base}/v1")),
             ("OPENAI_API_KEY", "qualify-not-a-key".into()),
             ("OPENAI_MODEL", "qualify-model".into()),
+        ],
+        Cli::Opencode => &[
+            ("OPENCODE_CONFIG_CONTENT", opencode_config(capture)),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+            ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
+            ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
+        ],
+        Cli::Copilot => &[
+            ("COPILOT_OFFLINE", "true".into()),
+            ("COPILOT_PROVIDER_BASE_URL", format!("{base}/v1")),
+            ("COPILOT_PROVIDER_API_KEY", "qualify-not-a-key".into()),
+            ("COPILOT_MODEL", "qualify-model".into()),
+            ("COPILOT_AUTO_UPDATE", "false".into()),
         ],
     };
     env.extend(own.iter().map(|(k, v)| (k.to_string(), v.clone())));

@@ -3,8 +3,9 @@
 //! tool with a unique name; the session brings it with `projectfile acquire --mcp-config` (Claude:
 //! a private `--mcp-config=<file>`; Codex: `-c mcp_servers.<name>=…` overrides; Gemini CLI: merged
 //! into the project's `.gemini/settings.json` with `"trust": true`; Qwen Code: a private
-//! `--mcp-config=<file>`, its tools deferred behind `tool_search` but named in the request), the
-//! CLI runs one
+//! `--mcp-config=<file>`, its tools deferred behind `tool_search` but named in the request;
+//! opencode: `mcp` in the private `OPENCODE_CONFIG`; Copilot: `--additional-mcp-config @<file>`),
+//! the CLI runs one
 //! turn against the capture endpoint, and the tool's name is looked for in the model request it
 //! sent (the tool list). The negative control runs the same CLI with no session: the name must be
 //! absent.
@@ -79,7 +80,7 @@ pub fn write_probe(dir: &Path, tool: &str) -> Result<PathBuf> {
     Ok(map)
 }
 
-/// The MCP checks for Claude Code, Codex, Gemini CLI and Qwen Code (Pi has no MCP): through `acquire` and a launch with
+/// The MCP checks for every CLI but Pi (which has no MCP): through `acquire` and a launch with
 /// the receipt's arguments and env, as a host does; and through `projectfile run`, with no
 /// `ENABLE_TOOL_SEARCH` in the caller's environment (the receipt's `env` must bring what the CLI
 /// needs).
@@ -156,6 +157,8 @@ fn route(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow
     let route = match cli.cli {
         Cli::Claude | Cli::Qwen => "mcp: private --mcp-config=<file>",
         Cli::Gemini => "mcp: merged .gemini/settings.json, \"trust\": true",
+        Cli::Opencode => "mcp: `mcp` in the private OPENCODE_CONFIG",
+        Cli::Copilot => "mcp: --additional-mcp-config @<file>",
         _ => "mcp: -c mcp_servers.<name>=<TOML>",
     };
     let check = routes::Check {

@@ -10,9 +10,9 @@
 //!    with a negative control; the acquire receipt's delivery verdict must agree with what the
 //!    CLI sent.
 //!    The MCP check ([`mcp`]): a session's MCP server's one uniquely named tool reaches the
-//!    CLI's tool list (Claude Code, Codex, Gemini CLI, Qwen Code), with a control. The inputs
-//!    check ([`inputs`]): a session's skill, command and (Qwen Code) subagent reach the CLI
-//!    where it lists them, with a control.
+//!    CLI's tool list (every CLI but Pi, which has none), with a control. The inputs check
+//!    ([`inputs`]): a session's skill, command and subagent reach the CLI where it lists them
+//!    (Gemini CLI, Qwen Code, opencode, Copilot), with a control.
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
 //!    what each CLI loaded against what `projectfile resolve --as` lists.
 //! 5. Prints both tables and writes `target/qualify/results.json`.
@@ -44,9 +44,9 @@ use shapes::DiffRow;
 /// Options of `cargo xtask qualify`.
 #[derive(Debug, Default, clap::Args)]
 pub struct Options {
-    /// Only this provider's CLI: claude, codex, pi, gemini or qwen (cursor, muse and agy are not
-    /// on the npm registry).
-    #[arg(long, value_name = "NAME", value_parser = ["claude", "codex", "pi", "gemini", "qwen"])]
+    /// Only this provider's CLI: claude, codex, pi, gemini, qwen, opencode or copilot (cursor,
+    /// muse and agy are not on the npm registry).
+    #[arg(long, value_name = "NAME", value_parser = ["claude", "codex", "pi", "gemini", "qwen", "opencode", "copilot"])]
     provider: Option<String>,
     /// Only the capture endpoint's self-test with a fake client (no CLI, no network).
     #[arg(long)]

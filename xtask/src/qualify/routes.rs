@@ -140,14 +140,25 @@ impl Bench<'_> {
         shape: Shape,
         marker: &str,
     ) -> Result<(bool, Tree)> {
+        let (outcome, tree) = self.bare_tree(cli, shape)?;
+        let clean = outcome.reached_model() && !outcome.model_text().contains(marker);
+        Ok((clean, tree))
+    }
+
+    /// Runs the CLI with no session in a fresh copy of the shape.
+    pub(super) fn bare(&self, cli: &Installed, shape: Shape) -> Result<Outcome> {
+        self.bare_tree(cli, shape).map(|(outcome, _)| outcome)
+    }
+
+    /// [`Bench::bare`], and the workspace as that run left it.
+    fn bare_tree(&self, cli: &Installed, shape: Shape) -> Result<(Outcome, Tree)> {
         let scratch = self.scratch(cli)?;
         shape(&scratch.ws, &scratch.home)?;
         let env = launch::environment(cli, &scratch.home, self.capture);
         let mut argv = cli.argv.clone();
         argv.extend(launch::cli_args(cli.cli, self.capture));
         let outcome = launch::run(&argv, &scratch.ws, &env, self.capture)?;
-        let clean = outcome.reached_model() && !outcome.model_text().contains(marker);
-        Ok((clean, tree(&scratch.ws)?))
+        Ok((outcome, tree(&scratch.ws)?))
     }
 }
 
@@ -231,6 +242,45 @@ fn shape_claude_md(ws: &Path, home: &Path) -> Result<()> {
 fn shape_empty(_: &Path, _: &Path) -> Result<()> {
     Ok(())
 }
+/// A git repository as git finds one (`HEAD`, `objects/`, `refs/`), which opencode and Copilot
+/// ask git for (an empty `.git` folder is none to them).
+fn shape_repo(ws: &Path, _: &Path) -> Result<()> {
+    for dir in ["objects", "refs"] {
+        std::fs::create_dir_all(ws.join(".git").join(dir))?;
+    }
+    write(&ws.join(".git/HEAD"), "ref: refs/heads/main\n")
+}
+fn shape_repo_agents(ws: &Path, home: &Path) -> Result<()> {
+    shape_repo(ws, home)?;
+    shape_agents(ws, home)
+}
+/// A project `CLAUDE.md` (carrying [`USER_MARKER`]) and no `AGENTS.md`, in a repository.
+fn shape_repo_claude(ws: &Path, home: &Path) -> Result<()> {
+    shape_repo(ws, home)?;
+    write(
+        &ws.join("CLAUDE.md"),
+        &format!("Claude rules of the project {USER_MARKER}.\n"),
+    )
+}
+/// [`shape_repo_claude`] with an `AGENTS.md`: what a block route would leave opencode.
+fn shape_repo_claude_agents(ws: &Path, home: &Path) -> Result<()> {
+    shape_repo_claude(ws, home)?;
+    shape_agents(ws, home)
+}
+/// The user's own file the opencode check looks for: a project `CLAUDE.md` opencode would drop
+/// for any `AGENTS.md`.
+const USER_MARKER: &str = "PFQUSERCLAUDEX";
+/// A project `AGENTS.md` of `kib` KiB of prose.
+fn prose(kib: usize) -> String {
+    let line = "Filler line to bring this file near the budget, no instructions here.\n";
+    line.repeat(kib * 1024 / line.len())
+}
+/// A 480 KiB `AGENTS.md`: past Copilot's prompt limit (about 448 KiB of prose with its own
+/// prompt and tools).
+fn shape_copilot_budget(ws: &Path, home: &Path) -> Result<()> {
+    shape_repo(ws, home)?;
+    write(&ws.join("AGENTS.md"), &prose(480))
+}
 /// A project AGENTS.md of 40 KiB (more than Codex's 32 KiB budget).
 fn shape_codex_budget(ws: &Path, home: &Path) -> Result<()> {
     shape_git_only(ws, home)?;
@@ -290,6 +340,12 @@ fn shape_pi_global(ws: &Path, home: &Path) -> Result<()> {
     )
 }
 
+/// The user's global append file alone, no project one.
+fn shape_pi_user_global(ws: &Path, home: &Path) -> Result<()> {
+    shape_pi_global(ws, home)?;
+    Ok(std::fs::remove_file(ws.join(".pi/APPEND_SYSTEM.md"))?)
+}
+
 /// The route checks for one CLI.
 pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     let mut rows = Vec::new();
@@ -317,6 +373,12 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             ("QWEN.md and AGENTS.md, .git", shape_git_qwen_agents),
             ("QWEN.md, no git root", shape_qwen),
         ],
+        Cli::Opencode | Cli::Copilot => vec![
+            ("empty", shape_empty),
+            ("AGENTS.md", shape_agents),
+            ("git repository, AGENTS.md", shape_repo_agents),
+            ("git repository, project CLAUDE.md", shape_repo_claude),
+        ],
     };
     for (workspace, shape) in plain {
         rows.push(guard(
@@ -327,6 +389,7 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     }
     rows.extend(super::mcp::check(bench, cli));
     rows.extend(super::inputs::check(bench, cli));
+    rows.extend(listed(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
@@ -342,6 +405,11 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
             let workspace = "AGENTS.md, .qwen/settings.json naming AGENTS.md alone";
             rows.push(guard(cli, workspace, qwen_file_name(bench, cli, workspace)));
         }
+        Cli::Opencode => {
+            let workspace = "project CLAUDE.md, session";
+            rows.push(guard(cli, workspace, user_file_kept(bench, cli, workspace)));
+        }
+        Cli::Copilot => rows.extend(copilot_budget(bench, cli)),
         Cli::Claude => {
             // The private route with the replacing flag (provider option prompt=replace).
             let workspace = "AGENTS.md and a project CLAUDE.md, claude.prompt=replace";
@@ -382,6 +450,7 @@ pub(super) fn guard(cli: &Installed, workspace: &str, row: Result<RouteRow>) -> 
     })
 }
 
+#[derive(Clone)]
 pub(super) struct Session {
     pub token: String,
     via: String,
@@ -439,6 +508,7 @@ pub(super) fn acquire(
         Some("block") | Some("owned_file") => {
             format!("{} {}", text(&carrier["via"]), text(&carrier["path"]))
         }
+        Some("environment") => format!("environment {}", text(&carrier["var"])),
         Some(other) => other.to_string(),
         None => "none".into(),
     };
@@ -678,6 +748,170 @@ fn qwen_file_name(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result
     Ok(row(cli, &outcome?, check))
 }
 
+/// A session's skill and subagent, each with a unique description, reach the CLI's lists (the
+/// `skill` tool or `<available_skills>`, the `task` tool's agents); the control, no session,
+/// lists neither. For the CLIs that read them (opencode, Copilot).
+fn listed(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
+    if !matches!(cli.cli, Cli::Opencode | Cli::Copilot) {
+        return Vec::new();
+    }
+    let mut rows = Vec::new();
+    for kind in ["skill", "agent"] {
+        let workspace = format!("AGENTS.md, session {kind}");
+        let row = listed_row(bench, cli, kind, &workspace);
+        rows.push(guard(cli, &workspace, row));
+    }
+    rows
+}
+
+fn listed_row(bench: &Bench<'_>, cli: &Installed, kind: &str, workspace: &str) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape_agents(&s.ws, &s.home)?;
+    let before = tree(&s.ws)?;
+    let marker = format!("PFQ{}{:04}X", kind.to_uppercase(), bench.counter.get());
+    let name = format!("pfq{kind}");
+    let front = format!(
+        "---\nname: {name}\ndescription: Qualification {kind} {marker}, never needed.\n---\nAnswer briefly.\n"
+    );
+    let arg = if kind == "skill" {
+        let dir = s.base.join(&name);
+        write(&dir.join("SKILL.md"), &front)?;
+        format!("{name}={}", dir.display())
+    } else {
+        let file = s.base.join(format!("{name}.md"));
+        write(&file, &front)?;
+        format!("{name}={}", file.display())
+    };
+    let flag = format!("--{kind}");
+    let session = acquire(
+        bench,
+        cli,
+        &s,
+        "Session text: answer briefly.",
+        &[&flag, &arg],
+    )?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
+    release(bench, &s, &session.token, &session.env)?;
+    let restored = tree(&s.ws)? == before;
+    let control = bench.control(cli, shape_agents, &marker)?;
+    let route = format!("{kind}: {flag} {name}=…");
+    let check = Check {
+        route: &route,
+        workspace,
+        marker: &marker,
+        expected: true,
+        receipt: None,
+        control_clean: control,
+        note: if restored {
+            format!("{kind} {name} looked for in the model request")
+        } else {
+            "the workspace is not back byte for byte after the release".into()
+        },
+    };
+    let mut row = row(cli, &outcome?, check);
+    row.ok &= restored;
+    Ok(row)
+}
+
+/// opencode keeps reading the project's own `CLAUDE.md` while a session holds (the session's
+/// text is in a private configuration); the control, the same workspace with an `AGENTS.md`
+/// (what a block route would create), shows opencode then drops the `CLAUDE.md`.
+fn user_file_kept(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result<RouteRow> {
+    let s = bench.scratch(cli)?;
+    shape_repo_claude(&s.ws, &s.home)?;
+    let (marker, session) = marked_session(bench, cli, &s, &[])?;
+    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
+    release(bench, &s, &session.token, &session.env)?;
+    let outcome = outcome?;
+    let control = bench.bare(cli, shape_repo_claude_agents)?;
+    let control_clean = control.reached_model() && !control.model_text().contains(USER_MARKER);
+    let session_text = outcome.model_text().contains(&marker);
+    let check = Check {
+        route: "user CLAUDE.md (project's own, no AGENTS.md)",
+        workspace,
+        marker: USER_MARKER,
+        expected: true,
+        receipt: None,
+        control_clean,
+        note: format!(
+            "the session text arrived with it: {}; the control adds an AGENTS.md, which hides the CLAUDE.md",
+            if session_text { "yes" } else { "NO" }
+        ),
+    };
+    let mut row = row(cli, &outcome, check);
+    row.ok &= session_text;
+    Ok(row)
+}
+
+/// The Copilot budget case: a 480 KiB project `AGENTS.md`, past the prompt limit. The receipt's
+/// `env` raises the limit (`COPILOT_PROVIDER_MAX_PROMPT_TOKENS`) and says delivered: launched with
+/// it the session text arrives; launched without it Copilot sends nothing at all and exits 1
+/// (the reason the variable is there).
+fn copilot_budget(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
+    const RAISE: &str = "COPILOT_PROVIDER_MAX_PROMPT_TOKENS";
+    let workspace = "AGENTS.md of 480 KiB, git repository";
+    let attempt = || -> Result<Vec<RouteRow>> {
+        let s = bench.scratch(cli)?;
+        shape_copilot_budget(&s.ws, &s.home)?;
+        let (marker, session) = marked_session(bench, cli, &s, &[])?;
+        let raised = session
+            .env
+            .iter()
+            .find(|(k, _)| k == RAISE)
+            .map(|(_, v)| v.clone());
+        let mut bare = session.clone();
+        bare.env.retain(|(k, _)| k != RAISE);
+        let plain = launch_in_session(bench, cli, &s, &bare, &session.launch_args);
+        let with = launch_in_session(bench, cli, &s, &session, &session.launch_args);
+        release(bench, &s, &session.token, &session.env)?;
+        // Over the limit the control sends nothing either: clean when the marker is absent.
+        let control_clean = !bench
+            .bare(cli, shape_copilot_budget)?
+            .model_text()
+            .contains(&marker);
+        let plain = plain?;
+        let sent_nothing = !plain.reached_model() && plain.status == Some(1);
+        let route = format!("{} without the receipt's {RAISE}", session.via);
+        let mut first = RouteRow {
+            provider: cli.cli.provider().into(),
+            version: cli.version.clone(),
+            route,
+            workspace: workspace.into(),
+            delivered: plain.model_text().contains(&marker),
+            expected: false,
+            receipt: None,
+            control_clean,
+            ok: false,
+            note: format!(
+                "Copilot sent no request and exited {:?} ({})",
+                plain.status, plain.stderr_tail
+            ),
+        };
+        first.ok = sent_nothing && !first.delivered && control_clean;
+        let route = format!(
+            "{} + {RAISE}={}",
+            session.via,
+            raised.as_deref().unwrap_or("(not in the receipt's env)")
+        );
+        let mut second = row(
+            cli,
+            &with?,
+            Check {
+                route: &route,
+                workspace,
+                marker: &marker,
+                expected: true,
+                receipt: session.delivered,
+                control_clean,
+                note: String::new(),
+            },
+        );
+        second.ok &= raised.is_some();
+        Ok(vec![first, second])
+    };
+    attempt().unwrap_or_else(|err| vec![guard(cli, workspace, Err(err))])
+}
+
 /// The Codex budget case: a 40 KiB project AGENTS.md. The receipt adds
 /// `-c project_doc_max_bytes=<n>` and says delivered: launched with the receipt's arguments the
 /// text arrives; launched without that argument the block is past the 32 KiB Codex reads (the
@@ -764,13 +998,7 @@ fn pi_global(bench: &Bench<'_>, cli: &Installed) -> Result<RouteRow> {
     let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
     release(bench, &s, &session.token, &session.env)?;
     // The control: without our file in the project, the user's global append does arrive.
-    let c = bench.scratch(cli)?;
-    shape_pi_global(&c.ws, &c.home)?;
-    std::fs::remove_file(c.ws.join(".pi/APPEND_SYSTEM.md"))?;
-    let env = launch::environment(cli, &c.home, bench.capture);
-    let mut argv = cli.argv.clone();
-    argv.extend(launch::cli_args(cli.cli, bench.capture));
-    let control = launch::run(&argv, &c.ws, &env, bench.capture)?;
+    let control = bench.bare(cli, shape_pi_user_global)?;
     let control_clean = control.model_text().contains(PI_GLOBAL_MARKER);
     let note =
         "the user's ~/.pi/agent/APPEND_SYSTEM.md is hidden while the project has one".to_string();
