@@ -389,7 +389,6 @@ pub fn check_cli(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
     }
     rows.extend(super::mcp::check(bench, cli));
     rows.extend(super::inputs::check(bench, cli));
-    rows.extend(listed(bench, cli));
     match cli.cli {
         Cli::Codex => rows.extend(codex_budget(bench, cli)),
         Cli::Pi => rows.push(guard(cli, "user global append", pi_global(bench, cli))),
@@ -746,71 +745,6 @@ fn qwen_file_name(bench: &Bench<'_>, cli: &Installed, workspace: &str) -> Result
         note: format!("a known gap: the receipt, which reads no settings, said {said}"),
     };
     Ok(row(cli, &outcome?, check))
-}
-
-/// A session's skill and subagent, each with a unique description, reach the CLI's lists (the
-/// `skill` tool or `<available_skills>`, the `task` tool's agents); the control, no session,
-/// lists neither. For the CLIs that read them (opencode, Copilot).
-fn listed(bench: &Bench<'_>, cli: &Installed) -> Vec<RouteRow> {
-    if !matches!(cli.cli, Cli::Opencode | Cli::Copilot) {
-        return Vec::new();
-    }
-    let mut rows = Vec::new();
-    for kind in ["skill", "agent"] {
-        let workspace = format!("AGENTS.md, session {kind}");
-        let row = listed_row(bench, cli, kind, &workspace);
-        rows.push(guard(cli, &workspace, row));
-    }
-    rows
-}
-
-fn listed_row(bench: &Bench<'_>, cli: &Installed, kind: &str, workspace: &str) -> Result<RouteRow> {
-    let s = bench.scratch(cli)?;
-    shape_agents(&s.ws, &s.home)?;
-    let before = tree(&s.ws)?;
-    let marker = format!("PFQ{}{:04}X", kind.to_uppercase(), bench.counter.get());
-    let name = format!("pfq{kind}");
-    let front = format!(
-        "---\nname: {name}\ndescription: Qualification {kind} {marker}, never needed.\n---\nAnswer briefly.\n"
-    );
-    let arg = if kind == "skill" {
-        let dir = s.base.join(&name);
-        write(&dir.join("SKILL.md"), &front)?;
-        format!("{name}={}", dir.display())
-    } else {
-        let file = s.base.join(format!("{name}.md"));
-        write(&file, &front)?;
-        format!("{name}={}", file.display())
-    };
-    let flag = format!("--{kind}");
-    let session = acquire(
-        bench,
-        cli,
-        &s,
-        "Session text: answer briefly.",
-        &[&flag, &arg],
-    )?;
-    let outcome = launch_in_session(bench, cli, &s, &session, &session.launch_args);
-    release(bench, &s, &session.token, &session.env)?;
-    let restored = tree(&s.ws)? == before;
-    let control = bench.control(cli, shape_agents, &marker)?;
-    let route = format!("{kind}: {flag} {name}=…");
-    let check = Check {
-        route: &route,
-        workspace,
-        marker: &marker,
-        expected: true,
-        receipt: None,
-        control_clean: control,
-        note: if restored {
-            format!("{kind} {name} looked for in the model request")
-        } else {
-            "the workspace is not back byte for byte after the release".into()
-        },
-    };
-    let mut row = row(cli, &outcome?, check);
-    row.ok &= restored;
-    Ok(row)
 }
 
 /// opencode keeps reading the project's own `CLAUDE.md` while a session holds (the session's
