@@ -63,6 +63,11 @@ pub struct Options {
     /// routes nor the discovery differential.
     #[arg(long, conflicts_with = "record")]
     mcp_only: bool,
+    /// Only the inputs check (a session's skill, command, subagent and hook, from the neutral
+    /// definitions, reach each CLI or are refused), not the other routes nor the discovery
+    /// differential.
+    #[arg(long, conflicts_with_all = ["record", "mcp_only"])]
+    inputs_only: bool,
 }
 
 /// `cargo xtask qualify`.
@@ -123,6 +128,10 @@ pub fn run(root: &Path, options: &Options) -> Result<()> {
         eprintln!("qualify: {} {}", cli.cli.provider(), cli.version);
         if options.mcp_only {
             route_rows.extend(mcp::check(&bench, cli));
+            continue;
+        }
+        if options.inputs_only {
+            route_rows.extend(inputs::check(&bench, cli));
             continue;
         }
         route_rows.extend(routes::check_cli(&bench, cli));
