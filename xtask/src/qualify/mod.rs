@@ -11,16 +11,20 @@
 //!    CLI sent.
 //!    The MCP check ([`mcp`]): a session's MCP server's one uniquely named tool reaches the
 //!    CLI's tool list (every CLI but Pi, which has none), with a control. The inputs check
-//!    ([`inputs`]): a session's skill, command and subagent reach the CLI where it lists them
-//!    (Gemini CLI, Qwen Code, opencode, Copilot), with a control.
+//!    ([`inputs`]), for all seven CLIs: a session's skill (where the CLI lists skills), command,
+//!    subagent and hook, each from its neutral definition, converted by `projectfile acquire`:
+//!    the command's expanded prompt (`$ARGUMENTS` replaced) and the subagent's description reach
+//!    the request, the `session_start` hook's file appears, each with a control; a kind the CLI
+//!    cannot take is refused (exit 2, the kind and the provider named, the workspace untouched);
+//!    Gemini CLI's subagent goes through a runtime with a private CLI home.
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
 //!    what each CLI loaded against what `projectfile resolve --as` lists.
 //! 5. Prints both tables and writes `target/qualify/results.json`.
 //!
 //! `--quick` only runs the capture endpoint's self-test with a fake client (no registry, no CLI);
 //! `--record` also writes what each CLI loaded into the shapes file; `--mcp-only` runs only the
-//! MCP check; `--npm-cache DIR` runs CLIs another worktree installed, without touching them. Exit status: failure when any
-//! row fails. Without the registry, cached CLIs still run and missing ones are listed as such.
+//! MCP check, `--inputs-only` only the inputs check; `--npm-cache DIR` runs CLIs another worktree
+//! installed, without touching them. Exit status: failure when any row fails. Without the registry, cached CLIs still run and missing ones are listed as such.
 
 #![allow(clippy::disallowed_methods)] // xtask writes its results under target/
 
