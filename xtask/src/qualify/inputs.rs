@@ -242,10 +242,20 @@ fn reach(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow> {
     let mut argv = cli.argv.clone();
     argv.extend(input.turn(cli.cli, bench));
     let control = launch::run(&argv, &c.ws, &env, bench.capture)?;
-    let control_clean = control.reached_model()
+    // A CLI may answer an unknown command itself, without a request (Claude Code 2.1.233): the
+    // command's control is clean when no request holds the marker.
+    let control_clean = (control.reached_model() || input == Input::Command)
         && !control.model_text().contains(&marker)
         && !hook_file(&c, &marker).exists();
+    let mut notes: Vec<String> = Vec::new();
+    if !control.reached_model() {
+        notes.push(format!(
+            "the control sent no model request ({})",
+            control.stderr_tail
+        ));
+    }
     let changed = routes::tree_difference(&after, &routes::tree(&c.ws)?);
+    notes.extend(changed.clone());
     let needle = input.needle(&marker);
     let check = Check {
         route: input.route(cli.cli),
@@ -255,7 +265,7 @@ fn reach(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow> {
         // The receipt's verdict is about the session text, not this input.
         receipt: None,
         control_clean,
-        note: changed.clone().unwrap_or_default(),
+        note: notes.join("; "),
     };
     let outcome = outcome?;
     let mut row = routes::row(cli, &outcome, check);
