@@ -416,22 +416,36 @@ pub struct SessionArgs {
     /// alone; codex, agy and gemini cannot, and refuse).
     #[arg(long, value_name = "MODE", default_value = "merge", value_parser = ["merge", "replace"], requires = "mcp_config")]
     pub mcp_mode: String,
-    /// A subagent definition to project, as NAME=FILE (repeatable): written as NAME.md in the
-    /// CLI's subagents folder (claude: .claude/agents/, qwen: .qwen/agents/). A same-named file
-    /// there is taken over and put back by the last session.
+    /// A subagent to project, as NAME=FILE (repeatable). FILE is neutral Markdown: front matter
+    /// with `description:` (and optionally `name:`, `tools:`, `model:`), then the system prompt.
+    /// Converted for each CLI (claude: .claude/agents/NAME.md, cursor: .cursor/agents/, qwen:
+    /// .qwen/agents/, copilot: .github/agents/NAME.agent.md, opencode: its private configuration,
+    /// gemini: only into a private CLI home, `run --runtime-root … --private-cli-home`); refused
+    /// where the CLI reads none. A same-named file there is taken over and put back by the last
+    /// session. See docs/session-definitions.md.
     #[arg(long = "agent", value_name = "NAME=FILE")]
     pub agents: Vec<String>,
-    /// A command (slash command) to project, as NAME=FILE (repeatable): written as NAME.md in the
-    /// CLI's commands folder (claude: .claude/commands/, cursor: .cursor/commands/, pi:
-    /// .pi/prompts/, qwen: .qwen/commands/), or as NAME.toml when the file is TOML with a
-    /// `prompt` (qwen; gemini reads only those, in .gemini/commands/). A same-named file there is
-    /// taken over and put back by the last session.
+    /// A command (slash command) to project, as NAME=FILE (repeatable). FILE is neutral Markdown:
+    /// optional front matter (`description:`, `argument-hint:`), then the prompt, `$ARGUMENTS`
+    /// standing for what follows `/NAME`. Converted for each CLI (claude: .claude/commands/NAME.md,
+    /// cursor: .cursor/commands/, pi: .pi/prompts/, gemini: .gemini/commands/NAME.toml, qwen:
+    /// .qwen/commands/, `$ARGUMENTS` becoming {{args}}; opencode: its private configuration); a
+    /// TOML file with a `prompt` is taken as gemini's and qwen's own form. Refused where the CLI
+    /// reads none. A same-named file there is taken over and put back by the last session.
     #[arg(long = "command", value_name = "NAME=FILE")]
     pub commands: Vec<String>,
-    /// Hooks configuration, a JSON file in the CLI's own format.
+    /// Hooks, a neutral JSON file converted to each CLI's events and file:
+    /// {"hooks": {"session_start": [{"command": "…"}], "user_prompt_submit": […],
+    /// "before_tool": [{"matcher": "…", "command": "…", "timeout": SECONDS}], "after_tool": […],
+    /// "stop": […], "session_end": […]}}. An event the CLI lacks is refused, naming it. A
+    /// command may name the hook script as {{hook_script}}. See docs/session-definitions.md.
+    #[arg(long, value_name = "FILE", conflicts_with = "hooks_config")]
+    pub hooks: Option<PathBuf>,
+    /// Hooks configuration, a JSON file in the CLI's own format, written as given (a file in the
+    /// neutral format of --hooks is converted as --hooks would).
     #[arg(long, value_name = "FILE")]
     pub hooks_config: Option<PathBuf>,
-    /// The script the hooks configuration runs.
+    /// The script the hooks run: projected into the CLI's hooks folder, mode 0755.
     #[arg(long, value_name = "FILE")]
     pub hook_script: Option<PathBuf>,
     /// CLI configuration, a JSON file.

@@ -39,6 +39,11 @@ impl LinkedRuntime {
     pub fn dir(&self) -> &Path {
         self.launch.dir()
     }
+
+    /// The CLI's private home inside the runtime, with `--private-cli-home`.
+    pub fn cli_home_dir(&self) -> Option<&Path> {
+        self.cli_home.as_ref().map(|(_, dir)| dir.as_path())
+    }
 }
 
 fn mode_of(name: &str) -> anyhow::Result<Mode> {

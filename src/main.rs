@@ -17,7 +17,9 @@ use clap::{CommandFactory as _, Parser as _};
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, AcquireRequest, FileReceipt, Projector};
 use projectfile::core::projector::{LockNotice, LockWait};
-use projectfile::core::{Error, Namespace, Probes, ProviderExt, SessionRequest, VersionProbe};
+use projectfile::core::{
+    Error, HooksFormat, Namespace, Probes, ProviderExt, SessionRequest, VersionProbe, definitions,
+};
 use projectfile::receipts::{CompletionsReceipt, FragmentsReceipt, RenderReceipt, ResolveReceipt};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -520,11 +522,12 @@ pub(crate) fn print_dry_run(receipt: &AcquireReceipt, json: bool) -> anyhow::Res
 fn acquire_request(
     args: &SessionArgs,
     session: SessionRequest,
-    destination: Option<&std::path::Path>,
+    destination: Option<Destination<'_>>,
     holder: Holder,
 ) -> AcquireRequest {
-    let root = destination.unwrap_or(&args.workspace);
+    let root = destination.map_or(args.workspace.as_path(), |d| d.root);
     let mut request = AcquireRequest::new(root, session, holder);
+    request.cli_home = destination.and_then(|d| d.cli_home).map(str::to_string);
     if let Some(version) = &args.cli_version {
         request.probes = Probes {
             cli_version: VersionProbe::Known {
@@ -538,6 +541,16 @@ fn acquire_request(
     request
 }
 
+/// Where a linked runtime projects instead of the workspace: its folder, and the CLI's private
+/// home inside it when the launch gives the CLI one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Destination<'a> {
+    /// The projection root.
+    pub root: &'a std::path::Path,
+    /// The CLI's private home, relative to `root`.
+    pub cli_home: Option<&'a str>,
+}
+
 /// Acquires `session` as the command line asks ([`session_request`] builds it first, so a refused
 /// prompt or configuration stops the command before anything is created).
 /// `destination` replaces the workspace as the projection root (a linked runtime). With the
@@ -546,7 +559,7 @@ pub(crate) fn acquire(
     projector: &Projector,
     args: &SessionArgs,
     session: SessionRequest,
-    destination: Option<&std::path::Path>,
+    destination: Option<Destination<'_>>,
     holder: Holder,
     log: &Verbose,
 ) -> anyhow::Result<(AcquireReceipt, projectfile::core::workspace::Workspace)> {
@@ -610,7 +623,7 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
     if let Some(path) = &args.cli_config {
         session.cli_config = Some(read_json(path, "CLI configuration")?);
     }
-    if let Some(path) = &args.hooks_config {
+    if let Some(path) = args.hooks.as_ref().or(args.hooks_config.as_ref()) {
         let script = match &args.hook_script {
             Some(script) => Some(projectfile::core::HookScript {
                 name: script
@@ -623,14 +636,25 @@ pub(crate) fn session_request(args: &SessionArgs) -> anyhow::Result<SessionReque
             }),
             None => None,
         };
+        let config = read_json(path, "hooks configuration")?;
+        let neutral = args.hooks.is_some() || definitions::is_neutral_hooks(&config);
+        if neutral {
+            // Checked here too, so a malformed file is bad usage whatever the provider.
+            definitions::neutral_hooks(&config)
+                .map_err(|e| CliError::invalid(path, e.to_string()))?;
+        }
         session.hooks = Some(projectfile::core::HooksInput {
-            config: read_json(path, "hooks configuration")?,
+            config,
             script,
+            format: match neutral {
+                true => HooksFormat::Neutral,
+                false => HooksFormat::Cli,
+            },
         });
     } else if args.hook_script.is_some() {
         return Err(CliError::usage(
             "--hook-script",
-            "needs --hooks-config: a script nothing runs would be dropped",
+            "needs --hooks or --hooks-config: a script nothing runs would be dropped",
         )
         .into());
     }

@@ -10,6 +10,7 @@
 use anyhow::Context as _;
 use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, Projector};
+use projectfile::core::runtime::CLI_HOME_DIR;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -94,7 +95,10 @@ pub fn run(
     install_forwarding()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
     let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
-    let destination = linked.as_ref().map(|l| l.dir());
+    let destination = linked.as_ref().map(|l| crate::Destination {
+        root: l.dir(),
+        cli_home: l.cli_home_dir().map(|_| CLI_HOME_DIR),
+    });
     let (mut receipt, folder) =
         crate::acquire(projector, &args.session, session, destination, holder, log)?;
     // After acquire: the sandboxed CLI must read the session's private files (a prompt file

@@ -372,9 +372,10 @@ fn subagents_and_commands_take_over_and_restore() {
         assert!(err.contains(needle), "{err}");
         assert_eq!(tree(&sb.ws), before);
     }
-    let (code, _, err) = acquire(&sb, "codex", &["--agent", &format!("reviewer={agent}")]);
+    let (code, _, err) = acquire(&sb, "pi", &["--agent", &format!("reviewer={agent}")]);
     assert_ne!(code, 0);
     assert!(err.contains("cannot take subagents"), "{err}");
+    assert_eq!(tree(&sb.ws), before);
 }
 
 /// Every path under `root` with its bytes, mode and modification time (directories included).

@@ -159,6 +159,7 @@ pub fn full_session(caps: &Capabilities, prompt: &str) -> SessionRequest {
                 name: HOOK_SCRIPT_NAME.to_string(),
                 content: "#!/bin/sh\necho '{\"permission\": \"allow\"}'\n".to_string(),
             }),
+            format: Default::default(),
         });
     }
     if caps.cli_config {

@@ -15,6 +15,7 @@
 //! `semver`); `cargo xtask tidy` enforces it, and bans `std::env`, `std::fs`, `std::process` and
 //! `std::net` in their sources.
 
+pub mod definitions;
 pub mod discovery;
 pub mod error;
 pub mod mcp;

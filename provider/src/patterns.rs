@@ -21,13 +21,14 @@
 //!   as an owned file (Gemini, Qwen).
 //! - MCP servers: see [`crate::mcp`].
 
+use crate::definitions;
 use crate::error::{Error, Result};
 use crate::plan::MergedJsonProjection;
 use crate::plan::{
     BlockProjection, EnvValue, LaunchArg, OwnedFileProjection, OwnedRole, Plan, PrivateFile,
     RelPath, SessionTextCarrier, SkillProjection,
 };
-use crate::provider::{NamedFile, PlanContext};
+use crate::provider::{HooksFormat, NamedFile, PlanContext};
 
 /// The portable project instruction file.
 pub const AGENTS_MD: &str = "AGENTS.md";
@@ -165,26 +166,74 @@ pub fn owned_json(
     })
 }
 
-/// The session's hooks as owned files: the configuration at `config_path` (written as given, which
-/// must be a JSON object), and the script, if any, at `<script_dir>/<name>` with mode 0755. Empty
-/// when the session brings no hooks. The script name must be a plain file name; the hooks
-/// configuration is expected to run it by that path (the host knows it in advance).
+/// The session's hooks as owned files: the configuration at `config_path` (the CLI's own format
+/// written as given, a neutral one converted by `dialect`; both must be a JSON object), and the
+/// script, if any, at `<script_dir>/<name>` with mode 0755. Empty when the session brings no
+/// hooks. The script name must be a plain file name; the hooks configuration is expected to run
+/// it by that path (the host knows it in advance, and a neutral command names it
+/// [`definitions::HOOK_SCRIPT_PLACEHOLDER`]).
 pub fn hook_files(
     ctx: &PlanContext<'_>,
     config_path: &str,
     script_dir: &str,
+    dialect: Dialect<'_>,
 ) -> Result<Vec<OwnedFileProjection>> {
-    let Some(hooks) = &ctx.request.hooks else {
+    let Some(config) = session_hooks(ctx, script_dir, dialect)? else {
         return Ok(Vec::new());
     };
-    json_object(&hooks.config, "the hooks configuration")?;
-    let mut files = vec![owned_json(
-        config_path,
-        &hooks.config,
-        OwnedRole::HooksConfig,
-    )?];
+    let mut files = vec![owned_json(config_path, &config, OwnedRole::HooksConfig)?];
     files.extend(hook_script(ctx, script_dir)?);
     Ok(files)
+}
+
+/// How a provider's CLI takes neutral hooks: converted by its [`definitions::HookDialect`], or
+/// not at all (`Unconfirmed`: the CLI's own format is not known well enough to convert into,
+/// named by the refusal), in which case only its own format is accepted.
+#[derive(Clone, Copy, Debug)]
+pub enum Dialect<'d> {
+    /// Neutral hooks are converted to this dialect.
+    Converted(&'d definitions::HookDialect),
+    /// Neutral hooks are refused for the CLI named here.
+    Unconfirmed(&'static str),
+}
+
+/// The session's hooks configuration in the CLI's form (see [`definitions::hooks_config`]),
+/// checked to be a JSON object; `None` when the session brings no hooks. A neutral command's
+/// [`definitions::HOOK_SCRIPT_PLACEHOLDER`] becomes the script's absolute path as projected
+/// under `script_dir`.
+pub fn session_hooks(
+    ctx: &PlanContext<'_>,
+    script_dir: &str,
+    dialect: Dialect<'_>,
+) -> Result<Option<serde_json::Value>> {
+    let Some(hooks) = &ctx.request.hooks else {
+        return Ok(None);
+    };
+    let config = match (hooks.format, dialect) {
+        (HooksFormat::Cli, _) => hooks.config.clone(),
+        (HooksFormat::Neutral, Dialect::Unconfirmed(cli)) => {
+            return Err(Error::invalid(
+                "the session's neutral hooks",
+                format!(
+                    "{cli}'s hooks format is not confirmed well enough to convert them into; give hooks in its own format (--hooks-config); nothing was written"
+                ),
+            ));
+        }
+        (HooksFormat::Neutral, Dialect::Converted(dialect)) => {
+            let script = match &hooks.script {
+                Some(script) => Some(
+                    ctx.root
+                        .join(RelPath::new(script_dir)?.join(&script.name)?.as_str())
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
+                None => None,
+            };
+            definitions::hooks_config(hooks, dialect, script.as_deref())?
+        }
+    };
+    json_object(&config, "the hooks configuration")?;
+    Ok(Some(config))
 }
 
 /// The session's hook script, if any, as an owned file `<script_dir>/<name>` with mode 0755. The
@@ -256,14 +305,14 @@ pub fn settings_file_route(
     flag: &str,
     file_name: &str,
     script_dir: &str,
+    dialect: Dialect<'_>,
 ) -> Result<()> {
-    let Some(hooks) = &ctx.request.hooks else {
+    let Some(config) = session_hooks(ctx, script_dir, dialect)? else {
         return Ok(());
     };
-    let config = json_object(&hooks.config, "the hooks configuration")?;
     let settings = match config.get("hooks") {
-        Some(serde_json::Value::Object(_)) => hooks.config.clone(),
-        _ => serde_json::json!({ "hooks": hooks.config }),
+        Some(serde_json::Value::Object(_)) => config,
+        _ => serde_json::json!({ "hooks": config }),
     };
     private_json_flag(plan, flag, file_name, &settings, "the hooks configuration")?;
     // The configuration travels in the private file; the script lives in the project.
@@ -325,6 +374,28 @@ pub fn named_files_with_suffix(
     Ok(out)
 }
 
+/// Neutral subagents ([`definitions::agent_markdown`]: front matter with a `description`, named
+/// as the session names them) as owned files `<dir>/<name><suffix>`, as [`named_files`] projects
+/// them.
+///
+/// | CLI | folder | suffix |
+/// |---|---|---|
+/// | Claude Code | `.claude/agents` | `.md` |
+/// | Qwen Code | `.qwen/agents` | `.md` |
+/// | Copilot CLI | `.github/agents` | `.agent.md` |
+/// | Gemini CLI | `<private home>/.gemini/agents` | `.md` |
+pub fn agent_files(
+    inputs: &[NamedFile],
+    dir: &str,
+    suffix: &str,
+) -> Result<Vec<OwnedFileProjection>> {
+    let mut files = named_files_with_suffix(inputs, dir, suffix, OwnedRole::Subagent)?;
+    for (file, input) in files.iter_mut().zip(inputs) {
+        file.content = definitions::agent_markdown(input)?;
+    }
+    Ok(files)
+}
+
 /// How a CLI reads command files (see [`command_files`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommandFormats {
@@ -334,12 +405,6 @@ pub enum CommandFormats {
     /// (Qwen Code).
     TomlOrMarkdown,
 }
-
-/// The placeholder a CLI of [`command_files`] replaces with the command's arguments.
-pub const ARGS_PLACEHOLDER: &str = "{{args}}";
-
-/// The placeholder Claude Code's commands use, which the CLIs of [`command_files`] leave as it is.
-pub const CLAUDE_ARGS_PLACEHOLDER: &str = "$ARGUMENTS";
 
 /// The prompt of a TOML command file: `Some` when `content` is TOML holding a string `prompt`.
 fn toml_prompt(content: &str) -> Option<String> {
@@ -351,20 +416,21 @@ fn toml_prompt(content: &str) -> Option<String> {
 }
 
 /// Commands as owned files in the folder `dir` the CLI `cli` reads them from, each in a format
-/// that CLI reads, in request order: a file that is TOML with a string `prompt` becomes
-/// `<dir>/<name>.toml`; any other file becomes `<dir>/<name>.md` where the CLI reads Markdown
-/// commands, and is refused where it does not. Taken over, put back, counted and proven ours as
-/// every owned file (see [`named_files`]).
+/// that CLI reads, in request order. A file already in the CLI's TOML form (a string `prompt`)
+/// becomes `<dir>/<name>.toml` as it is; a neutral Markdown command is converted
+/// ([`definitions`]): to TOML (`description`, `prompt`) where the CLI reads only TOML, to
+/// Markdown `<dir>/<name>.md` where it reads that too, `$ARGUMENTS` becoming `{{args}}` either
+/// way. Taken over, put back, counted and proven ours as every owned file (see [`named_files`]).
 ///
 /// | CLI | folder | formats |
 /// |---|---|---|
 /// | Gemini CLI | `.gemini/commands` | [`CommandFormats::Toml`] |
 /// | Qwen Code | `.qwen/commands` | [`CommandFormats::TomlOrMarkdown`] |
 ///
-/// Both replace only [`ARGS_PLACEHOLDER`] with the arguments (a prompt without it gets them
-/// appended), so a command that uses [`CLAUDE_ARGS_PLACEHOLDER`] and not `{{args}}` is refused
-/// rather than projected to reach the model with the placeholder unfilled. Refuses too, before
-/// anything is written, a name that is not one plain name and a name given twice.
+/// Both replace only `{{args}}` with the arguments (a prompt without it gets them appended), so a
+/// TOML file whose prompt uses `$ARGUMENTS` and not `{{args}}` is refused rather than projected
+/// to reach the model with the placeholder unfilled. Refuses too, before anything is written, a
+/// name that is not one plain name and a name given twice.
 pub fn command_files(
     inputs: &[NamedFile],
     dir: &str,
@@ -381,26 +447,31 @@ pub fn command_files(
                 format!("{reason}; nothing was written"),
             )
         };
-        let (prompt, extension) = match (toml_prompt(&input.content), formats) {
-            (Some(prompt), _) => (prompt, "toml"),
-            (None, CommandFormats::TomlOrMarkdown) => (input.content.clone(), "md"),
-            (None, CommandFormats::Toml) => {
-                return Err(refuse(format!(
-                    "{cli} reads commands only as TOML with a `prompt` string (`prompt = \"Review {ARGS_PLACEHOLDER}\"`), and this file is not"
-                )));
+        let (content, extension) = match (toml_prompt(&input.content), formats) {
+            (Some(prompt), _) => {
+                if prompt.contains(definitions::NEUTRAL_ARGS)
+                    && !prompt.contains(definitions::TOML_ARGS)
+                {
+                    return Err(refuse(format!(
+                        "its TOML prompt uses {}, which {cli} leaves as it is (it replaces only {}): write {} there, or give the command as neutral Markdown",
+                        definitions::NEUTRAL_ARGS,
+                        definitions::TOML_ARGS,
+                        definitions::TOML_ARGS
+                    )));
+                }
+                (input.content.clone(), "toml")
+            }
+            (None, CommandFormats::Toml) => (definitions::command_toml(input), "toml"),
+            (None, CommandFormats::TomlOrMarkdown) => {
+                (definitions::command_markdown_toml_args(input), "md")
             }
         };
-        if prompt.contains(CLAUDE_ARGS_PLACEHOLDER) && !prompt.contains(ARGS_PLACEHOLDER) {
-            return Err(refuse(format!(
-                "it uses {CLAUDE_ARGS_PLACEHOLDER}, which {cli} leaves as it is (it replaces only {ARGS_PLACEHOLDER}): write {ARGS_PLACEHOLDER} instead"
-            )));
-        }
         if inputs[..index].iter().any(|other| other.name == input.name) {
             return Err(refuse("the session names this command twice".to_string()));
         }
         out.push(OwnedFileProjection {
             path: dir.join(&format!("{}.{extension}", input.name))?,
-            content: input.content.clone(),
+            content,
             mode: None,
             role: OwnedRole::Command,
         });
@@ -428,11 +499,12 @@ pub fn merged_hooks(
     plan: &mut Plan,
     settings_path: &str,
     script_dir: &str,
+    dialect: Dialect<'_>,
 ) -> Result<()> {
-    let Some(hooks) = &ctx.request.hooks else {
+    let Some(config) = session_hooks(ctx, script_dir, dialect)? else {
         return Ok(());
     };
-    let config = json_object(&hooks.config, "the hooks configuration")?;
+    let config = json_object(&config, "the hooks configuration")?;
     let events = match config.get(HOOKS_KEY) {
         Some(serde_json::Value::Object(events)) => events,
         _ => config,
@@ -564,6 +636,7 @@ pub(crate) mod tests {
             probes: &probes,
             view: &Empty,
             home: None,
+            cli_home: None,
         })
     }
 
@@ -575,6 +648,7 @@ pub(crate) mod tests {
                     name: name.to_string(),
                     content: "#!/bin/sh\n".to_string(),
                 }),
+                format: Default::default(),
             }),
             ..SessionRequest::with_prompt("p")
         }
@@ -583,7 +657,13 @@ pub(crate) mod tests {
     #[test]
     fn hook_files_write_config_and_executable_script() {
         let files = with_request(hooks("guard.sh"), |ctx| {
-            hook_files(ctx, ".x/hooks.json", ".x/hooks").unwrap()
+            hook_files(
+                ctx,
+                ".x/hooks.json",
+                ".x/hooks",
+                Dialect::Unconfirmed("test"),
+            )
+            .unwrap()
         });
         assert_eq!(files.len(), 2);
         assert_eq!(files[0].path.as_str(), ".x/hooks.json");
@@ -600,7 +680,9 @@ pub(crate) mod tests {
     #[test]
     fn hook_script_names_must_be_plain() {
         for bad in ["a/b.sh", "../x", ".hidden", ""] {
-            let result = with_request(hooks(bad), |ctx| hook_files(ctx, "h.json", "hooks"));
+            let result = with_request(hooks(bad), |ctx| {
+                hook_files(ctx, "h.json", "hooks", Dialect::Unconfirmed("test"))
+            });
             assert!(result.is_err(), "{bad:?} was accepted");
         }
     }
@@ -611,7 +693,10 @@ pub(crate) mod tests {
         if let Some(h) = request.hooks.as_mut() {
             h.config = serde_json::json!([1]);
         }
-        let error = with_request(request, |ctx| hook_files(ctx, "h.json", "hooks")).unwrap_err();
+        let error = with_request(request, |ctx| {
+            hook_files(ctx, "h.json", "hooks", Dialect::Unconfirmed("test"))
+        })
+        .unwrap_err();
         assert!(error.to_string().contains("JSON object"), "{error}");
     }
 
@@ -649,21 +734,47 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(only_toml[0].path.as_str(), ".g/commands/review.toml");
-        let error = command_files(&[markdown], ".g/commands", "gemini", CommandFormats::Toml)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            error.contains("only as TOML") && error.contains("\"ship\""),
-            "{error}"
+        assert_eq!(only_toml[0].content, toml.content);
+    }
+
+    #[test]
+    fn neutral_commands_are_converted_for_the_clis_that_replace_args() {
+        let neutral = named(
+            "ship",
+            "---\ndescription: Ship\n---\nShip $ARGUMENTS now.\n",
         );
-        assert!(error.contains("nothing was written"), "{error}");
+        let gemini = command_files(
+            std::slice::from_ref(&neutral),
+            ".g/commands",
+            "gemini",
+            CommandFormats::Toml,
+        )
+        .unwrap();
+        assert_eq!(gemini[0].path.as_str(), ".g/commands/ship.toml");
+        assert_eq!(
+            toml_prompt(&gemini[0].content).as_deref(),
+            Some("Ship {{args}} now.\n")
+        );
+        let qwen = command_files(
+            std::slice::from_ref(&neutral),
+            ".q/commands",
+            "qwen",
+            CommandFormats::TomlOrMarkdown,
+        )
+        .unwrap();
+        assert_eq!(qwen[0].path.as_str(), ".q/commands/ship.md");
+        assert_eq!(
+            qwen[0].content,
+            "---\ndescription: Ship\n---\nShip {{args}} now.\n"
+        );
     }
 
     #[test]
     fn command_files_refuse_what_would_reach_the_model_broken() {
-        let claude_style = named("fix", "Fix $ARGUMENTS please.\n");
+        // A TOML file is the CLI's own form: `$ARGUMENTS` there would stay literal.
+        let toml_with_claude_args = named("fix", "prompt = \"Fix $ARGUMENTS please.\"\n");
         let error = command_files(
-            &[claude_style],
+            &[toml_with_claude_args],
             ".q/commands",
             "qwen",
             CommandFormats::TomlOrMarkdown,
@@ -675,7 +786,7 @@ pub(crate) mod tests {
             "{error}"
         );
         // Both placeholders: the args arrive, the file is taken as written.
-        let both = named("fix", "Fix {{args}}; $ARGUMENTS is literal.\n");
+        let both = named("fix", "prompt = \"Fix {{args}}; $ARGUMENTS is literal.\"\n");
         assert!(command_files(&[both], ".q/c", "qwen", CommandFormats::TomlOrMarkdown).is_ok());
         // One name twice, whatever the formats.
         let twice = [named("a", "prompt = \"x\"\n"), named("a", "text\n")];
@@ -687,9 +798,15 @@ pub(crate) mod tests {
             let input = named(bad, "prompt = \"x\"\n");
             assert!(command_files(&[input], ".q/c", "qwen", CommandFormats::Toml).is_err());
         }
-        // TOML whose prompt is not a string is not a command file of that format.
+        // TOML whose prompt is not a string is no command file of that form: it is taken as a
+        // neutral Markdown command, whose whole text becomes the prompt.
         let not_prompt = named("n", "prompt = 3\n");
-        assert!(command_files(&[not_prompt], ".g/c", "gemini", CommandFormats::Toml).is_err());
+        let converted =
+            command_files(&[not_prompt], ".g/c", "gemini", CommandFormats::Toml).unwrap();
+        assert_eq!(
+            toml_prompt(&converted[0].content).as_deref(),
+            Some("prompt = 3\n")
+        );
     }
 
     #[test]
@@ -704,7 +821,13 @@ pub(crate) mod tests {
             }
             let mut plan = Plan::default();
             with_request(request, |ctx| {
-                merged_hooks(ctx, &mut plan, ".g/settings.json", ".g/hooks")
+                merged_hooks(
+                    ctx,
+                    &mut plan,
+                    ".g/settings.json",
+                    ".g/hooks",
+                    Dialect::Unconfirmed("test"),
+                )
             })
             .unwrap();
             assert_eq!(plan.merged_json.len(), 1);
@@ -718,7 +841,13 @@ pub(crate) mod tests {
         }
         let mut plan = Plan::default();
         with_request(SessionRequest::with_prompt("p"), |ctx| {
-            merged_hooks(ctx, &mut plan, ".g/settings.json", ".g/hooks")
+            merged_hooks(
+                ctx,
+                &mut plan,
+                ".g/settings.json",
+                ".g/hooks",
+                Dialect::Unconfirmed("test"),
+            )
         })
         .unwrap();
         assert_eq!(plan, Plan::default());

@@ -48,6 +48,13 @@ pub struct Capabilities {
     /// Commands (slash commands) are projected into a folder the CLI reads.
     #[serde(default)]
     pub commands: bool,
+    /// Subagent definitions are projected into the CLI's own home, which a session has only
+    /// when it gives the CLI a private one (`run --private-cli-home`); refused otherwise.
+    #[serde(default)]
+    pub subagents_in_cli_home: bool,
+    /// Commands are projected into the CLI's own home, as [`Capabilities::subagents_in_cli_home`].
+    #[serde(default)]
+    pub commands_in_cli_home: bool,
 }
 
 impl Capabilities {
@@ -64,6 +71,8 @@ impl Capabilities {
         mcp_replace: false,
         subagents: false,
         commands: false,
+        subagents_in_cli_home: false,
+        commands_in_cli_home: false,
     };
 }
 
@@ -79,10 +88,25 @@ pub struct SkillInput {
 /// Hooks a session brings: the configuration and, optionally, the script it runs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HooksInput {
-    /// The hooks configuration, as the CLI expects it.
+    /// The hooks configuration: in the CLI's own format, or neutral ([`HooksInput::format`]).
     pub config: serde_json::Value,
     /// The hook script's file name and content, if any.
     pub script: Option<HookScript>,
+    /// Which format `config` is in.
+    #[serde(default)]
+    pub format: HooksFormat,
+}
+
+/// The format of a session's hooks configuration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HooksFormat {
+    /// The CLI's own format, written as given (`--hooks-config`).
+    #[default]
+    Cli,
+    /// The neutral format, converted to each CLI's events and file (`--hooks`; see
+    /// [`crate::definitions`]).
+    Neutral,
 }
 
 /// A hook script the hooks configuration refers to.
@@ -180,6 +204,7 @@ impl SessionRequest {
         provider: &str,
         caps: &Capabilities,
         why: &[(Input, &str)],
+        cli_home: bool,
     ) -> Result<()> {
         let mut refused: Vec<String> = Vec::new();
         let mut refuse = |input: Input, name: &str| {
@@ -200,11 +225,24 @@ impl SessionRequest {
         if !self.skills.is_empty() && !caps.skills {
             refuse(Input::Skills, "skills");
         }
+        let home_only = |kinds: &str| {
+            format!(
+                "{kinds} ({provider} reads them only from its own home, and nothing is written into the user's: give the session a private one with `run --runtime-root … --private-cli-home`)"
+            )
+        };
         if !self.agents.is_empty() && !caps.subagents {
-            refuse(Input::Subagents, "subagents");
+            match caps.subagents_in_cli_home {
+                true if cli_home => {}
+                true => refuse(Input::Subagents, &home_only("subagents")),
+                false => refuse(Input::Subagents, "subagents"),
+            }
         }
         if !self.commands.is_empty() && !caps.commands {
-            refuse(Input::Commands, "commands");
+            match caps.commands_in_cli_home {
+                true if cli_home => {}
+                true => refuse(Input::Commands, &home_only("commands")),
+                false => refuse(Input::Commands, "commands"),
+            }
         }
         if self.mcp_servers.is_some()
             && caps.mcp
@@ -370,6 +408,11 @@ pub struct PlanContext<'a> {
     /// own memory file, say) live there and are not the project's. A provider never reads the
     /// environment itself; core fills this in.
     pub home: Option<&'a Path>,
+    /// The CLI's private home, relative to the root, when the session gives it one (`run
+    /// --runtime-root … --private-cli-home`): the folder the provider's home variable names
+    /// ([`ProviderSpec::with_cli_home_env`]), where a plan may put what the CLI reads only from
+    /// its home. `None` otherwise: nothing is ever written into the user's real home.
+    pub cli_home: Option<&'a RelPath>,
 }
 
 /// The adapter for one CLI: a constant [`ProviderSpec`] and the plan of what varies with the
@@ -462,8 +505,12 @@ pub trait ProviderExt: Provider {
     /// [session plan](Provider::session_plan); the session's skills in the spec's skills folder.
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let spec = self.spec();
-        ctx.request
-            .check_supported(spec.name(), &spec.capabilities(), spec.refusals())?;
+        ctx.request.check_supported(
+            spec.name(),
+            &spec.capabilities(),
+            spec.refusals(),
+            ctx.cli_home.is_some(),
+        )?;
         let mut plan = self.session_plan(ctx)?;
         if !plan.skills.is_empty() {
             return Err(Error::Provider {

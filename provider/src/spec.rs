@@ -104,6 +104,21 @@ impl ProviderSpec {
         self
     }
 
+    /// The provider projects subagent definitions into its CLI's private home, when the session
+    /// gives the CLI one (`run --private-cli-home`; [`PlanContext::cli_home`](crate::PlanContext)),
+    /// and refuses them, naming that way, otherwise.
+    pub const fn takes_subagents_in_cli_home(mut self) -> Self {
+        self.capabilities.subagents_in_cli_home = true;
+        self
+    }
+
+    /// The provider projects commands into its CLI's private home, as
+    /// [`ProviderSpec::takes_subagents_in_cli_home`].
+    pub const fn takes_commands_in_cli_home(mut self) -> Self {
+        self.capabilities.commands_in_cli_home = true;
+        self
+    }
+
     /// The provider takes hooks configuration (and a hook script).
     pub const fn takes_hooks(mut self) -> Self {
         self.capabilities.hooks = true;
@@ -245,6 +260,7 @@ mod tests {
             probes: &Probes::default(),
             view: &Empty,
             home: None,
+            cli_home: None,
         })
     }
 

@@ -23,6 +23,7 @@ pub fn config_session(subject: &Subject, prompt: &str) -> Option<SessionRequest>
                 name: "probe-hook.sh".into(),
                 content: "#!/bin/sh\nexit 0\n".into(),
             }),
+            format: Default::default(),
         });
     }
     if caps.cli_config {

@@ -444,7 +444,7 @@ pub fn named_files_take_over_and_restore(subject: &Subject) {
 }
 
 /// Subagents and commands a CLI takes from a private configuration (opencode's `agent` and
-/// `command`) rather than from files in the project: the plan's private files carry each entry's
+/// `command`, Codex's roles on its command line) rather than from files in the project: the plan's private files carry each entry's
 /// name and body, the workspace is untouched while the session holds and after it, the private
 /// files go with the session, and a hostile name is refused with nothing written.
 fn named_files_in_private_configuration(subject: &Subject) {
@@ -463,21 +463,36 @@ fn named_files_in_private_configuration(subject: &Subject) {
         .iter()
         .map(|f| f.content.as_str())
         .collect();
+    // A CLI that names each entry on its command line instead (Codex's roles) carries the name
+    // there and the body in a private file.
+    let args: Vec<String> = plan
+        .launch_args
+        .iter()
+        .map(|arg| arg.render(|name| name.to_string()))
+        .collect();
     for file in session.agents.iter().chain(&session.commands) {
         let (_, body) = projectfile_core::patterns::front_matter(&file.content);
+        let named = private.contains(&format!("\"{}\"", file.name))
+            || args.iter().any(|a| a.contains(&format!(".{}.", file.name)));
         assert!(
-            private.contains(&format!("\"{}\"", file.name)) && private.contains(body.trim()),
+            named && private.contains(body.trim()),
             "the capabilities declare subagents or commands the plan does not project: {} is in no file of the plan",
             file.name
         );
     }
     fx.write("README.md", b"project\n");
     let before = Tree::capture(&fx.workspace);
+    // What the session text alone does to the workspace (Codex's block), for comparison.
+    let plain = fx
+        .acquire_session(subject, SessionRequest::with_prompt("p"))
+        .unwrap();
+    let text_only = Tree::capture(&fx.workspace);
+    assert!(fx.release(&plain.token));
     let receipt = fx.acquire_session(subject, session.clone()).unwrap();
     assert_eq!(
         Tree::capture(&fx.workspace),
-        before,
-        "the workspace was edited"
+        text_only,
+        "the subagents or commands were written into the workspace"
     );
     assert!(fx.release(&receipt.token));
     assert_eq!(Tree::capture(&fx.workspace), before);

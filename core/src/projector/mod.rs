@@ -92,6 +92,11 @@ pub struct AcquireRequest {
     /// ([`PlanContext::home`]): the CLI's user files there are not the project's.
     /// [`AcquireRequest::new`] takes it from `$HOME` (unset or empty: `None`).
     pub home: Option<PathBuf>,
+    /// The CLI's private home, when the session gives it one (`run --runtime-root …
+    /// --private-cli-home`): a folder relative to the destination root (a plan writes nowhere
+    /// else; anything but a plain relative path is refused), handed to the provider
+    /// ([`PlanContext::cli_home`]) for what the CLI reads only from its home.
+    pub cli_home: Option<String>,
     /// Fail, with everything undone ([`Error::Undelivered`]), when the receipt's delivery
     /// verdict says the session text would not reach the model.
     pub require_delivery: bool,
@@ -109,6 +114,7 @@ impl AcquireRequest {
             home: std::env::var_os("HOME")
                 .filter(|home| !home.is_empty())
                 .map(PathBuf::from),
+            cli_home: None,
             require_delivery: false,
         }
     }
@@ -273,6 +279,10 @@ impl Projector {
         probes: &Probes,
         view: &dyn WorkspaceView,
     ) -> Result<Plan> {
+        let cli_home = match &request.cli_home {
+            None => None,
+            Some(home) => Some(RelPath::new(home)?),
+        };
         let plan = provider.plan(&PlanContext {
             root,
             namespace: &self.namespace,
@@ -280,6 +290,7 @@ impl Projector {
             probes,
             view,
             home: request.home.as_deref(),
+            cli_home: cli_home.as_ref(),
         })?;
         plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
         Ok(plan)
@@ -414,6 +425,7 @@ impl Projector {
             provider.name(),
             &provider.capabilities(),
             provider.spec().refusals(),
+            request.cli_home.is_some(),
         )?;
         request
             .session

@@ -42,6 +42,7 @@
 //! | An environment variable that moves agy's home (`~/.gemini/`) | — | NOT found: the Gemini CLI has none (agent-config docs: "There is no `GEMINI_HOME` env var"); one host passes a `--gemini_dir=` flag instead (omnigent-ai/omnigent `dev/verify_agy_gemini_dir.py`), unconfirmed; `run --private-cli-home` is refused for agy |
 
 use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::Input;
 use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns};
 
 /// The project hooks configuration (unconfirmed; see the module docs).
@@ -59,7 +60,17 @@ pub const NOT_PROJECTED: &str =
 pub const SPEC: ProviderSpec = ProviderSpec::new("agy", discovery)
     .takes_hooks()
     .takes_mcp()
-    .writes_owned_files();
+    .writes_owned_files()
+    .refusing(&[
+        (
+            Input::Subagents,
+            "no source confirms where agy reads a project's subagents",
+        ),
+        (
+            Input::Commands,
+            "no source confirms where agy reads a project's commands",
+        ),
+    ]);
 
 /// The agy provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -81,7 +92,12 @@ impl Provider for Agy {
 
     fn session_plan(&self, ctx: &PlanContext<'_>) -> Result<Plan> {
         let mut plan = patterns::not_projected_plan(NOT_PROJECTED);
-        plan.owned_files = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
+        plan.owned_files = patterns::hook_files(
+            ctx,
+            HOOKS_FILE,
+            HOOK_SCRIPT_DIR,
+            patterns::Dialect::Unconfirmed("agy"),
+        )?;
         if !plan.owned_files.is_empty() {
             plan.notes.push(format!(
                 "hooks go to {HOOKS_FILE} (scripts under {HOOK_SCRIPT_DIR}/); agy's reading of that path is unconfirmed and version-dependent"

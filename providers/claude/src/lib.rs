@@ -106,6 +106,7 @@
 //!   an older `--cli-version` to force the private-file route.
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
+use projectfile_provider::definitions::{HookDialect, HookEvent, HookLayout};
 use projectfile_provider::{
     BinarySpec, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption, ProviderSpec,
     RelPath, Result, VersionProbe, mcp, patterns,
@@ -152,6 +153,22 @@ pub const MCP_FILE: &str = "mcp-servers.json";
 /// Set to `false` in the CLI's environment when the session brings MCP servers: Claude Code
 /// 2.1.332 otherwise defers MCP tools behind its tool search (measured; QUALIFICATION.md).
 pub const TOOL_SEARCH_ENV: &str = "ENABLE_TOOL_SEARCH";
+/// How neutral hooks become Claude Code's: its events, each handler nested under a matcher,
+/// timeouts in seconds.
+pub const HOOKS: HookDialect = HookDialect {
+    cli: "Claude Code",
+    events: &[
+        (HookEvent::SessionStart, "SessionStart"),
+        (HookEvent::UserPromptSubmit, "UserPromptSubmit"),
+        (HookEvent::BeforeTool, "PreToolUse"),
+        (HookEvent::AfterTool, "PostToolUse"),
+        (HookEvent::Stop, "Stop"),
+        (HookEvent::SessionEnd, "SessionEnd"),
+    ],
+    layout: HookLayout::Nested,
+    timeout_scale: 1,
+};
+
 /// The flag that loads extra settings (the session's hooks) from a file.
 pub const SETTINGS_FLAG: &str = "--settings";
 /// The private file holding `{"hooks": …}`.
@@ -292,13 +309,11 @@ impl Provider for Claude {
             SETTINGS_FLAG,
             SETTINGS_FILE,
             HOOK_SCRIPT_DIR,
+            patterns::Dialect::Converted(&HOOKS),
         )?;
         let request = ctx.request;
-        plan.owned_files.extend(patterns::named_files(
-            &request.agents,
-            AGENTS_DIR,
-            OwnedRole::Subagent,
-        )?);
+        plan.owned_files
+            .extend(patterns::agent_files(&request.agents, AGENTS_DIR, ".md")?);
         plan.owned_files.extend(patterns::named_files(
             &request.commands,
             COMMANDS_DIR,

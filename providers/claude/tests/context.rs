@@ -43,6 +43,7 @@ fn plan(home: Option<&Path>, above: &[&str]) -> Plan {
             probes: &probes,
             view: &view,
             home,
+            cli_home: None,
         })
         .unwrap()
 }

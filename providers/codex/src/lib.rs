@@ -56,9 +56,11 @@
 //! `AGENTS.md`. A session run in a subdirectory with its own override still reads the root's file,
 //! because every directory from the root down contributes one file.
 
+use projectfile_provider::Input;
 use projectfile_provider::{BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile};
 use projectfile_provider::{
-    LaunchArg, Plan, PlanContext, Provider, ProviderSpec, Result, mcp, patterns,
+    LaunchArg, Plan, PlanContext, PrivateFile, Provider, ProviderSpec, Result, definitions, mcp,
+    patterns,
 };
 
 /// The file Codex reads in a directory when present, instead of `AGENTS.md`.
@@ -75,7 +77,18 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("codex", discovery)
     .session_text_in_file()
     .skills_in(SKILLS_DIR)
     .takes_mcp()
-    .with_cli_home_env("CODEX_HOME");
+    .takes_subagents()
+    .with_cli_home_env("CODEX_HOME")
+    .refusing(&[
+        (
+            Input::Hooks,
+            "`codex exec` 0.171.0 runs no hook a session can bring: neither `-c` overrides nor a hooks.json in its home ran (measured)",
+        ),
+        (
+            Input::Commands,
+            "Codex reads custom prompts only from its own home, and `codex exec` does not expand them",
+        ),
+    ]);
 
 /// The Codex provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -118,6 +131,56 @@ impl Provider for Codex {
                 "the session's MCP servers go on the command line as -c mcp_servers.<name>=… overrides, added to Codex's own; no project file is edited".into(),
             );
         }
+        agent_roles(ctx, &mut plan)?;
         Ok(plan)
     }
+}
+
+/// The session's subagents as Codex roles on the command line: `-c agents.<name>.description=…`
+/// and `-c agents.<name>.config_file=<private file>`, that file holding the agent's prompt as
+/// `developer_instructions`. No file of the project or of the user's home is touched. The
+/// neutral `tools` and `model`, written for another CLI, are left out (a role file takes Codex's
+/// own configuration keys).
+fn agent_roles(ctx: &PlanContext<'_>, plan: &mut Plan) -> Result<()> {
+    for file in &ctx.request.agents {
+        projectfile_provider::validate_entry_name("subagent", &file.name)?;
+        if !mcp::is_plain_name(&file.name) {
+            return Err(projectfile_provider::Error::invalid(
+                format!("subagent {:?}", file.name),
+                "Codex names a role by letters, digits, `_` and `-` only; nothing was written",
+            ));
+        }
+        let agent = definitions::agent(file)?;
+        let role_file = format!("agent-{}.toml", file.name);
+        if plan.private_files.iter().any(|f| f.name == role_file) {
+            return Err(projectfile_provider::Error::invalid(
+                format!("subagent {:?}", file.name),
+                "the session names this subagent twice; nothing was written",
+            ));
+        }
+        plan.private_files.push(PrivateFile {
+            name: role_file.clone(),
+            content: definitions::toml_document(&[("developer_instructions", agent.body)]),
+        });
+        plan.launch_args.extend([
+            LaunchArg::Literal("-c".into()),
+            LaunchArg::Literal(format!(
+                "agents.{}.description={}",
+                file.name,
+                definitions::toml_string(&agent.description)
+            )),
+            LaunchArg::Literal("-c".into()),
+            // The path is no TOML value, so Codex takes it as the string it is.
+            LaunchArg::PrefixedPrivateFile {
+                prefix: format!("agents.{}.config_file=", file.name),
+                name: role_file,
+            },
+        ]);
+    }
+    if !ctx.request.agents.is_empty() {
+        plan.notes.push(
+            "the session's subagents go on the command line as Codex roles (-c agents.<name>.description=… and a private config_file holding the prompt), listed in the spawn_agent tool; no project file is edited".into(),
+        );
+    }
+    Ok(())
 }

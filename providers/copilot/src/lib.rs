@@ -65,8 +65,9 @@
 //! - A host that sets `COPILOT_CUSTOM_INSTRUCTIONS_DIRS` itself loses it to the session's for
 //!   that launch (the receipt says so).
 
+use projectfile_provider::Input;
 use projectfile_provider::{
-    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, EnvValue, OwnedRole, Plan, PlanContext, Provider,
+    BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, EnvValue, Plan, PlanContext, Provider,
     ProviderSpec, Result, Walk, mcp, patterns,
 };
 
@@ -101,7 +102,17 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("copilot", discovery)
     .takes_mcp()
     .takes_subagents()
     .writes_owned_files()
-    .with_cli_home_env("COPILOT_HOME");
+    .with_cli_home_env("COPILOT_HOME")
+    .refusing(&[
+        (
+            Input::Hooks,
+            "Copilot CLI 1.0.102 runs a project's hooks only in a trusted folder, which would run the project's own hooks and servers too (measured)",
+        ),
+        (
+            Input::Commands,
+            "Copilot CLI 1.0.102 runs no custom command in one-turn mode: `/NAME args` is sent as typed (measured)",
+        ),
+    ]);
 
 /// The Copilot CLI provider.
 #[derive(Clone, Copy, Debug, Default)]
@@ -163,12 +174,7 @@ impl Provider for Copilot {
                 "the session's MCP servers go in a private file passed as {MCP_FLAG} {MCP_FILE_PREFIX}<file>, added to the user's own"
             ));
         }
-        plan.owned_files = patterns::named_files_with_suffix(
-            &ctx.request.agents,
-            AGENTS_DIR,
-            AGENT_SUFFIX,
-            OwnedRole::Subagent,
-        )?;
+        plan.owned_files = patterns::agent_files(&ctx.request.agents, AGENTS_DIR, AGENT_SUFFIX)?;
         Ok(plan)
     }
 }

@@ -161,6 +161,7 @@ fn what_copilot_cannot_take_in_prompt_mode_is_refused() {
     hooks.hooks = Some(HooksInput {
         config: json!({"version": 1, "hooks": {}}),
         script: None,
+        format: Default::default(),
     });
     let mut commands = SessionRequest::with_prompt("p");
     commands.commands = vec![NamedFile {

@@ -55,6 +55,7 @@
 //! | Where a browser login is stored under that folder | — | NOT confirmed: authenticate a private home with `CURSOR_API_KEY` |
 
 use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::definitions::{HookDialect, HookEvent, HookLayout};
 use projectfile_provider::{
     MarkerKind, MarkerProjection, OwnedFileProjection, OwnedRole, Plan, PlanContext, Provider,
     ProviderSpec, RelPath, Result, SessionTextCarrier, mcp, patterns,
@@ -68,6 +69,25 @@ pub const MCP_FILE: &str = ".cursor/mcp.json";
 pub const COMMANDS_DIR: &str = ".cursor/commands";
 /// Project CLI configuration.
 pub const CLI_FILE: &str = ".cursor/cli.json";
+/// Where the CLI reads project subagents (`<name>.md`).
+pub const AGENTS_DIR: &str = ".cursor/agents";
+
+/// How neutral hooks become Cursor's: its lowerCamelCase events, flat handlers in a versioned
+/// file, timeouts in seconds.
+pub const HOOKS: HookDialect = HookDialect {
+    cli: "Cursor",
+    events: &[
+        (HookEvent::SessionStart, "sessionStart"),
+        (HookEvent::UserPromptSubmit, "beforeSubmitPrompt"),
+        (HookEvent::BeforeTool, "preToolUse"),
+        (HookEvent::AfterTool, "postToolUse"),
+        (HookEvent::Stop, "stop"),
+        (HookEvent::SessionEnd, "sessionEnd"),
+    ],
+    layout: HookLayout::Versioned,
+    timeout_scale: 1,
+};
+
 /// Project hooks configuration.
 pub const HOOKS_FILE: &str = ".cursor/hooks.json";
 /// Where the session's hook script goes.
@@ -101,6 +121,7 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("cursor", discovery)
     .takes_mcp()
     .replaces_mcp()
     .takes_commands()
+    .takes_subagents()
     .takes_hooks()
     .takes_cli_config()
     .writes_owned_files()
@@ -193,7 +214,17 @@ fn add_configuration(ctx: &PlanContext<'_>, plan: &mut Plan) -> Result<()> {
             OwnedRole::CliConfig,
         )?);
     }
-    let hooks = patterns::hook_files(ctx, HOOKS_FILE, HOOK_SCRIPT_DIR)?;
+    plan.owned_files.extend(patterns::agent_files(
+        &ctx.request.agents,
+        AGENTS_DIR,
+        ".md",
+    )?);
+    let hooks = patterns::hook_files(
+        ctx,
+        HOOKS_FILE,
+        HOOK_SCRIPT_DIR,
+        patterns::Dialect::Converted(&HOOKS),
+    )?;
     if let Some(script) = hooks.iter().find(|f| f.role == OwnedRole::HookScript) {
         plan.notes.push(format!(
             "the hook script is at {}; project hooks run from the project root, so the hooks configuration runs it by that path",

@@ -73,9 +73,10 @@
 //! - A user who set `mcp.allowed` (or `mcp.excluded`) in `~/.gemini/settings.json` may keep the
 //!   session's servers from starting.
 
+use projectfile_provider::definitions::{self, HookDialect, HookEvent, HookLayout};
 use projectfile_provider::{
-    DiscoveryProfile, Input, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, Walk, mcp,
-    patterns,
+    DiscoveryProfile, Input, OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result,
+    Walk, mcp, patterns,
 };
 
 /// The file Gemini CLI always reads in each folder of its walk.
@@ -84,6 +85,29 @@ pub const CONTEXT_FILE: &str = "GEMINI.md";
 pub const SETTINGS_FILE: &str = ".gemini/settings.json";
 /// Where Gemini CLI reads project skills.
 pub const SKILLS_DIR: &str = ".gemini/skills";
+/// Where, under the folder `GEMINI_CLI_HOME` names, Gemini CLI reads the user's subagents
+/// (`<name>.md`), which need no acknowledgment.
+pub const HOME_AGENTS_DIR: &str = ".gemini/agents";
+
+/// The variable that moves Gemini CLI's home (its `~/.gemini/` is under it).
+pub const GEMINI_HOME_ENV: &str = "GEMINI_CLI_HOME";
+
+/// How neutral hooks become Gemini CLI's: its events, each handler nested under a matcher,
+/// timeouts in milliseconds.
+pub const HOOKS: HookDialect = HookDialect {
+    cli: "Gemini CLI",
+    events: &[
+        (HookEvent::SessionStart, "SessionStart"),
+        (HookEvent::UserPromptSubmit, "BeforeAgent"),
+        (HookEvent::BeforeTool, "BeforeTool"),
+        (HookEvent::AfterTool, "AfterTool"),
+        (HookEvent::Stop, "AfterAgent"),
+        (HookEvent::SessionEnd, "SessionEnd"),
+    ],
+    layout: HookLayout::Nested,
+    timeout_scale: 1000,
+};
+
 /// Where Gemini CLI reads project commands (`<name>.toml`).
 pub const COMMANDS_DIR: &str = ".gemini/commands";
 /// Where the session's hook script goes; its configuration runs it as
@@ -100,12 +124,9 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("gemini", discovery)
     .takes_hooks()
     .takes_commands()
     .writes_owned_files()
-    .with_cli_home_env("GEMINI_CLI_HOME")
+    .with_cli_home_env(GEMINI_HOME_ENV)
+    .takes_subagents_in_cli_home()
     .refusing(&[
-        (
-            Input::Subagents,
-            "Gemini CLI 0.61.0 reads a project's .gemini/agents/ only once the user acknowledged each file in its own home, and drops them silently otherwise",
-        ),
         (
             Input::McpReplace,
             "the session's servers are merged into the project's .gemini/settings.json, the user's own servers load from ~/.gemini/settings.json all the same, and --allowed-mcp-server-names would hide a project server of the same name",
@@ -156,7 +177,28 @@ impl Provider for Gemini {
                 "the session's MCP servers are merged into {SETTINGS_FILE} with \"trust\": true, without which Gemini CLI offers no tool of theirs in one-turn mode; their tools then run without a confirmation"
             ));
         }
-        patterns::merged_hooks(ctx, &mut plan, SETTINGS_FILE, HOOK_SCRIPT_DIR)?;
+        patterns::merged_hooks(
+            ctx,
+            &mut plan,
+            SETTINGS_FILE,
+            HOOK_SCRIPT_DIR,
+            patterns::Dialect::Converted(&HOOKS),
+        )?;
+        if let Some(home) = ctx.cli_home {
+            let dir = home.join(HOME_AGENTS_DIR)?;
+            let agents = &ctx.request.agents;
+            let mut files = patterns::named_files(agents, dir.as_str(), OwnedRole::Subagent)?;
+            for (file, agent) in files.iter_mut().zip(agents) {
+                definitions::require_slug(agent, "Gemini CLI")?;
+                file.content = definitions::agent_markdown_minimal(agent)?;
+            }
+            plan.owned_files.extend(files);
+            if !agents.is_empty() {
+                plan.notes.push(format!(
+                    "the session's subagents go to the CLI's private home ({GEMINI_HOME_ENV}/{HOME_AGENTS_DIR}/), which Gemini CLI reads without asking the user to acknowledge them; only their name, description and prompt (Gemini CLI drops an agent whose tools or keys were written for another CLI)"
+                ));
+            }
+        }
         plan.owned_files.extend(patterns::command_files(
             &ctx.request.commands,
             COMMANDS_DIR,

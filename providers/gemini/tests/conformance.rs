@@ -68,6 +68,7 @@ fn servers_and_hooks_share_the_settings_file() {
                 name: "start.sh".into(),
                 content: "#!/bin/sh\ntrue\n".into(),
             }),
+            format: Default::default(),
         }),
         ..with_servers(json!({"docs": {"command": "docs-server"}}))
     };
@@ -82,7 +83,7 @@ fn servers_and_hooks_share_the_settings_file() {
 }
 
 #[test]
-fn commands_are_toml_and_other_formats_are_refused() {
+fn commands_are_toml_and_neutral_markdown_is_converted() {
     let fx = Fixture::new();
     let toml = NamedFile {
         name: "review".into(),
@@ -100,16 +101,21 @@ fn commands_are_toml_and_other_formats_are_refused() {
     let markdown = SessionRequest {
         commands: vec![NamedFile {
             name: "ship".into(),
-            content: "---\ndescription: d\n---\nShip it.\n".into(),
+            content: "---\ndescription: d\n---\nShip $ARGUMENTS.\n".into(),
         }],
         ..SessionRequest::with_prompt("p")
     };
-    let error = fx
-        .acquire_session(&subject(), markdown)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("only as TOML"), "{error}");
-    fx.assert_no_ledger();
+    let receipt = fx.acquire_session(&subject(), markdown).unwrap();
+    let written =
+        String::from_utf8(fx.read(&format!("{COMMANDS_DIR}/ship.toml")).unwrap()).unwrap();
+    assert!(
+        written.contains("prompt = \"\"\"\nShip {{args}}.\n\"\"\""),
+        "{written}"
+    );
+    assert!(written.contains("description = \"d\""), "{written}");
+    assert!(!written.contains("$ARGUMENTS"), "{written}");
+    assert!(fx.release(&receipt.token));
+    assert!(fx.read(&format!("{COMMANDS_DIR}/ship.toml")).is_none());
 }
 
 #[test]
@@ -127,7 +133,7 @@ fn subagents_and_replace_are_refused_with_the_reason() {
         .unwrap_err()
         .to_string();
     assert!(
-        error.contains("subagents (") && error.contains("acknowledged"),
+        error.contains("subagents (") && error.contains("--private-cli-home"),
         "{error}"
     );
     let mut replace = with_servers(json!({"docs": {"command": "d"}}));

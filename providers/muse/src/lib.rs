@@ -21,6 +21,7 @@
 //! | An environment variable that moves Muse's home or config folder | — | NOT found: no first-party documentation; `run --private-cli-home` is refused for muse |
 
 use projectfile_provider::DiscoveryProfile;
+use projectfile_provider::Input;
 use projectfile_provider::{Plan, PlanContext, Provider, ProviderSpec, Result, patterns};
 
 /// Where the CLI reads project skills; each session skill is projected into `.agents/skills/<name>/`.
@@ -29,7 +30,15 @@ pub const SKILLS_DIR: &str = ".agents/skills";
 /// Muse Code, as data.
 pub const SPEC: ProviderSpec = ProviderSpec::new("muse", discovery)
     .session_text_in_file()
-    .skills_in(SKILLS_DIR);
+    .skills_in(SKILLS_DIR)
+    .refusing(&[
+        (Input::Hooks, MUSE_UNKNOWN),
+        (Input::Subagents, MUSE_UNKNOWN),
+        (Input::Commands, MUSE_UNKNOWN),
+    ]);
+
+/// Why Muse takes no hooks, subagents or commands.
+const MUSE_UNKNOWN: &str = "no first-party documentation says where a Muse project declares them";
 
 /// The Muse Code provider.
 #[derive(Clone, Copy, Debug, Default)]

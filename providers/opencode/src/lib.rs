@@ -64,6 +64,7 @@
 //! - `--mcp-mode replace` is refused: a configuration can only switch off servers it names, and
 //!   the provider does not read the user's or the project's.
 
+use projectfile_provider::Input;
 use projectfile_provider::{
     DiscoveryProfile, EnvValue, Error, NamedFile, Plan, PlanContext, Provider, ProviderSpec,
     Result, Walk, mcp, patterns,
@@ -92,7 +93,11 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("opencode", discovery)
     .takes_mcp()
     .takes_subagents()
     .takes_commands()
-    .with_cli_home_env("XDG_DATA_HOME");
+    .with_cli_home_env("XDG_DATA_HOME")
+    .refusing(&[(
+        Input::Hooks,
+        "opencode's hooks are plugins (JavaScript or TypeScript modules), not commands a file declares",
+    )]);
 
 /// The opencode provider.
 #[derive(Clone, Copy, Debug, Default)]

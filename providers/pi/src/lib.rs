@@ -47,6 +47,7 @@
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
 //! global `~/.pi/agent/APPEND_SYSTEM.md` when the project had none of its own.
 
+use projectfile_provider::Input;
 use projectfile_provider::{DiscoveryProfile, Walk};
 use projectfile_provider::{
     OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, patterns,
@@ -73,7 +74,17 @@ pub const SPEC: ProviderSpec = ProviderSpec::new("pi", discovery)
     .skills_in(SKILLS_DIR)
     .writes_owned_files()
     .takes_commands()
-    .with_cli_home_env("PI_CODING_AGENT_DIR");
+    .with_cli_home_env("PI_CODING_AGENT_DIR")
+    .refusing(&[
+        (
+            Input::Hooks,
+            "Pi's hooks are TypeScript extensions, not commands a file declares",
+        ),
+        (
+            Input::Subagents,
+            "Pi has no subagents (\"No sub-agents\", by design)",
+        ),
+    ]);
 
 /// The Pi provider.
 #[derive(Clone, Copy, Debug, Default)]

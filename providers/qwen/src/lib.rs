@@ -66,9 +66,10 @@
 //! - Rules are listed after every context file, top-level rules before nested ones; Qwen Code
 //!   sorts them by their path below `.qwen/rules/`.
 
+use projectfile_provider::definitions::{HookDialect, HookEvent, HookLayout};
 use projectfile_provider::{
-    DiscoveryProfile, OwnedRole, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, Walk,
-    mcp, patterns,
+    DiscoveryProfile, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, Walk, mcp,
+    patterns,
 };
 
 /// Qwen Code's own context file, where the block goes.
@@ -79,6 +80,22 @@ pub const SETTINGS_FILE: &str = ".qwen/settings.json";
 pub const SKILLS_DIR: &str = ".qwen/skills";
 /// Where Qwen Code reads project subagents (`<name>.md`).
 pub const AGENTS_DIR: &str = ".qwen/agents";
+/// How neutral hooks become Qwen Code's: Claude Code's event names, each handler nested under
+/// a matcher, timeouts in milliseconds.
+pub const HOOKS: HookDialect = HookDialect {
+    cli: "Qwen Code",
+    events: &[
+        (HookEvent::SessionStart, "SessionStart"),
+        (HookEvent::UserPromptSubmit, "UserPromptSubmit"),
+        (HookEvent::BeforeTool, "PreToolUse"),
+        (HookEvent::AfterTool, "PostToolUse"),
+        (HookEvent::Stop, "Stop"),
+        (HookEvent::SessionEnd, "SessionEnd"),
+    ],
+    layout: HookLayout::Nested,
+    timeout_scale: 1000,
+};
+
 /// Where Qwen Code reads project commands (`<name>.md` or `<name>.toml`).
 pub const COMMANDS_DIR: &str = ".qwen/commands";
 /// Where the session's hook script goes; its configuration runs it as
@@ -147,13 +164,16 @@ impl Provider for Qwen {
                 "the session's MCP servers go in a private file passed as {MCP_FLAG}=<file>, which Qwen Code starts in one-turn mode without --yolo; their tools keep the normal approval"
             ));
         }
-        patterns::merged_hooks(ctx, &mut plan, SETTINGS_FILE, HOOK_SCRIPT_DIR)?;
+        patterns::merged_hooks(
+            ctx,
+            &mut plan,
+            SETTINGS_FILE,
+            HOOK_SCRIPT_DIR,
+            patterns::Dialect::Converted(&HOOKS),
+        )?;
         let request = ctx.request;
-        plan.owned_files.extend(patterns::named_files(
-            &request.agents,
-            AGENTS_DIR,
-            OwnedRole::Subagent,
-        )?);
+        plan.owned_files
+            .extend(patterns::agent_files(&request.agents, AGENTS_DIR, ".md")?);
         plan.owned_files.extend(patterns::command_files(
             &request.commands,
             COMMANDS_DIR,

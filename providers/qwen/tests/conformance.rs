@@ -87,10 +87,11 @@ fn agents_and_commands_take_the_folders_and_formats_qwen_reads() {
         }],
         ..SessionRequest::with_prompt("p")
     };
-    let error = fx
-        .acquire_session(&subject(), claude_style)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("$ARGUMENTS"), "{error}");
-    fx.assert_no_ledger();
+    // A neutral command: `$ARGUMENTS` becomes the `{{args}}` Qwen Code replaces.
+    let receipt = fx.acquire_session(&subject(), claude_style).unwrap();
+    let written = String::from_utf8(fx.read(&format!("{COMMANDS_DIR}/fix.md")).unwrap()).unwrap();
+    assert!(written.ends_with("Fix {{args}}.\n"), "{written}");
+    assert!(!written.contains("$ARGUMENTS"), "{written}");
+    assert!(fx.release(&receipt.token));
+    assert!(fx.read(&format!("{COMMANDS_DIR}/fix.md")).is_none());
 }
