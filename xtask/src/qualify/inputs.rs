@@ -18,8 +18,9 @@
 //!   one-turn launch, for the CLIs that run a session-start hook in that mode (Claude Code, Gemini
 //!   CLI, Qwen Code).
 //!
-//! A kind a CLI cannot take is a refusal row: the acquire must exit 2 with a message naming the
-//! kind and the provider, and leave the workspace byte for byte as it was. Every projected row
+//! A kind a CLI cannot take is a refusal row: the acquire must fail as docs/session-definitions.md
+//! says (exit 1, error kind `provider`) with a message naming the kind and the provider, and leave
+//! the workspace byte for byte as it was. Every projected row
 //! has its negative control (the same CLI, shape and turn with no session must not show the
 //! marker, or leave the hook's file), is released, and the workspace after the release must be
 //! byte for byte what the control run left ([`routes::tree_difference`]).
@@ -66,7 +67,7 @@ enum Input {
 enum Way {
     /// `projectfile acquire` projects it; the CLI shows it.
     Projected,
-    /// `projectfile acquire` refuses it: exit 2, nothing written.
+    /// `projectfile acquire` refuses it: exit 1, error kind `provider`, nothing written.
     Refused,
     /// Only in a private CLI home (`run --runtime-root … --private-cli-home`).
     PrivateHome,
@@ -175,7 +176,7 @@ impl Input {
             (Input::Command, Cli::Claude) => "command: .claude/commands/<name>.md",
             (Input::Command, Cli::Pi) => "command: .pi/prompts/<name>.md",
             (Input::Command, Cli::Gemini) => "command: .gemini/commands/<name>.toml",
-            (Input::Command, Cli::Qwen) => "command: .qwen/commands/<name>.toml",
+            (Input::Command, Cli::Qwen) => "command: .qwen/commands/<name>.md",
             (Input::Command, Cli::Opencode) => "command: command.<name> in the private config",
             (Input::Agent, Cli::Claude) => "agent: .claude/agents/<name>.md",
             (Input::Agent, Cli::Qwen) => "agent: .qwen/agents/<name>.md",
@@ -292,7 +293,12 @@ fn hook_row(row: &mut RouteRow, outcome: &Outcome, ran: bool, control_clean: boo
         .join("; ");
 }
 
-/// A refused input: the acquire exits 2 naming the kind and the provider, nothing written.
+/// The exit status of a refused kind (docs/session-definitions.md: "exit 1, error kind
+/// `provider`").
+const REFUSED_EXIT: i32 = 1;
+
+/// A refused input: the acquire fails with [`REFUSED_EXIT`] and error kind `provider`, naming the
+/// kind and the provider, nothing written.
 fn refused(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow> {
     let s = bench.scratch(cli)?;
     SHAPE(&s.ws, &s.home)?;
@@ -328,8 +334,12 @@ fn refused(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow>
         .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
     let lower = message.to_lowercase();
     let named = lower.contains(input.kind()) && lower.contains(cli.cli.provider());
+    let error_kind = printed["error"]["kind"].as_str().unwrap_or("none");
     let changed = routes::tree_difference(&routes::tree(&s.ws)?, &before);
-    let mut notes = vec![format!("exit {}: {message}", exit_text(code))];
+    let mut notes = vec![format!(
+        "exit {}, error kind {error_kind}: {message}",
+        exit_text(code)
+    )];
     if !named {
         notes.push(format!(
             "the message does not name the kind ({}) and the provider",
@@ -348,7 +358,7 @@ fn refused(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow>
         receipt: None,
         // No CLI runs: nothing to control.
         control_clean: true,
-        ok: code == Some(2) && named && changed.is_none(),
+        ok: code == Some(REFUSED_EXIT) && error_kind == "provider" && named && changed.is_none(),
         note: notes.join("; "),
     })
 }
