@@ -15,8 +15,9 @@
 //!    subagent and hook, each from its neutral definition, converted by `projectfile acquire`:
 //!    the command's expanded prompt (`$ARGUMENTS` replaced) and the subagent's description reach
 //!    the request, the `session_start` hook's file appears, each with a control; a kind the CLI
-//!    cannot take is refused (exit 1, error kind `provider`, the kind and the provider named, the workspace untouched);
-//!    Gemini CLI's subagent goes through a runtime with a private CLI home.
+//!    cannot take is refused (exit 1, error kind `provider`, the kind and the provider named,
+//!    the workspace untouched); Gemini CLI's subagent goes through a runtime with a private CLI
+//!    home.
 //! 4. The discovery differential ([`shapes`]): every shape of `tests/data/discovery_shapes.json`,
 //!    what each CLI loaded against what `projectfile resolve --as` lists.
 //! 5. Prints both tables and writes `target/qualify/results.json`.
