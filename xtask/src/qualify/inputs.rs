@@ -250,10 +250,11 @@ fn reach(bench: &Bench<'_>, cli: &Installed, input: Input) -> Result<RouteRow> {
         && !hook_file(&c, &marker).exists();
     let mut notes: Vec<String> = Vec::new();
     if !control.reached_model() {
-        notes.push(format!(
-            "the control sent no model request ({})",
-            control.stderr_tail
-        ));
+        let said = match control.stderr_tail.trim() {
+            "" => control.stdout.lines().next().unwrap_or_default(),
+            tail => tail,
+        };
+        notes.push(format!("the control sent no model request ({said})"));
     }
     let changed = routes::tree_difference(&after, &routes::tree(&c.ws)?);
     notes.extend(changed.clone());
