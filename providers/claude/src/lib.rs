@@ -233,15 +233,26 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
     Ok(found)
 }
 
+/// Where Claude Code reads its rules, in every walked folder and under the home directory
+/// (recursively, measured).
+pub const RULES: &str = ".claude/rules/**/*.md";
+
 /// Claude Code's discovery profile, for a binary that reads `AGENTS.md` or one that does not.
+///
+/// In each folder (measured): `CLAUDE.md`, `.claude/CLAUDE.md`, the folder's `.claude/rules/`,
+/// `AGENTS.md`, `.claude/AGENTS.md`, `CLAUDE.local.md` (an `AGENTS.md` is never read beside a
+/// `CLAUDE.local.md`, so the two never meet); the user's `~/.claude/CLAUDE.md`, then
+/// `~/.claude/rules/`, first.
 fn profile(reads_agents_md: bool) -> DiscoveryProfile {
     let agents: &[&str] = if reads_agents_md {
         &["AGENTS.md", ".claude/AGENTS.md"]
     } else {
         &[]
     };
-    let mut per_directory: Vec<String> = CLAUDE_FILES.iter().map(|s| s.to_string()).collect();
+    let [claude_md, dot_claude_md, local_md] = CLAUDE_FILES;
+    let mut per_directory: Vec<String> = vec![claude_md.into(), dot_claude_md.into(), RULES.into()];
     per_directory.extend(agents.iter().map(|s| s.to_string()));
+    per_directory.push(local_md.into());
     DiscoveryProfile {
         per_directory,
         // A CLAUDE.md-like file anywhere on the walk hides every AGENTS.md (measured).
@@ -250,14 +261,14 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
             .flat_map(|c| agents.iter().map(|a| (c.to_string(), a.to_string())))
             .collect(),
         exclusive_across_walk: true,
-        extra_files: vec![".claude/rules/*.md".into()],
         on_demand_path_rules: true,
         on_demand_subtree: true,
         walk: Walk::CwdUpToFsRoot,
         imports: true,
         max_import_hops: Some(4),
+        imports_inside_working_dir: true,
         strip_html_comments: true,
-        user_files: vec![USER_MEMORY.into()],
+        user_files: vec![USER_MEMORY.into(), RULES.into()],
         ..DiscoveryProfile::default()
     }
 }

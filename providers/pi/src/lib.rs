@@ -86,8 +86,10 @@ fn discovery() -> DiscoveryProfile {
         per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
         first_wins: true,
         walk: Walk::CwdUpToFsRoot,
+        // Sent first, before the context files (measured).
         extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
         extra_files_at_working_dir: true,
+        extra_files_first: true,
         user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
         user_fallbacks: vec![
             (SYSTEM.into(), USER_SYSTEM.into()),

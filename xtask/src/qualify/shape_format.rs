@@ -308,7 +308,10 @@ mod tests {
         let (a, _) = markers(0, 0);
         let (b, _) = markers(0, 1);
         let text = format!("{b} x {a} y {b}");
-        assert_eq!(order(0, &shape, &text), vec!["b".to_string(), "a".to_string()]);
+        assert_eq!(
+            order(0, &shape, &text),
+            vec!["b".to_string(), "a".to_string()]
+        );
     }
 
     #[test]
