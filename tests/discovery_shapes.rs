@@ -86,11 +86,14 @@ fn resolve_as_matches_what_each_cli_was_measured_to_load() {
             let got = shape_format::states(index, shape, &text);
             assert_eq!(&got, expected, "shape {}: resolve --as {build}", shape.name);
             if shape.ordered {
-                let measured = shape.measured_order.get(build).unwrap_or_else(|| {
-                    panic!("shape {}: no measured order for {build}", shape.name)
-                });
+                let measured = shape.measured_order.get(build);
+                assert!(
+                    measured.is_some(),
+                    "shape {}: no measured order for {build}",
+                    shape.name
+                );
                 assert_eq!(
-                    &shape_format::order(index, shape, &text),
+                    Some(&shape_format::order(index, shape, &text)),
                     measured,
                     "shape {}: the order of resolve --as {build}",
                     shape.name

@@ -555,29 +555,7 @@ impl Plan {
         } else {
             Vec::new()
         };
-        let groups = if profile.names_across_walk {
-            let user_files: Vec<String> = user_files.into_iter().map(|(name, _)| name).collect();
-            name_major_groups(profile, &dirs, &workspace, norm(home), &user_files)
-        } else {
-            let mut groups = Vec::new();
-            if !user_files.is_empty() {
-                let (names, globbed) = user_files.into_iter().unzip();
-                groups.push(Group {
-                    dir: norm(home).to_string(),
-                    scope: GuidanceScope::User,
-                    depth: -1,
-                    tree: norm(home).to_string(),
-                    names: Some(NameRule {
-                        names,
-                        first_wins: profile.first_wins,
-                        exclusive: profile.exclusive_if_present.clone(),
-                        globbed,
-                    }),
-                });
-            }
-            groups.extend(dirs.into_iter().map(|dir| walked(dir, &workspace, None)));
-            groups
-        };
+        let groups = profile_groups(profile, dirs, &workspace, norm(home), user_files);
         let home_dir = (!home.is_empty()).then(|| norm(home).to_string());
         let pack_root = if profile.extra_files_at_working_dir {
             working_dir.clone()
@@ -648,6 +626,39 @@ impl Plan {
             rules,
         }
     }
+}
+
+/// The candidate groups of a profile: the user files (`user_files`, each with whether a glob
+/// matched it) and the walked directories `dirs`, in the profile's reading order.
+fn profile_groups(
+    profile: &DiscoveryProfile,
+    dirs: Vec<String>,
+    workspace: &str,
+    home: &str,
+    user_files: Vec<(String, bool)>,
+) -> Vec<Group> {
+    if profile.names_across_walk {
+        let user_files: Vec<String> = user_files.into_iter().map(|(name, _)| name).collect();
+        return name_major_groups(profile, &dirs, workspace, home, &user_files);
+    }
+    let mut groups = Vec::new();
+    if !user_files.is_empty() {
+        let (names, globbed) = user_files.into_iter().unzip();
+        groups.push(Group {
+            dir: home.to_string(),
+            scope: GuidanceScope::User,
+            depth: -1,
+            tree: home.to_string(),
+            names: Some(NameRule {
+                names,
+                first_wins: profile.first_wins,
+                exclusive: profile.exclusive_if_present.clone(),
+                globbed,
+            }),
+        });
+    }
+    groups.extend(dirs.into_iter().map(|dir| walked(dir, workspace, None)));
+    groups
 }
 
 /// The directories `walk` reads, broadest first: `marker_root` is the root the profile's markers
