@@ -211,9 +211,37 @@ impl SessionBuilder {
         self
     }
 
-    /// Hooks configuration and script. Refused by providers without `hooks`.
+    /// Hooks configuration and script, in the CLI's own format or the neutral one (the
+    /// [`HooksInput::format`] says which; docs/session-definitions.md). Refused by providers
+    /// without `hooks`.
     pub fn hooks(mut self, hooks: HooksInput) -> SessionBuilder {
         self.request.hooks = Some(hooks);
+        self
+    }
+
+    /// A subagent to project under `name` (repeatable): neutral Markdown, front matter with a
+    /// `description`, then its system prompt, converted to each CLI's form. Refused by providers
+    /// whose CLI reads none.
+    pub fn agent(mut self, name: impl Into<String>, content: impl Into<String>) -> SessionBuilder {
+        self.request.agents.push(crate::core::NamedFile {
+            name: name.into(),
+            content: content.into(),
+        });
+        self
+    }
+
+    /// A command to project under `name` (repeatable), run as `/name`: neutral Markdown whose body
+    /// is the prompt, `$ARGUMENTS` standing for what follows the command, converted to each
+    /// CLI's form. Refused by providers whose CLI reads none.
+    pub fn command(
+        mut self,
+        name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> SessionBuilder {
+        self.request.commands.push(crate::core::NamedFile {
+            name: name.into(),
+            content: content.into(),
+        });
         self
     }
 
@@ -430,6 +458,44 @@ mod tests {
             format!("{host:?}").contains(&format!("{expected:?}")),
             "{host:?}"
         );
+    }
+
+    #[cfg(feature = "gemini")]
+    #[test]
+    fn a_host_hands_neutral_definitions_and_gets_the_clis_form() {
+        let env = env();
+        let (host, errors) = host(&env);
+        let lease = host
+            .acquire(
+                SessionBuilder::new("gemini", &env.ws)
+                    .prompt("be brief")
+                    .command("ship", "---\ndescription: Ship\n---\nShip $ARGUMENTS.\n")
+                    .hooks(HooksInput {
+                        config: serde_json::json!({"hooks": {"stop": [{"command": "true"}]}}),
+                        script: None,
+                        format: crate::core::HooksFormat::Neutral,
+                    }),
+            )
+            .unwrap();
+        let command = std::fs::read_to_string(env.ws.join(".gemini/commands/ship.toml")).unwrap();
+        assert!(command.contains("Ship {{args}}."), "{command}");
+        let settings = std::fs::read_to_string(env.ws.join(".gemini/settings.json")).unwrap();
+        assert!(settings.contains("AfterAgent"), "{settings}");
+        // A subagent Gemini CLI reads only from its home: refused without a private one.
+        let refused = host.acquire(
+            SessionBuilder::new("gemini", &env.ws)
+                .prompt("x")
+                .agent("reviewer", "---\ndescription: Reviews\n---\nReview.\n"),
+        );
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("--private-cli-home")
+        );
+        drop(lease);
+        assert!(!env.ws.join(".gemini").exists());
+        assert!(errors.lock().unwrap().is_empty());
     }
 
     #[cfg(feature = "codex")]

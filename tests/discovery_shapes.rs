@@ -1,7 +1,8 @@
 //! `resolve --as` against what the real CLIs were measured to load: for every workspace shape of
 //! `tests/data/discovery_shapes.json` and every CLI build recorded there by `cargo xtask qualify
 //! --record`, the files the provider's discovery profile keeps (whole, cut by a budget, or not at
-//! all) must be exactly the files that build's first request held. One insta snapshot per shape
+//! all) must be exactly the files that build's first request held, and for a shape marked
+//! `ordered`, in the order that request held them. One insta snapshot per shape
 //! holds the resolve receipts (paths relative to the shape, directory counts redacted).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
@@ -81,8 +82,23 @@ fn resolve_as_matches_what_each_cli_was_measured_to_load() {
                 .iter()
                 .filter_map(|s| s["body"].as_str())
                 .collect();
-            let got = shape_format::states(index, shape, &bodies.join("\n"));
+            let text = bodies.join("\n");
+            let got = shape_format::states(index, shape, &text);
             assert_eq!(&got, expected, "shape {}: resolve --as {build}", shape.name);
+            if shape.ordered {
+                let measured = shape.measured_order.get(build);
+                assert!(
+                    measured.is_some(),
+                    "shape {}: no measured order for {build}",
+                    shape.name
+                );
+                assert_eq!(
+                    Some(&shape_format::order(index, shape, &text)),
+                    measured,
+                    "shape {}: the order of resolve --as {build}",
+                    shape.name
+                );
+            }
             receipts.insert(build.clone(), redacted(&receipt, &base));
             measured_builds += 1;
         }

@@ -75,6 +75,13 @@ impl Provider for Configures {
             ));
         }
         if let Some(hooks) = &ctx.request.hooks {
+            // It takes hooks in its own format only: neutral ones are refused, naming them.
+            if hooks.format == projectfile_provider::HooksFormat::Neutral {
+                return Err(projectfile_provider::Error::invalid(
+                    "the session's neutral hooks",
+                    "configures takes hooks in its own format only; nothing was written",
+                ));
+            }
             files.push(owned(
                 ".cursor/hooks.json",
                 format!("{:#}\n", hooks.config),

@@ -236,6 +236,10 @@ struct View {
 
 static VIEW: std::sync::OnceLock<View> = std::sync::OnceLock::new();
 
+/// The inode number of the initial PID namespace, fixed by the kernel (`PROC_PID_INIT_INO`,
+/// `include/linux/proc_ns.h`).
+const INITIAL_PID_NS: u64 = 0xEFFF_FFFC;
+
 /// The inode number of the namespace file `path` (`/proc/<pid>/ns/<kind>`), 0 when it cannot
 /// be read.
 fn ns_inode(path: &str) -> u64 {
@@ -309,6 +313,17 @@ fn foreign_liveness(pid: u32, start: u64, pid_ns: u64) -> Result<Liveness> {
         (ns_inode(&format!("/proc/{q}/ns/pid")) == pid_ns).then(|| pids.len() - 1)
     });
     let Some(level) = level else {
+        // Every PID namespace descends from the initial one, whose `/proc` shows every process
+        // of every namespace: seen from there, a namespace no process lives in is gone, and so
+        // is every process of it. From anywhere else it may be above or beside this one.
+        let here = view();
+        if here.own_proc && here.pid_ns == INITIAL_PID_NS {
+            return Ok(Liveness::Dead {
+                reason: format!(
+                    "process {pid} of PID namespace {pid_ns} has exited: no process lives in that namespace any more (seen from the initial PID namespace, which sees them all)"
+                ),
+            });
+        }
         return Ok(Liveness::Unknown {
             reason: format!(
                 "process {pid} lives in another PID namespace (ns {pid_ns}), above or beside this one or gone: it cannot be judged from here; `projectfile release --token` ends its lease"

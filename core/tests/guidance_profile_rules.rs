@@ -4,7 +4,10 @@
 //! `**` globs (extra and user files), files read at the root and the working directory,
 //! `applyTo:` front matter read on demand, invalid UTF-8 read lossily, and a budget the whole
 //! prompt must fit (nothing kept over it), raised through the environment, also for a session
-//! text the CLI finds through the environment.
+//! text the CLI finds through the environment. And the rules Claude Code and Pi showed: globs
+//! among the names read in every folder, in their place (Claude Code's `.claude/rules/`), imports
+//! followed only inside the working directory, and extra files read first, each with its user
+//! fallback in its place (Pi's system and append files).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use projectfile_core::SessionTextCarrier;
@@ -366,4 +369,203 @@ fn budget_env_fills_in_the_bytes() {
         )])
     );
     assert_eq!(budget_env(&opencode(), 42), None);
+}
+
+/// Claude Code's shape (as `providers/claude` declares it, without `AGENTS.md` shadowing):
+/// rules in every walked folder and the home, imports only inside the working directory.
+fn claude() -> DiscoveryProfile {
+    let rules = ".claude/rules/**/*.md";
+    DiscoveryProfile {
+        per_directory: vec![
+            "CLAUDE.md".into(),
+            ".claude/CLAUDE.md".into(),
+            rules.into(),
+            "AGENTS.md".into(),
+            ".claude/AGENTS.md".into(),
+            "CLAUDE.local.md".into(),
+        ],
+        walk: Walk::CwdUpToFsRoot,
+        imports: true,
+        max_import_hops: Some(4),
+        imports_inside_working_dir: true,
+        on_demand_path_rules: true,
+        on_demand_subtree: true,
+        strip_html_comments: true,
+        user_files: vec![".claude/CLAUDE.md".into(), rules.into()],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn rules_are_read_in_every_folder_in_their_place_recursively_scoped_ones_on_demand() {
+    let fs = MemoryFs::new()
+        .with_file("/home/u/.claude/CLAUDE.md", "user memory")
+        .with_file("/home/u/.claude/rules/b.md", "user rule b")
+        .with_file("/home/u/.claude/rules/a/deep.md", "user rule deep")
+        .with_file(
+            "/home/u/.claude/rules/scoped.md",
+            "---\npaths:\n  - src/**\n---\nuser scoped",
+        )
+        .with_file("/w/.claude/rules/top.md", "top rule")
+        .with_file("/w/AGENTS.md", "top agents")
+        .with_file("/w/proj/CLAUDE.local.md", "root local")
+        .with_file("/w/proj/CLAUDE.md", "root claude")
+        .with_file("/w/proj/.claude/rules/r.md", "root rule")
+        .with_file("/w/proj/.claude/rules/nested/n.md", "root nested rule")
+        .with_file(
+            "/w/proj/.claude/rules/.hidden/h.md",
+            "in a hidden folder: never",
+        )
+        .with_file(
+            "/w/proj/sub/.claude/rules/s.md",
+            "---\npaths: [\"*.rs\"]\n---\nscoped",
+        )
+        .with_file(
+            "/w/proj/sub/deeper/.claude/rules/d.md",
+            "below the working dir",
+        );
+    let resolution = resolve_as(&fs, &claude(), &request("/w/proj/sub"));
+    assert_eq!(
+        paths(&resolution),
+        vec![
+            "/home/u/.claude/CLAUDE.md",
+            "/home/u/.claude/rules/a/deep.md",
+            "/home/u/.claude/rules/b.md",
+            "/w/.claude/rules/top.md",
+            "/w/AGENTS.md",
+            "/w/proj/CLAUDE.md",
+            "/w/proj/.claude/rules/nested/n.md",
+            "/w/proj/.claude/rules/r.md",
+            "/w/proj/CLAUDE.local.md",
+        ]
+    );
+    assert_eq!(
+        omitted(&resolution, OmissionReason::OnDemand),
+        vec![
+            "/home/u/.claude/rules/scoped.md",
+            "/w/proj/sub/.claude/rules/s.md",
+            "/w/proj/sub/deeper/.claude/rules/d.md",
+        ]
+    );
+    // Without the path rule, a scoped rule of a walked folder is read like any other.
+    let mut profile = claude();
+    profile.on_demand_path_rules = false;
+    let resolution = resolve_as(&fs, &profile, &request("/w/proj/sub"));
+    assert!(paths(&resolution).contains(&"/w/proj/sub/.claude/rules/s.md"));
+}
+
+#[test]
+fn an_import_leading_outside_the_working_directory_waits_for_an_approval() {
+    let fs = MemoryFs::new()
+        .with_file(
+            "/w/proj/CLAUDE.md",
+            "root\n@beside.md\n@sub/inside.md\n@missing.md",
+        )
+        .with_file("/w/proj/beside.md", "beside the root")
+        .with_file(
+            "/w/proj/sub/CLAUDE.md",
+            "sub\n@../up.md\n@inside.md\n@~/notes.md",
+        )
+        .with_file("/w/proj/up.md", "up")
+        .with_file("/w/proj/sub/inside.md", "inside")
+        .with_file("/home/u/.claude/CLAUDE.md", "user\n@~/notes.md")
+        .with_file("/home/u/notes.md", "notes");
+    let resolution = resolve_as(&fs, &claude(), &request("/w/proj/sub"));
+    let bodies: Vec<&str> = resolution.sources.iter().map(|s| s.body.as_str()).collect();
+    assert_eq!(
+        bodies,
+        vec![
+            "user\nnotes",
+            "root\n@beside.md\ninside\n@missing.md",
+            "sub\n@../up.md\ninside\n@~/notes.md",
+        ]
+    );
+    let unapproved: Vec<(&str, Option<&str>)> = resolution
+        .omitted
+        .iter()
+        .filter(|o| o.reason == OmissionReason::UnapprovedImport)
+        .map(|o| (o.path.as_str(), o.imported_from.as_deref()))
+        .collect();
+    // A line naming no file (`@missing.md`) is text: no notice.
+    assert_eq!(
+        unapproved,
+        vec![
+            ("/w/proj/beside.md", Some("/w/proj/CLAUDE.md")),
+            ("/w/proj/sub/../up.md", Some("/w/proj/sub/CLAUDE.md")),
+            ("/home/u/notes.md", Some("/w/proj/sub/CLAUDE.md")),
+        ]
+    );
+    // Started at the root, the root's imports stay inside the working directory.
+    let resolution = resolve_as(&fs, &claude(), &request(ROOT));
+    assert_eq!(
+        resolution.sources[1].body,
+        "root\nbeside the root\ninside\n@missing.md"
+    );
+    // Without the rule, the import above the working directory is followed (inside the tree).
+    let mut profile = claude();
+    profile.imports_inside_working_dir = false;
+    let resolution = resolve_as(&fs, &profile, &request("/w/proj/sub"));
+    assert!(omitted(&resolution, OmissionReason::UnapprovedImport).is_empty());
+    assert!(resolution.sources[1].body.contains("beside the root"));
+}
+
+/// Pi's shape: context files from the working directory up, the system and append files of the
+/// working directory first, the user's in their place where the project has none.
+fn pi(first: bool) -> DiscoveryProfile {
+    DiscoveryProfile {
+        per_directory: vec!["AGENTS.md".into(), "CLAUDE.md".into()],
+        first_wins: true,
+        walk: Walk::CwdUpToFsRoot,
+        extra_files: vec![".pi/SYSTEM.md".into(), ".pi/APPEND_SYSTEM.md".into()],
+        extra_files_at_working_dir: true,
+        extra_files_first: first,
+        user_files: vec![".pi/agent/AGENTS.md".into()],
+        user_fallbacks: vec![
+            (".pi/SYSTEM.md".into(), ".pi/agent/SYSTEM.md".into()),
+            (
+                ".pi/APPEND_SYSTEM.md".into(),
+                ".pi/agent/APPEND_SYSTEM.md".into(),
+            ),
+        ],
+        verbatim: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn extra_files_first_each_followed_by_its_user_fallback() {
+    let fs = MemoryFs::new()
+        .with_file("/home/u/.pi/agent/SYSTEM.md", "user system")
+        .with_file("/home/u/.pi/agent/APPEND_SYSTEM.md", "user append")
+        .with_file("/home/u/.pi/agent/AGENTS.md", "user agents")
+        .with_file("/w/proj/.pi/SYSTEM.md", "project system")
+        .with_file("/w/AGENTS.md", "above")
+        .with_file("/w/proj/AGENTS.md", "root");
+    let resolution = resolve_as(&fs, &pi(true), &request(ROOT));
+    assert_eq!(
+        paths(&resolution),
+        vec![
+            "/w/proj/.pi/SYSTEM.md",
+            "/home/u/.pi/agent/APPEND_SYSTEM.md",
+            "/home/u/.pi/agent/AGENTS.md",
+            "/w/AGENTS.md",
+            "/w/proj/AGENTS.md",
+        ]
+    );
+    assert_eq!(
+        omitted(&resolution, OmissionReason::Shadowed),
+        vec!["/home/u/.pi/agent/SYSTEM.md"]
+    );
+    // Off, the same files come after everything else, each fallback still in its place.
+    let resolution = resolve_as(&fs, &pi(false), &request(ROOT));
+    assert_eq!(
+        paths(&resolution),
+        vec![
+            "/home/u/.pi/agent/AGENTS.md",
+            "/w/AGENTS.md",
+            "/w/proj/AGENTS.md",
+            "/w/proj/.pi/SYSTEM.md",
+            "/home/u/.pi/agent/APPEND_SYSTEM.md",
+        ]
+    );
 }

@@ -11,14 +11,15 @@
 //!         walk RootToCwd, budget_bytes 32768, truncate_at_budget, verbatim,
 //!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"], budget_excludes_user,
 //!         budget_launch_args ["-c", "project_doc_max_bytes={bytes}"]
-//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md",
-//!         ".claude/AGENTS.md"] (no AGENTS.md before 2.1.281), exclusive_if_present (each
-//!         CLAUDE-file, each AGENTS-file), exclusive_across_walk, walk CwdUpToFsRoot, imports,
-//!         max_import_hops 4, strip_html_comments, user_files [".claude/CLAUDE.md"],
-//!         extra_files [".claude/rules/*.md"], on_demand_path_rules, on_demand_subtree
+//! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", ".claude/rules/**/*.md",
+//!         "AGENTS.md", ".claude/AGENTS.md", "CLAUDE.local.md"] (no AGENTS.md before 2.1.281),
+//!         exclusive_if_present (each CLAUDE-file, each AGENTS-file), exclusive_across_walk,
+//!         walk CwdUpToFsRoot, imports, max_import_hops 4, imports_inside_working_dir,
+//!         strip_html_comments, user_files [".claude/CLAUDE.md", ".claude/rules/**/*.md"],
+//!         on_demand_path_rules, on_demand_subtree
 //! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot, verbatim,
-//!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory,
-//!         user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
+//!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory and
+//!         first, user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
 //!         [(".pi/SYSTEM.md", ".pi/agent/SYSTEM.md"), (".pi/APPEND_SYSTEM.md",
 //!         ".pi/agent/APPEND_SYSTEM.md")]
 //! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
@@ -72,7 +73,8 @@ pub enum Walk {
 #[serde(default)]
 pub struct DiscoveryProfile {
     /// File names looked for in each directory, in the order they are read. A name may hold a
-    /// `/` (`.claude/CLAUDE.md`).
+    /// `/` (`.claude/CLAUDE.md`) and may be a glob, as in `extra_files`
+    /// (`.claude/rules/**/*.md`), its matches sorted in its place.
     pub per_directory: Vec<String>,
     /// Only the first existing name of `per_directory` is read in a directory (Codex's override).
     /// "Existing" means present in any readable-or-not form, even empty. Applies to `user_files`
@@ -135,8 +137,8 @@ pub struct DiscoveryProfile {
     pub extra_files_at_working_dir: bool,
     /// Pairs `(extra, user)`: the user file (relative to the home directory) is read only when the
     /// extra file (one of `extra_files`) is absent; otherwise it is `shadowed` by it (Pi reads the
-    /// project's `.pi/APPEND_SYSTEM.md` *instead of* `~/.pi/agent/APPEND_SYSTEM.md`). Read after
-    /// the extra files, scope `user`, never import-expanded.
+    /// project's `.pi/APPEND_SYSTEM.md` *instead of* `~/.pi/agent/APPEND_SYSTEM.md`). Read in the
+    /// extra file's place (right after it), scope `user`, never import-expanded.
     pub user_fallbacks: Vec<(String, String)>,
     /// The budget counts only project files: user files are kept whole and reported in
     /// `unbudgeted_bytes` (Codex limits project docs, never the user's own instructions).
@@ -149,9 +151,9 @@ pub struct DiscoveryProfile {
     /// touches a file there (Claude Code): they are listed as `on_demand`, never as sources.
     /// Bounded like the subtree scan (`max_depth`, `max_dirs`, `skip_dirs`).
     pub on_demand_subtree: bool,
-    /// An extra file whose front matter (between `---` lines at its top) has a `paths:` key is
-    /// read only when the task touches a matching path (Claude Code's `.claude/rules/`): listed as
-    /// `on_demand`.
+    /// An extra file, or a file a glob of `per_directory` or `user_files` matched, whose front
+    /// matter (between `---` lines at its top) has a `paths:` key is read only when the task
+    /// touches a matching path (Claude Code's `.claude/rules/`): listed as `on_demand`.
     pub on_demand_path_rules: bool,
     /// The launch arguments that raise the budget, with `{bytes}` standing for the number of bytes
     /// needed (Codex: `["-c", "project_doc_max_bytes={bytes}"]`). Empty: nothing can raise it.
@@ -188,6 +190,16 @@ pub struct DiscoveryProfile {
     /// only when the task touches a matching path (Copilot's `.github/instructions/`): listed as
     /// `on_demand`. Without the key, or with `**`, the file is read at start.
     pub on_demand_apply_to: bool,
+    /// `extra_files` (each with its `user_fallbacks` entry) are read first, before the user files
+    /// and the walk: Pi sends `.pi/SYSTEM.md` and `.pi/APPEND_SYSTEM.md` (or the user's own)
+    /// ahead of its context files. Off: after everything else.
+    pub extra_files_first: bool,
+    /// An import in a file of the walk is followed only when it leads inside the working
+    /// directory (lexically, `..` applied); one leading elsewhere is `unapproved_import` and its
+    /// line stays literal. Claude Code asks the user before following such an import, which a
+    /// one-turn run (`-p`) in a fresh home never approves. Imports in user files are not
+    /// concerned.
+    pub imports_inside_working_dir: bool,
 }
 
 /// The placeholder of [`DiscoveryProfile::budget_launch_args`] and

@@ -261,6 +261,10 @@ pub const CHECKS: &[Check] = &[
         session_inputs::named_files_take_over_and_restore,
         Cap(C::NamedFiles)
     ),
+    check!(
+        session_inputs::neutral_definitions_are_converted_or_refused,
+        Nothing
+    ),
     check!(session_inputs::dry_run_changes_nothing, Nothing),
 ];
 

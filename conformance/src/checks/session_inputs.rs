@@ -12,7 +12,8 @@ use std::path::Path;
 use projectfile_core::holder::Holder;
 use projectfile_core::projector::AcquireRequest;
 use projectfile_core::{
-    Capabilities, MergedJsonProjection, NamedFile, ProviderExt, SessionRequest,
+    Capabilities, HooksFormat, HooksInput, MergedJsonProjection, NamedFile, ProviderExt,
+    SessionRequest,
 };
 
 use crate::{Fixture, HolderProcess, Subject, Tree};
@@ -612,5 +613,90 @@ pub fn add_named_files(caps: &Capabilities, session: &mut SessionRequest) {
     }
     if caps.commands {
         session.commands = vec![session_command()];
+    }
+}
+
+/// The neutral definitions (docs/session-definitions.md): the same neutral command, subagent and
+/// hooks, each on its own, are either projected converted (no neutral event name and no
+/// `$ARGUMENTS` left where the CLI's form has another placeholder is checked by the provider's
+/// own tests; here: the session starts and its release leaves the workspace byte for byte) or
+/// refused naming the kind, with nothing written and no ledger. Every provider, whatever it takes.
+pub fn neutral_definitions_are_converted_or_refused(subject: &Subject) {
+    let hooks = HooksInput {
+        config: serde_json::json!({"hooks": {
+            "session_start": [{"command": "true"}],
+            "before_tool": [{"matcher": "Bash", "command": "true", "timeout": 5}],
+        }}),
+        script: None,
+        format: HooksFormat::Neutral,
+    };
+    let kinds: [(&str, SessionRequest); 3] = [
+        (
+            "command",
+            SessionRequest {
+                commands: vec![NamedFile {
+                    name: "ship".into(),
+                    content: "---\ndescription: Ship\n---\nShip $ARGUMENTS.\n".into(),
+                }],
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "subagent",
+            SessionRequest {
+                agents: vec![session_agent()],
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+        (
+            "hooks",
+            SessionRequest {
+                hooks: Some(hooks),
+                ..SessionRequest::with_prompt("p")
+            },
+        ),
+    ];
+    for (kind, session) in kinds {
+        let fx = Fixture::new();
+        fx.write("README.md", b"project\n");
+        let before = Tree::capture(&fx.workspace);
+        match fx.acquire_session(subject, session) {
+            Ok(receipt) => {
+                for file in &receipt.files {
+                    let Some(bytes) = fx.read(&file.path) else {
+                        continue;
+                    };
+                    let text = String::from_utf8_lossy(&bytes);
+                    assert!(
+                        !text.contains("\"session_start\"") && !text.contains("\"before_tool\""),
+                        "{kind}: {} holds the neutral events unconverted",
+                        file.path
+                    );
+                }
+                assert!(fx.release(&receipt.token), "{kind}: release");
+                assert_eq!(
+                    Tree::capture(&fx.workspace),
+                    before,
+                    "{kind}: not byte for byte after"
+                );
+            }
+            Err(error) => {
+                let error = error.to_string();
+                assert!(
+                    error.contains(kind),
+                    "{kind}: the refusal does not name it: {error}"
+                );
+                assert!(
+                    error.contains(subject.provider.name()) || error.contains("hooks"),
+                    "{kind}: the refusal does not name the provider: {error}"
+                );
+                assert_eq!(
+                    Tree::capture(&fx.workspace),
+                    before,
+                    "{kind}: refused, yet touched"
+                );
+                fx.assert_no_ledger();
+            }
+        }
     }
 }

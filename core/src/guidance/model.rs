@@ -136,6 +136,11 @@ pub enum OmissionReason {
     /// `path` is the path as named, `resolves_to` where it leads, `imported_from` the importing
     /// file; `bytes` is 0. An import line left this way stays literal.
     OutsideTree,
+    /// Only for discovery profiles with `imports_inside_working_dir`: an import that leads
+    /// outside the working directory, which the CLI follows only once the user approves it
+    /// (Claude Code asks; a one-turn run in a fresh home never approves). `path` is the import as
+    /// resolved, `imported_from` the importing file; `bytes` is 0. Its line stays literal.
+    UnapprovedImport,
 }
 
 impl OmissionReason {
@@ -152,6 +157,7 @@ impl OmissionReason {
             OmissionReason::Shadowed => "shadowed",
             OmissionReason::OnDemand => "on_demand",
             OmissionReason::OutsideTree => "outside_tree",
+            OmissionReason::UnapprovedImport => "unapproved_import",
         }
     }
 }
@@ -201,7 +207,8 @@ pub struct GuidanceOmission {
     /// For `outside_tree`: the real path the named path leads to, outside the tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolves_to: Option<String>,
-    /// For an import left out (`outside_tree`): the guidance file whose `@` line named it.
+    /// For an import left out (`outside_tree`, `unapproved_import`): the guidance file whose `@`
+    /// line named it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imported_from: Option<String>,
 }

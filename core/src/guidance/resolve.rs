@@ -59,6 +59,12 @@
 //!   that started its chain. Otherwise it is not read and is `outside_tree` (with `resolves_to`
 //!   and, for an import, `imported_from`), unless the request sets `allow_outside_tree`. See
 //!   `confine` for how real paths are found cheaply.
+//! - **Profiles** add to this: a name of `per_directory` may be a glob, expanded in each
+//!   directory in its place (Claude Code's `.claude/rules/**/*.md`); a profile with
+//!   `imports_inside_working_dir` follows an import of a walked file only when it leads inside the
+//!   working directory, lexically (an existing file elsewhere is `unapproved_import`); with
+//!   `extra_files_first` the extra files, each followed by its user fallback, come before
+//!   everything else.
 
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
@@ -315,9 +321,12 @@ impl Tally {
 /// Which names are read in one candidate directory, and how they exclude each other.
 #[derive(Clone, Debug)]
 struct NameRule {
+    /// Plain names or globs (expanded in each directory, see [`NameRule::expanded`]).
     names: Vec<String>,
     first_wins: bool,
     exclusive: Vec<(String, String)>,
+    /// The names a glob matched before the rule was made (user files); empty: none.
+    globbed: Vec<bool>,
 }
 
 impl NameRule {
@@ -326,7 +335,55 @@ impl NameRule {
             names,
             first_wins: false,
             exclusive: Vec::new(),
+            globbed: Vec::new(),
         }
+    }
+
+    /// The rule in `dir`: each glob replaced by its matches there (relative to `dir`, sorted),
+    /// with, for each name, whether a glob matched it. A glob whose first segment `listing`
+    /// rules out is not expanded (no match, no system call).
+    fn expanded(
+        &self,
+        fs: &dyn GuidanceFs,
+        dir: &str,
+        listing: Option<&[String]>,
+    ) -> (Cow<'_, NameRule>, Vec<bool>) {
+        let pre = |index: usize| self.globbed.get(index).copied().unwrap_or(false);
+        if !self.names.iter().any(|n| paths::has_wildcard(n)) {
+            return (
+                Cow::Borrowed(self),
+                (0..self.names.len()).map(pre).collect(),
+            );
+        }
+        let mut names = Vec::with_capacity(self.names.len());
+        let mut globbed = Vec::with_capacity(self.names.len());
+        for (index, name) in self.names.iter().enumerate() {
+            if !paths::has_wildcard(name) {
+                names.push(name.clone());
+                globbed.push(pre(index));
+                continue;
+            }
+            if !maybe_present(name, listing) {
+                continue;
+            }
+            let mut matches: Vec<String> = glob(fs, dir, name)
+                .into_iter()
+                .filter_map(|m| {
+                    m.strip_prefix(dir)
+                        .map(|rest| rest.trim_start_matches('/').to_string())
+                })
+                .collect();
+            matches.sort();
+            globbed.extend(matches.iter().map(|_| true));
+            names.extend(matches);
+        }
+        let rule = NameRule {
+            names,
+            first_wins: self.first_wins,
+            exclusive: self.exclusive.clone(),
+            globbed: globbed.clone(),
+        };
+        (Cow::Owned(rule), globbed)
     }
 }
 
@@ -405,6 +462,11 @@ struct ProfileRules {
     all_or_nothing: bool,
     /// Extra files with an `applyTo:` front-matter pattern other than `**` are `on_demand`.
     apply_to_on_demand: bool,
+    /// The extra files (and their user fallbacks) are read before everything else.
+    extras_first: bool,
+    /// Imports of walked files are followed only inside this directory (the working directory;
+    /// `imports_inside_working_dir`).
+    imports_inside: Option<String>,
 }
 
 impl Plan {
@@ -493,26 +555,7 @@ impl Plan {
         } else {
             Vec::new()
         };
-        let groups = if profile.names_across_walk {
-            name_major_groups(profile, &dirs, &workspace, norm(home), &user_files)
-        } else {
-            let mut groups = Vec::new();
-            if !user_files.is_empty() {
-                groups.push(Group {
-                    dir: norm(home).to_string(),
-                    scope: GuidanceScope::User,
-                    depth: -1,
-                    tree: norm(home).to_string(),
-                    names: Some(NameRule {
-                        names: user_files,
-                        first_wins: profile.first_wins,
-                        exclusive: profile.exclusive_if_present.clone(),
-                    }),
-                });
-            }
-            groups.extend(dirs.into_iter().map(|dir| walked(dir, &workspace, None)));
-            groups
-        };
+        let groups = profile_groups(profile, dirs, &workspace, norm(home), user_files);
         let home_dir = (!home.is_empty()).then(|| norm(home).to_string());
         let pack_root = if profile.extra_files_at_working_dir {
             working_dir.clone()
@@ -542,6 +585,10 @@ impl Plan {
                 .map(|root| (root, profile.marked_root_files.clone())),
             all_or_nothing: profile.budget_all_or_nothing,
             apply_to_on_demand: profile.on_demand_apply_to,
+            extras_first: profile.extra_files_first,
+            imports_inside: profile
+                .imports_inside_working_dir
+                .then(|| working_dir.clone()),
         };
         let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
         let subtree = scan_subtree.then(|| Subtree {
@@ -562,6 +609,7 @@ impl Plan {
                 names: profile.per_directory.clone(),
                 first_wins: profile.first_wins,
                 exclusive: profile.exclusive_if_present.clone(),
+                globbed: Vec::new(),
             },
             subtree,
             packs: profile.extra_files.clone(),
@@ -578,6 +626,39 @@ impl Plan {
             rules,
         }
     }
+}
+
+/// The candidate groups of a profile: the user files (`user_files`, each with whether a glob
+/// matched it) and the walked directories `dirs`, in the profile's reading order.
+fn profile_groups(
+    profile: &DiscoveryProfile,
+    dirs: Vec<String>,
+    workspace: &str,
+    home: &str,
+    user_files: Vec<(String, bool)>,
+) -> Vec<Group> {
+    if profile.names_across_walk {
+        let user_files: Vec<String> = user_files.into_iter().map(|(name, _)| name).collect();
+        return name_major_groups(profile, &dirs, workspace, home, &user_files);
+    }
+    let mut groups = Vec::new();
+    if !user_files.is_empty() {
+        let (names, globbed) = user_files.into_iter().unzip();
+        groups.push(Group {
+            dir: home.to_string(),
+            scope: GuidanceScope::User,
+            depth: -1,
+            tree: home.to_string(),
+            names: Some(NameRule {
+                names,
+                first_wins: profile.first_wins,
+                exclusive: profile.exclusive_if_present.clone(),
+                globbed,
+            }),
+        });
+    }
+    groups.extend(dirs.into_iter().map(|dir| walked(dir, workspace, None)));
+    groups
 }
 
 /// The directories `walk` reads, broadest first: `marker_root` is the root the profile's markers
@@ -729,13 +810,14 @@ fn find_profile_root(
     }
 }
 
-/// The profile's user files relative to `home`, each glob replaced by its matches (sorted).
-fn user_names(fs: &dyn GuidanceFs, home: &str, user_files: &[String]) -> Vec<String> {
+/// The profile's user files relative to `home`, each glob replaced by its matches (sorted), each
+/// with whether a glob matched it.
+fn user_names(fs: &dyn GuidanceFs, home: &str, user_files: &[String]) -> Vec<(String, bool)> {
     let home = norm(home);
     let mut names = Vec::with_capacity(user_files.len());
     for entry in user_files {
         if !entry.contains('*') && !entry.contains('?') {
-            names.push(entry.clone());
+            names.push((entry.clone(), false));
             continue;
         }
         let mut matches: Vec<String> = glob(fs, home, entry)
@@ -746,7 +828,7 @@ fn user_names(fs: &dyn GuidanceFs, home: &str, user_files: &[String]) -> Vec<Str
             })
             .collect();
         matches.sort();
-        names.extend(matches);
+        names.extend(matches.into_iter().map(|m| (m, true)));
     }
     names
 }
@@ -915,6 +997,9 @@ struct Chain<'t> {
     tree: &'t str,
     folded: Vec<String>,
     files: Vec<String>,
+    /// Imports are followed only inside this directory (`imports_inside_working_dir`, for a
+    /// chain started by a file of the walk).
+    inside: Option<String>,
 }
 
 struct Engine<'a> {
@@ -949,6 +1034,9 @@ impl<'a> Engine<'a> {
     }
 
     fn collect(mut self) -> Collected {
+        if self.plan.rules.extras_first {
+            self.extras();
+        }
         let groups = std::mem::take(&mut self.plan.groups);
         let dir_rule = self.plan.dir_rule.clone();
         for group in &groups {
@@ -972,28 +1060,9 @@ impl<'a> Engine<'a> {
         if let Some(subtree) = self.plan.subtree.take() {
             dirs_scanned += self.walk(&subtree, &dir_rule) as u64;
         }
-        for (full, tree) in self.pack_paths() {
-            if !self.seen_paths.insert(full.clone()) {
-                continue;
-            }
-            let loaded = self.load(&full, &tree);
-            if let Loaded::Text(text) = &loaded
-                && ((self.plan.rules.path_rules_on_demand && has_paths_front_matter(text))
-                    || (self.plan.rules.apply_to_on_demand && applies_to_some_paths(text)))
-            {
-                self.note(&full, OmissionReason::OnDemand, loaded.size());
-                continue;
-            }
-            let base = parent(&full).unwrap_or(&tree).to_string();
-            let site = Site {
-                dir: &base,
-                scope: GuidanceScope::EditorPack,
-                depth: 0,
-                tree: &tree,
-            };
-            self.accept(&full, loaded, site, Kind::Pack);
+        if !self.plan.rules.extras_first {
+            self.extras();
         }
-        self.user_fallbacks();
         Collected {
             sources: self.sources,
             omitted: self.omitted,
@@ -1007,10 +1076,48 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Each `(extra, user)` fallback: the user file is read when the extra file is absent, and is
-    /// reported `shadowed` by it otherwise.
-    fn user_fallbacks(&mut self) {
-        for (extra, user) in std::mem::take(&mut self.plan.rules.user_fallbacks) {
+    /// The editor packs (a profile's extra files), each followed by its user fallback, then any
+    /// fallback whose extra file was not among them.
+    fn extras(&mut self) {
+        for (full, tree) in self.pack_paths() {
+            self.extra(&full, &tree);
+            self.user_fallbacks(Some(&full));
+        }
+        self.user_fallbacks(None);
+    }
+
+    /// One editor pack (or extra file) at `full`, in `tree`.
+    fn extra(&mut self, full: &str, tree: &str) {
+        if !self.seen_paths.insert(full.to_string()) {
+            return;
+        }
+        let loaded = self.load(full, tree);
+        if let Loaded::Text(text) = &loaded
+            && ((self.plan.rules.path_rules_on_demand && has_paths_front_matter(text))
+                || (self.plan.rules.apply_to_on_demand && applies_to_some_paths(text)))
+        {
+            self.note(full, OmissionReason::OnDemand, loaded.size());
+            return;
+        }
+        let base = parent(full).unwrap_or(tree).to_string();
+        let site = Site {
+            dir: &base,
+            scope: GuidanceScope::EditorPack,
+            depth: 0,
+            tree,
+        };
+        self.accept(full, loaded, site, Kind::Pack);
+    }
+
+    /// The `(extra, user)` fallbacks of the extra file `of` (every one left when `None`): the
+    /// user file is read when the extra file is absent, and is reported `shadowed` by it
+    /// otherwise.
+    fn user_fallbacks(&mut self, of: Option<&str>) {
+        let (these, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.plan.rules.user_fallbacks)
+            .into_iter()
+            .partition(|(extra, _)| of.is_none_or(|of| of == extra));
+        self.plan.rules.user_fallbacks = rest;
+        for (extra, user) in these {
             if !self.seen_paths.insert(user.clone()) {
                 continue;
             }
@@ -1098,6 +1205,7 @@ impl<'a> Engine<'a> {
     fn visit(&mut self, site: Site<'_>, rule: &NameRule, listing: Option<&[String]>) {
         let (fs, confine, dir, tree) = (self.fs, self.confine, site.dir, site.tree);
         let lossy = self.plan.rules.lossy_utf8;
+        let (rule, globbed) = rule.expanded(fs, dir, listing);
         let names = &rule.names;
         let mut memo: Vec<Option<Loaded>> = Vec::new();
         memo.resize_with(names.len(), || None);
@@ -1166,9 +1274,12 @@ impl<'a> Engine<'a> {
             if !loaded.is_present() {
                 continue;
             }
+            let path_rule = globbed[index]
+                && self.plan.rules.path_rules_on_demand
+                && matches!(&loaded, Loaded::Text(text) if has_paths_front_matter(text));
             if let Some(by) = shadowed_by[index].take() {
                 self.shadow(&full, &by, loaded.size());
-            } else if on_demand {
+            } else if on_demand || path_rule {
                 self.note(&full, OmissionReason::OnDemand, loaded.size());
             } else {
                 self.accept(&full, loaded, site, Kind::Directory);
@@ -1291,10 +1402,15 @@ impl<'a> Engine<'a> {
         }
         if kind == Kind::Directory && self.plan.hops > 0 {
             let base = parent(full).unwrap_or(base_dir).to_string();
+            let inside = match scope {
+                GuidanceScope::User => None,
+                _ => self.plan.rules.imports_inside.clone(),
+            };
             let mut chain = Chain {
                 tree,
                 folded: vec![paths::fold(full)],
                 files: vec![full.to_string()],
+                inside,
             };
             let expanded = self.expand(&body, &base, self.plan.hops, &mut chain, &mut pieces);
             if let Some(expanded) = owned(expanded) {
@@ -1442,6 +1558,23 @@ impl<'a> Engine<'a> {
             };
             let key = paths::fold(&resolved);
             if chain.folded.contains(&key) {
+                out.push_str(line);
+                continue;
+            }
+            if let Some(inside) = &chain.inside
+                && !paths::within(&key, inside)
+            {
+                // A line naming no file is text, not an import: left literal silently.
+                let exists = self
+                    .fs
+                    .stat(Path::new(&resolved))
+                    .is_ok_and(|stat| stat.kind != EntryKind::Missing);
+                if exists {
+                    self.note_omission(GuidanceOmission {
+                        imported_from: chain.files.last().cloned(),
+                        ..GuidanceOmission::new(resolved, OmissionReason::UnapprovedImport, 0)
+                    });
+                }
                 out.push_str(line);
                 continue;
             }

@@ -52,6 +52,9 @@
 //! | `claude --version` prints `2.1.277 (Claude Code)` | i9wa4/dotfiles issue #394 | YES (one observed output) |
 //! | Block-level HTML comments are stripped from CLAUDE.md | memory page "How CLAUDE.md files load" | YES; measured for AGENTS.md too (below) |
 //! | `@path` imports, at most four hops in current docs (five in older) | memory page "Import additional files" | YES; four measured on 2.1.332 |
+//! | An import leading outside the working directory (an "external" import) is followed only once the user approved external imports for the project, which Claude Code asks interactively and `-p` never does: in a fresh home nothing outside the working directory is imported, from a file of the working directory (`@../x.md`) or from one above it (`@x.md` beside a parent's `CLAUDE.md`); an import inside it is followed from any file; `~/.claude/CLAUDE.md`'s imports of home files are followed | memory page "Import additional files" (the approval dialog for external imports); measured with 2.1.233, 2.1.280, 2.1.281, 2.1.284 and 2.1.332 (shapes `claude_imports_from_subfolder`, `claude_imports_outside_cwd`, `claude_user_rules`) | YES (measured): `imports_inside_working_dir`, such an import is `unapproved_import` |
+//! | `.claude/rules/**/*.md`, recursively, in the working directory and every folder above it (not only the project root) and in `~/.claude/rules/`; a rule whose front matter has `paths:` only when the task touches a matching path | memory page "Organize rules with `.claude/rules/`"; measured with 2.1.233, 2.1.280, 2.1.281, 2.1.284 and 2.1.332 (shapes `claude_rules_every_folder`, `claude_user_rules`) | YES (measured) |
+//! | Order sent: `~/.claude/CLAUDE.md`, `~/.claude/rules/`, then folder by folder from the top down: `CLAUDE.md`, `.claude/CLAUDE.md`, `.claude/rules/`, `AGENTS.md`, `.claude/AGENTS.md`, `CLAUDE.local.md`; an imported file right after its importer | measured with the same five builds (shapes `claude_rules_every_folder`, `claude_rules_with_claude_files`, `claude_user_rules`, `claude_imports_from_subfolder`) | YES (measured); within one rules folder Claude Code keeps the directory's listing order, `resolve --as` sorts |
 //! | Skills in `.claude/skills/<name>/SKILL.md` | code.claude.com/docs/de/skills.md | YES |
 //! | `CLAUDE_CONFIG_DIR` moves Claude Code's configuration folder (default `~/.claude`): settings, `.claude.json`, `projects/` (native sessions) and, on Linux and Windows, the login `.credentials.json`; on macOS the login is a Keychain entry whose name is derived from the folder | code.claude.com/docs/en/authentication "Credential management" as quoted in Rul1an/assay issue #2194; anthropics/claude-code issues #47661 and #88601 (measured with 2.1.238) | PARTLY (docs as quoted, and reports; the source is not public) |
 //! | `ANTHROPIC_API_KEY` in the environment authenticates without a stored login | code.claude.com/docs/en/authentication | YES (docs) |
@@ -83,12 +86,15 @@
 //! - **Never read**: `AGENTS.override.md`, `AGENTS.local.md`, `~/.claude/AGENTS.md`,
 //!   `~/.agents/AGENTS.md`.
 //! - **On demand**: instruction files below the working directory are not in the first request
-//!   (the docs: read when Claude reads a file there); `.claude/rules/*.md` are read at start unless
-//!   their front matter has `paths:`. Both are `on_demand` in `resolve --as claude`.
+//!   (the docs: read when Claude reads a file there); `.claude/rules/**/*.md` (2026-12-07: of
+//!   every walked folder and of `~/.claude/rules/`, each folder's after its `CLAUDE.md` files and
+//!   before its `AGENTS.md` and `CLAUDE.local.md`) are read at start unless their front matter
+//!   has `paths:`. Both are `on_demand` in `resolve --as claude`.
 //! - **Imports**: `@docs/x.md` in `AGENTS.md` is inlined, four levels deep (the fifth stays
-//!   literal); `@~/notes.md`, outside the project, is not loaded in `-p` mode (such imports wait
-//!   for an approval). No size limit (a 500 KB `AGENTS.md` arrives whole), no deduplication (the
-//!   same text in two files arrives twice).
+//!   literal). An import leading outside the working directory (`@~/notes.md` from the project,
+//!   `@../x.md`, a parent folder's `@x.md` beside it) is not loaded in `-p` mode: such imports
+//!   wait for an approval (2026-12-07, every build above). No size limit (a 500 KB `AGENTS.md`
+//!   arrives whole), no deduplication (the same text in two files arrives twice).
 //! - **Markers and line ends**: block-level HTML comments are removed, so our marker lines never
 //!   reach the model; in a file holding a comment (every file with our block), CRLF becomes LF,
 //!   while a file without comments keeps its CRLF.
@@ -250,15 +256,26 @@ fn own_claude_files(ctx: &PlanContext<'_>) -> Result<Vec<String>> {
     Ok(found)
 }
 
+/// Where Claude Code reads its rules, in every walked folder and under the home directory
+/// (recursively, measured).
+pub const RULES: &str = ".claude/rules/**/*.md";
+
 /// Claude Code's discovery profile, for a binary that reads `AGENTS.md` or one that does not.
+///
+/// In each folder (measured): `CLAUDE.md`, `.claude/CLAUDE.md`, the folder's `.claude/rules/`,
+/// `AGENTS.md`, `.claude/AGENTS.md`, `CLAUDE.local.md` (an `AGENTS.md` is never read beside a
+/// `CLAUDE.local.md`, so the two never meet); the user's `~/.claude/CLAUDE.md`, then
+/// `~/.claude/rules/`, first.
 fn profile(reads_agents_md: bool) -> DiscoveryProfile {
     let agents: &[&str] = if reads_agents_md {
         &["AGENTS.md", ".claude/AGENTS.md"]
     } else {
         &[]
     };
-    let mut per_directory: Vec<String> = CLAUDE_FILES.iter().map(|s| s.to_string()).collect();
+    let [claude_md, dot_claude_md, local_md] = CLAUDE_FILES;
+    let mut per_directory: Vec<String> = vec![claude_md.into(), dot_claude_md.into(), RULES.into()];
     per_directory.extend(agents.iter().map(|s| s.to_string()));
+    per_directory.push(local_md.into());
     DiscoveryProfile {
         per_directory,
         // A CLAUDE.md-like file anywhere on the walk hides every AGENTS.md (measured).
@@ -267,14 +284,14 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
             .flat_map(|c| agents.iter().map(|a| (c.to_string(), a.to_string())))
             .collect(),
         exclusive_across_walk: true,
-        extra_files: vec![".claude/rules/*.md".into()],
         on_demand_path_rules: true,
         on_demand_subtree: true,
         walk: Walk::CwdUpToFsRoot,
         imports: true,
         max_import_hops: Some(4),
+        imports_inside_working_dir: true,
         strip_html_comments: true,
-        user_files: vec![USER_MEMORY.into()],
+        user_files: vec![USER_MEMORY.into(), RULES.into()],
         ..DiscoveryProfile::default()
     }
 }

@@ -14,6 +14,7 @@
 //! | It is looked up **only** at `<cwd>/.pi/APPEND_SYSTEM.md` (no walk), else `~/.pi/agent/APPEND_SYSTEM.md`: the project file *shadows* the global one | same function | YES (code) |
 //! | `--append-system-prompt` suppresses discovery of both files | `this.appendSystemPromptSource ?? this.discoverAppendSystemPromptFile()` | YES (code) |
 //! | A project `.pi/SYSTEM.md` replaces Pi's default prompt; appended text still follows it | `discoverSystemPromptFile()`; `docs/usage.md` | YES |
+//! | Order sent: the system file (`.pi/SYSTEM.md`, else `~/.pi/agent/SYSTEM.md`), the append file (`.pi/APPEND_SYSTEM.md`, else `~/.pi/agent/APPEND_SYSTEM.md`), then "Project Context": `~/.pi/agent/AGENTS.md` (or `CLAUDE.md`), then each folder's from the top down to the working directory | `src/core/system-prompt.ts` `buildSystemPrompt()` (custom prompt, then `appendSection`, then the context files); measured with 0.73.1 (shapes `pi_system_files_first`, `pi_user_system_files_first`, `pi_project_system_user_append`) | YES (measured): `extra_files_first` |
 //! | Context files: `AGENTS.md`, else `CLAUDE.md`, one per directory, from cwd up to the filesystem root, plus `~/.pi/agent/AGENTS.md` first | `loadContextFileFromDir()`, `loadProjectContextFiles()` | YES (code) |
 //! | Newer Pi reads `AGENTS.override.md` instead of `AGENTS.md`/`CLAUDE.md` in a directory | `docs/usage.md` "Context Files" | NO for 0.73.1 (measured, below) |
 //! | Non-interactive runs (`-p`, `--mode json/rpc`) on an untrusted project may ignore `.pi/` resources, incl. `APPEND_SYSTEM.md`; `--approve` trusts | `docs/usage.md` "Project Trust"; two third-party code readings | PARTLY |
@@ -42,6 +43,10 @@
 //!   reach the model (`resolve --as pi` lists it as `shadowed`).
 //! - No imports, no size limit (a 60 KB `AGENTS.md` arrives whole), no deduplication; our marker
 //!   lines and CRLF line ends reach the model as written.
+//! - 2026-12-07: the system and append files (the project's, or the user's where the project has
+//!   none) come first in the system prompt, before every context file (the user's `AGENTS.md`
+//!   included), so the session text in `.pi/APPEND_SYSTEM.md` precedes the project's
+//!   `AGENTS.md`.
 //!
 //! Consequences the receipt states as notes: Pi must be started in the workspace root (the file is
 //! not found from a subdirectory), and while a session holds, the project file hides the user's
@@ -97,8 +102,10 @@ fn discovery() -> DiscoveryProfile {
         per_directory: vec![patterns::AGENTS_MD.into(), "CLAUDE.md".into()],
         first_wins: true,
         walk: Walk::CwdUpToFsRoot,
+        // Sent first, before the context files (measured).
         extra_files: vec![SYSTEM.into(), APPEND_SYSTEM.into()],
         extra_files_at_working_dir: true,
+        extra_files_first: true,
         user_files: vec![".pi/agent/AGENTS.md".into(), ".pi/agent/CLAUDE.md".into()],
         user_fallbacks: vec![
             (SYSTEM.into(), USER_SYSTEM.into()),

@@ -250,8 +250,8 @@ fn render(
             d.provider,
             d.version,
             d.shape,
-            summary(&d.cli),
-            summary(&d.resolve),
+            summary(&d.cli, &d.cli_order),
+            summary(&d.resolve, &d.resolve_order),
             if d.agree { "agree" } else { "DISAGREE" }
         ));
     }
@@ -265,8 +265,19 @@ fn render(
     out
 }
 
-/// `path` for a whole file, `path (cut)` for a partial one; absent files are left out.
-fn summary(states: &std::collections::BTreeMap<String, String>) -> String {
+/// `path` for a whole file, `path (cut)` for a partial one; absent files are left out. In path
+/// order, or in `order` (an `ordered` shape's), joined with ` → `.
+fn summary(states: &std::collections::BTreeMap<String, String>, order: &[String]) -> String {
+    if !order.is_empty() {
+        let loaded: Vec<String> = order
+            .iter()
+            .map(|p| match states.get(p).map(String::as_str) {
+                Some("partial") => format!("{p} (cut)"),
+                _ => p.clone(),
+            })
+            .collect();
+        return loaded.join(" → ");
+    }
     let loaded: Vec<String> = states
         .iter()
         .filter(|(_, s)| s.as_str() != "absent")

@@ -4,7 +4,9 @@
 //!
 //! Every file of shape `s` gets two markers, `PFQS{s}F{f}A` first and `PFQS{s}F{f}Z` last (`f`:
 //! the file's index in path order); a file is `full` in a text holding its end marker, `partial`
-//! when only the start is there (cut by a budget), `absent` otherwise.
+//! when only the start is there (cut by a budget), `absent` otherwise. A shape marked `ordered`
+//! also records the order the files reached the model in: the files whose start marker is in the
+//! text, by where that marker first appears.
 
 #![allow(clippy::disallowed_methods)] // writes scratch shapes for the qualification and the tests
 
@@ -42,9 +44,16 @@ pub struct ShapeSpec {
     /// Files, relative to the base (`home/…` is the private home, top-level names sit above the
     /// workspace).
     pub files: BTreeMap<String, FileSpec>,
+    /// The order the files reach the model in is measured and checked too (see [`order`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ordered: bool,
     /// `"<provider> <version>"` → file → `full`, `partial` or `absent`, as measured.
     #[serde(default)]
     pub measured: BTreeMap<String, BTreeMap<String, String>>,
+    /// For an `ordered` shape, `"<provider> <version>"` → the files that reached the model, in
+    /// the order they did, as measured.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub measured_order: BTreeMap<String, Vec<String>>,
 }
 
 /// A file's content: a text between the markers, or a full spec.
@@ -174,6 +183,23 @@ pub fn states(index: usize, shape: &ShapeSpec, text: &str) -> BTreeMap<String, S
         .collect()
 }
 
+/// The files of shape `index` whose start marker is in `text`, in the order those markers first
+/// appear (an imported file inlined into its importer comes after it, as a CLI that lists it
+/// after its importer sends it).
+pub fn order(index: usize, shape: &ShapeSpec, text: &str) -> Vec<String> {
+    let mut found: Vec<(usize, String)> = shape
+        .files
+        .keys()
+        .enumerate()
+        .filter_map(|(file, path)| {
+            let (start, _) = markers(index, file);
+            text.find(&start).map(|at| (at, path.clone()))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, path)| path).collect()
+}
+
 /// `projectfile resolve --json --as <provider> --cli-version <version>` for the shape written at
 /// `base`, started in `base/<cwd>`, with `base/home` as the home directory.
 pub fn resolve_command(
@@ -260,6 +286,32 @@ mod tests {
         assert_eq!(written, b"A\nx\n\xff\xfe\nZ\n");
         let lossy = String::from_utf8_lossy(&written);
         assert_eq!(state(&lossy, "A", "Z"), "full");
+    }
+
+    #[test]
+    fn order_follows_the_first_start_marker() {
+        let mut files = BTreeMap::new();
+        for name in ["a", "b", "c"] {
+            files.insert(name.to_string(), FileSpec::Text(String::new()));
+        }
+        let shape = ShapeSpec {
+            name: "t".into(),
+            about: String::new(),
+            cwd: "ws".into(),
+            providers: Vec::new(),
+            dirs: Vec::new(),
+            files,
+            ordered: true,
+            measured: BTreeMap::new(),
+            measured_order: BTreeMap::new(),
+        };
+        let (a, _) = markers(0, 0);
+        let (b, _) = markers(0, 1);
+        let text = format!("{b} x {a} y {b}");
+        assert_eq!(
+            order(0, &shape, &text),
+            vec!["b".to_string(), "a".to_string()]
+        );
     }
 
     #[test]

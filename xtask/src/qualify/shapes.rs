@@ -3,7 +3,8 @@
 //! a run from a subfolder) are written out with a unique marker at the start and the end of every
 //! file; each installed CLI runs one turn in the shape, and which files reached its request (whole,
 //! cut, or not at all) is compared with what `projectfile resolve --as <provider>` lists for the
-//! same shape.
+//! same shape. For a shape marked `ordered`, the order the files reached the request in must be
+//! the order `resolve --as` lists them in too.
 //!
 //! The shapes live in `tests/data/discovery_shapes.json` (read here and by the facade's
 //! `tests/discovery_shapes.rs`); `cargo xtask qualify --record` writes what each CLI loaded into
@@ -22,7 +23,7 @@ use super::capture::Capture;
 use super::install::Installed;
 use super::launch;
 pub use super::shape_format::{
-    SHAPES_FILE, ShapesFile, load, materialise, resolve_command, states,
+    SHAPES_FILE, ShapesFile, load, materialise, order, resolve_command, states,
 };
 
 /// One comparison.
@@ -35,6 +36,12 @@ pub struct DiffRow {
     pub cli: BTreeMap<String, String>,
     /// What `resolve --as` lists, per file.
     pub resolve: BTreeMap<String, String>,
+    /// For an `ordered` shape, the files in the order the CLI's request held them (else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cli_order: Vec<String>,
+    /// For an `ordered` shape, the files in the order `resolve --as` lists them (else empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resolve_order: Vec<String>,
     pub agree: bool,
     pub note: String,
 }
@@ -90,18 +97,24 @@ pub fn differential(
             let mut argv = cli.argv.clone();
             argv.extend(launch::cli_args(cli.cli, capture));
             let outcome = launch::run(&argv, &base.join(&shape.cwd), &env, capture)?;
-            let cli_states = states(index, shape, &outcome.model_text());
-            let resolve_states = states(
-                index,
-                shape,
-                &resolved_text(projectfile, cli, &base, &shape.cwd)?,
-            );
+            let model_text = outcome.model_text();
+            let cli_states = states(index, shape, &model_text);
+            let resolved = resolved_text(projectfile, cli, &base, &shape.cwd)?;
+            let resolve_states = states(index, shape, &resolved);
+            let (cli_order, resolve_order) = if shape.ordered {
+                (
+                    order(index, shape, &model_text),
+                    order(index, shape, &resolved),
+                )
+            } else {
+                (Vec::new(), Vec::new())
+            };
             let reached = outcome.reached_model();
             Ok(DiffRow {
                 provider: cli.cli.provider().into(),
                 version: cli.version.clone(),
                 shape: shape.name.clone(),
-                agree: reached && cli_states == resolve_states,
+                agree: reached && cli_states == resolve_states && cli_order == resolve_order,
                 note: if reached {
                     String::new()
                 } else {
@@ -109,6 +122,8 @@ pub fn differential(
                 },
                 cli: cli_states,
                 resolve: resolve_states,
+                cli_order,
+                resolve_order,
             })
         };
         rows.push(attempt().unwrap_or_else(|err| DiffRow {
@@ -117,6 +132,8 @@ pub fn differential(
             shape: shape.name.clone(),
             cli: BTreeMap::new(),
             resolve: BTreeMap::new(),
+            cli_order: Vec::new(),
+            resolve_order: Vec::new(),
             agree: false,
             note: format!("{err:#}"),
         }));
@@ -124,14 +141,19 @@ pub fn differential(
     rows
 }
 
-/// Writes what each CLI loaded into the data file's `measured` maps.
+/// Writes what each CLI loaded into the data file's `measured` maps (and, for an `ordered`
+/// shape, the order it loaded them in into `measured_order`).
 pub fn record(root: &Path, rows: &[DiffRow]) -> Result<()> {
     let mut file = load(root)?;
     for row in rows.iter().filter(|r| r.note.is_empty()) {
         if let Some(shape) = file.shapes.iter_mut().find(|s| s.name == row.shape) {
-            shape
-                .measured
-                .insert(format!("{} {}", row.provider, row.version), row.cli.clone());
+            let build = format!("{} {}", row.provider, row.version);
+            if shape.ordered {
+                shape
+                    .measured_order
+                    .insert(build.clone(), row.cli_order.clone());
+            }
+            shape.measured.insert(build, row.cli.clone());
         }
     }
     let text = serde_json::to_string_pretty(&file)? + "\n";
