@@ -25,7 +25,8 @@
 //! `--quick` only runs the capture endpoint's self-test with a fake client (no registry, no CLI);
 //! `--record` also writes what each CLI loaded into the shapes file; `--mcp-only` runs only the
 //! MCP check, `--inputs-only` only the inputs check; `--npm-cache DIR` runs CLIs another worktree
-//! installed, without touching them. Exit status: failure when any row fails. Without the registry, cached CLIs still run and missing ones are listed as such.
+//! installed, without touching them. Exit status: failure when any row fails. Without the
+//! registry, cached CLIs still run and missing ones are listed as such.
 
 #![allow(clippy::disallowed_methods)] // xtask writes its results under target/
 
