@@ -87,6 +87,7 @@ proptest! {
             project.iter().map(|(k, v)| (k.clone(), json!({"command": v}))).collect();
         let file = json!({"mcpServers": project_entries, "other": other});
         let merged = MergedJsonProjection {
+            created_with: serde_json::Map::new(),
             path: RelPath::new(".cursor/mcp.json").unwrap(),
             key: "mcpServers".into(),
             entries: session.iter().map(|(k, v)| (k.clone(), json!({"command": v}))).collect(),

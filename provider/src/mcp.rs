@@ -239,6 +239,7 @@ pub fn merged_file(ctx: &PlanContext<'_>, path: &str) -> Result<Option<MergedJso
         return Ok(None);
     };
     Ok(Some(MergedJsonProjection {
+        created_with: serde_json::Map::new(),
         path: RelPath::new(path)?,
         key: SERVERS_KEY.to_string(),
         entries: servers.clone(),

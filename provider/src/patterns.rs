@@ -510,6 +510,7 @@ pub fn merged_hooks(
         _ => config,
     };
     plan.merged_json.push(MergedJsonProjection {
+        created_with: serde_json::Map::new(),
         path: RelPath::new(settings_path)?,
         key: HOOKS_KEY.to_string(),
         entries: events.clone(),

@@ -374,6 +374,12 @@ pub struct MergedJsonProjection {
     pub replace: bool,
     /// What the file is for.
     pub role: OwnedRole,
+    /// Top-level entries a file the sessions make themselves (no project file, or `replace`)
+    /// starts with: what the CLI would otherwise write into it on reading it (Qwen Code adds its
+    /// settings format's `"$version"`), which would leave the file no longer provably ours. Never
+    /// added to the project's own file, whose format the CLI reads as it is.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub created_with: serde_json::Map<String, serde_json::Value>,
 }
 
 /// How the session text reaches the CLI, so a receipt and the conformance suite can say where to

@@ -106,7 +106,7 @@ pub fn merged_content(
 ) -> Result<String> {
     let (mut object, mut entries) = match project {
         Some(bytes) if !merged.replace => project_object(bytes, &merged.key, shown)?,
-        _ => (Map::new(), Map::new()),
+        _ => (merged.created_with.clone(), Map::new()),
     };
     for (name, value) in &merged.entries {
         // The same definition already there (the project lists this very server, or a lost
@@ -204,12 +204,32 @@ mod tests {
         let mut entries = Map::new();
         entries.insert(name.to_string(), serde_json::json!({"session": true}));
         MergedJsonProjection {
+            created_with: Map::new(),
             path: RelPath::new(".x/settings.json").unwrap(),
             key: key.to_string(),
             entries,
             replace,
             role: crate::plan::OwnedRole::McpConfig,
         }
+    }
+
+    #[test]
+    fn a_file_the_sessions_make_starts_with_what_the_cli_would_add_and_the_projects_never_gets_it()
+    {
+        let mut merged = projection("hooks", "SessionStart", false);
+        merged
+            .created_with
+            .insert("$version".into(), Value::from(4));
+        let made: Value =
+            serde_json::from_str(&merged_content(None, &merged, "f").unwrap()).unwrap();
+        assert_eq!(made["$version"], Value::from(4));
+        assert!(made["hooks"]["SessionStart"].is_object());
+        let project: Value = serde_json::from_str(
+            &merged_content(Some(br#"{"general": {}}"#), &merged, "f").unwrap(),
+        )
+        .unwrap();
+        assert!(project.get("$version").is_none(), "{project}");
+        assert!(project["general"].is_object());
     }
 
     #[test]

@@ -53,6 +53,7 @@
 //! | MCP tools are deferred: listed by name (`mcp__<server>__<tool>`) in a system reminder and loaded through `tool_search`/`tool_call` | docs `configuration/settings.md` (`tools.toolSearch`); measured with 0.24.4 | YES |
 //! | `--allowed-mcp-server-names` only filters which servers start (no approval is granted) | `packages/cli/src/config/config.ts` (`allowedMcpServers`); measured with 0.24.4 (the user's server no longer starts) | YES |
 //! | Hooks in the project's `.qwen/settings.json` (`hooks`: event, matchers, `{type, command}`) load in a trusted folder (every folder while folder trust is off, the default) and run in one-turn mode | docs `features/hooks.md` ("Project hooks load only in a trusted folder"); measured with 0.24.4 (`SessionStart` and `UserPromptSubmit` ran) | YES |
+//! | Qwen Code rewrites a `.qwen/settings.json` that lacks `"$version"`, adding `"$version": 4`, and leaves one that has it alone; so a settings file the session makes starts with it (never added to the project's own file) | measured with 0.24.4 (a created file holding only `hooks` was rewritten during a one-turn run) | YES |
 //! | Commands: `.qwen/commands/<name>.md` (optional front matter) or the older `<name>.toml` (`prompt`); only `{{args}}` is replaced (`$ARGUMENTS` stays literal), a prompt without it gets the typed line appended | `packages/cli/src/services/FileCommandLoader.ts`; docs `features/commands.md`; measured with 0.24.4 | YES |
 //! | Subagents: `.qwen/agents/<name>.md` (front matter `name`, `description`), listed in the agent tool's description | `packages/core/src/subagents/subagent-manager.ts`; docs `features/sub-agents.md`; measured with 0.24.4 | YES |
 //! | Pointed at a local endpoint: `OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`; `privacy.usageStatisticsEnabled = false` stops its usage logging (else it tries an `aliyuncs.com` host); `memory.enableManagedAutoMemory = false` stops a second, background model request | measured with 0.24.4 | YES (measured) |
@@ -80,6 +81,12 @@ pub const SETTINGS_FILE: &str = ".qwen/settings.json";
 pub const SKILLS_DIR: &str = ".qwen/skills";
 /// Where Qwen Code reads project subagents (`<name>.md`).
 pub const AGENTS_DIR: &str = ".qwen/agents";
+/// The key and value of the settings format's version, which Qwen Code 0.24.4 writes into a
+/// `.qwen/settings.json` lacking it (`"$version": 4`, measured), and leaves alone once there.
+pub const SETTINGS_VERSION_KEY: &str = "$version";
+/// See [`SETTINGS_VERSION_KEY`].
+pub const SETTINGS_VERSION: u64 = 4;
+
 /// How neutral hooks become Qwen Code's: Claude Code's event names, each handler nested under
 /// a matcher, timeouts in milliseconds.
 pub const HOOKS: HookDialect = HookDialect {
@@ -171,6 +178,13 @@ impl Provider for Qwen {
             HOOK_SCRIPT_DIR,
             patterns::Dialect::Converted(&HOOKS),
         )?;
+        if let Some(settings) = plan.merged_json.last_mut() {
+            // Qwen Code writes its settings format's version into a file that lacks it (a
+            // file the session makes), which would leave the file no longer provably ours.
+            settings
+                .created_with
+                .insert(SETTINGS_VERSION_KEY.into(), SETTINGS_VERSION.into());
+        }
         let request = ctx.request;
         plan.owned_files
             .extend(patterns::agent_files(&request.agents, AGENTS_DIR, ".md")?);
