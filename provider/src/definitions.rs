@@ -242,6 +242,16 @@ impl HookEvent {
     }
 }
 
+/// Claude Code's event for each neutral one, which Qwen Code's hooks take too.
+pub const CLAUDE_CODE_EVENTS: &[(HookEvent, &str)] = &[
+    (HookEvent::SessionStart, "SessionStart"),
+    (HookEvent::UserPromptSubmit, "UserPromptSubmit"),
+    (HookEvent::BeforeTool, "PreToolUse"),
+    (HookEvent::AfterTool, "PostToolUse"),
+    (HookEvent::Stop, "Stop"),
+    (HookEvent::SessionEnd, "SessionEnd"),
+];
+
 /// One neutral hook: a shell command, for tool events optionally limited by a matcher.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hook {

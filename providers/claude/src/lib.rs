@@ -112,7 +112,7 @@
 //!   an older `--cli-version` to force the private-file route.
 //! - Only the root's `AGENTS.md` is used; `.claude/AGENTS.md` is read by Claude but never written.
 
-use projectfile_provider::definitions::{HookDialect, HookEvent, HookLayout};
+use projectfile_provider::definitions::{self, HookDialect, HookLayout};
 use projectfile_provider::{
     BinarySpec, OwnedRole, Plan, PlanContext, Probes, Provider, ProviderOption, ProviderSpec,
     RelPath, Result, VersionProbe, mcp, patterns,
@@ -163,14 +163,7 @@ pub const TOOL_SEARCH_ENV: &str = "ENABLE_TOOL_SEARCH";
 /// timeouts in seconds.
 pub const HOOKS: HookDialect = HookDialect {
     cli: "Claude Code",
-    events: &[
-        (HookEvent::SessionStart, "SessionStart"),
-        (HookEvent::UserPromptSubmit, "UserPromptSubmit"),
-        (HookEvent::BeforeTool, "PreToolUse"),
-        (HookEvent::AfterTool, "PostToolUse"),
-        (HookEvent::Stop, "Stop"),
-        (HookEvent::SessionEnd, "SessionEnd"),
-    ],
+    events: definitions::CLAUDE_CODE_EVENTS,
     layout: HookLayout::Nested,
     timeout_scale: 1,
 };

@@ -67,7 +67,7 @@
 //! - Rules are listed after every context file, top-level rules before nested ones; Qwen Code
 //!   sorts them by their path below `.qwen/rules/`.
 
-use projectfile_provider::definitions::{HookDialect, HookEvent, HookLayout};
+use projectfile_provider::definitions::{self, HookDialect, HookLayout};
 use projectfile_provider::{
     DiscoveryProfile, Plan, PlanContext, Provider, ProviderSpec, RelPath, Result, Walk, mcp,
     patterns,
@@ -91,14 +91,7 @@ pub const SETTINGS_VERSION: u64 = 4;
 /// a matcher, timeouts in milliseconds.
 pub const HOOKS: HookDialect = HookDialect {
     cli: "Qwen Code",
-    events: &[
-        (HookEvent::SessionStart, "SessionStart"),
-        (HookEvent::UserPromptSubmit, "UserPromptSubmit"),
-        (HookEvent::BeforeTool, "PreToolUse"),
-        (HookEvent::AfterTool, "PostToolUse"),
-        (HookEvent::Stop, "Stop"),
-        (HookEvent::SessionEnd, "SessionEnd"),
-    ],
+    events: definitions::CLAUDE_CODE_EVENTS,
     layout: HookLayout::Nested,
     timeout_scale: 1000,
 };
