@@ -1,6 +1,6 @@
 //! Command-line definitions (clap): every command, flag and its help text, with examples.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgMatches, Args, FromArgMatches, Parser, Subcommand};
 use projectfile::core::ProviderExt;
 use std::path::PathBuf;
 
@@ -67,6 +67,65 @@ pub struct GlobalArgs {
     pub wait: u64,
 }
 
+/// A command's own arguments (or its subcommands), added to its clap definition only when clap
+/// builds that command: when it is the one invoked, or for help and completions, which build
+/// the whole tree. A command line then costs the building of its own command, not of every
+/// command's arguments and help texts (a third of a process's start; BENCHMARKS.md). The
+/// definition stays the derived one; this only says when clap reads it.
+#[derive(Debug)]
+pub struct Deferred<T>(pub T);
+
+impl<T> std::ops::Deref for Deferred<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Deferred<T> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(matches).map(Deferred)
+    }
+    fn from_arg_matches_mut(matches: &mut ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(matches).map(Deferred)
+    }
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)
+    }
+    fn update_from_arg_matches_mut(&mut self, matches: &mut ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches_mut(matches)
+    }
+}
+
+impl<T: Args> Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(keeping_about::<T>)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(keeping_about::<T>)
+    }
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
+/// `T`'s arguments added to `cmd`, whose about texts (the command's doc comment, set when the
+/// command was declared) stay: built eagerly, the command's own texts are set after its
+/// arguments struct's, and so win over that struct's doc comment; this keeps it so.
+fn keeping_about<T: Args>(cmd: clap::Command) -> clap::Command {
+    let about = cmd.get_about().cloned();
+    let long_about = cmd.get_long_about().cloned();
+    let cmd = T::augment_args(cmd);
+    let cmd = match about {
+        Some(text) => cmd.about(text),
+        None => cmd.about(None::<&'static str>),
+    };
+    match long_about {
+        Some(text) => cmd.long_about(text),
+        None => cmd.long_about(None::<&'static str>),
+    }
+}
+
 /// The commands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -102,7 +161,7 @@ Examples:
     --provider-option claude.prompt=replace --json
   projectfile acquire --provider claude --workspace . --prompt-file p.md --mcp-config servers.json \\
     --agent reviewer=reviewer.md --command ship=ship.md --dry-run --json")]
-    Acquire(Box<AcquireArgs>),
+    Acquire(Deferred<Box<AcquireArgs>>),
     /// End a session by its token. Releasing twice, or an unknown token, is not an error.
     #[command(after_help = "\
 The session's workspace folder is found where it was last seen, or renamed beside it (its identity
@@ -115,7 +174,7 @@ Examples:
   projectfile release --token pf1-… --json
   projectfile -v release --token \"$TOKEN\"
   projectfile release --token \"$TOKEN\" --workspace ~/src/renamed-project")]
-    Release(ReleaseArgs),
+    Release(Deferred<ReleaseArgs>),
     /// Acquire with this process as holder, run CMD with the plan's launch arguments, forward
     /// SIGINT/SIGTERM/SIGHUP/SIGQUIT, release, and exit with CMD's status.
     #[command(after_help = "\
@@ -140,15 +199,15 @@ Examples:
   projectfile run --provider claude --workspace ~/crew --prompt 'Be brief.' --runtime-root ~/rt \\
     --user u1 --project-id crew-7 --session-id work:project:7 --mode run \\
     --attach-read-only docs=~/docs --private-cli-home --sandbox --json -- claude -p 'hi'")]
-    Run(Box<RunArgs>),
+    Run(Deferred<Box<RunArgs>>),
     /// Show leases, holders, liveness and stale leftovers of a workspace. Changes nothing.
     #[command(after_help = "Example:\n  projectfile status --workspace . --json")]
-    Status(WorkspaceArgs),
+    Status(Deferred<WorkspaceArgs>),
     /// Clean leftovers whose holders are dead; never touches a live holder's projections.
     #[command(
         after_help = "Examples:\n  projectfile strip-stale --workspace .\n  projectfile strip-stale --workspace . --json"
     )]
-    StripStale(WorkspaceArgs),
+    StripStale(Deferred<WorkspaceArgs>),
     /// Resolve which guidance files are active for a workspace, in order, with a receipt of what
     /// was dropped and why (or, with --as, what one CLI would load).
     #[command(after_help = "\
@@ -165,7 +224,7 @@ Examples:
   projectfile resolve --workspace . --json
   projectfile resolve --workspace . --cwd ./services/api --render
   projectfile resolve --workspace . --as codex --json")]
-    Resolve(ResolveArgs),
+    Resolve(Deferred<ResolveArgs>),
     /// The reader role: pick a turn's mode, wrap or strip the reader notice, print refusal hints.
     #[command(subcommand)]
     Reader(ReaderCommand),
@@ -179,7 +238,7 @@ was not there.
 Example:
   projectfile remove-runtime --runtime-root /var/rt --user u1 --project-id p1 \\
     --session-id work:project:42 --provider codex --mode run")]
-    RemoveRuntime(RemoveRuntimeArgs),
+    RemoveRuntime(Deferred<RemoveRuntimeArgs>),
     /// Private runtimes: the identity a launch records, and whether a native CLI session may
     /// resume under another identity.
     #[command(subcommand)]
@@ -190,7 +249,7 @@ Examples:
   projectfile completions bash > ~/.local/share/bash-completion/completions/projectfile
   projectfile completions zsh > \"${fpath[1]}/_projectfile\"
   projectfile completions fish > ~/.config/fish/completions/projectfile.fish")]
-    Completions(CompletionsArgs),
+    Completions(Deferred<CompletionsArgs>),
 }
 
 /// `reader …`.
@@ -282,7 +341,7 @@ The JSON (schema projectfile.runtime_identity.v1) is what `run --json` reports a
 Example:
   projectfile runtime identity --runtime-root /var/rt --user u1 --project-id p1 \\
     --session-id product-6F9619FF-8B86-D011-B42D-00CF4FC964FF --provider codex --mode run --json")]
-    Identity(RuntimeIdentityArgs),
+    Identity(Deferred<RuntimeIdentityArgs>),
     /// Say whether a native CLI session recorded under one identity may resume under another.
     #[command(after_help = "\
 Each side is an identity as JSON: inline, `@FILE`, or `@-` for standard input. It may be the
@@ -299,7 +358,7 @@ Example:
   projectfile runtime can-resume --from @saved-identity.json \\
     --to \"$(projectfile runtime identity --runtime-root /var/rt --user u1 --project-id p1 \\
            --session-id work:project:42 --provider codex --mode run --json)\" --json")]
-    CanResume(CanResumeArgs),
+    CanResume(Deferred<CanResumeArgs>),
 }
 
 /// `runtime identity`.

@@ -38,6 +38,62 @@ fn every_command_has_examples_in_its_help() {
     }
 }
 
+/// Each command's arguments are built only when clap reaches that command; its help still opens
+/// with the summary the top-level help lists for it (not its arguments struct's doc comment),
+/// and lists its own options beside the global ones.
+#[test]
+fn each_commands_help_opens_with_its_summary_and_lists_its_options() {
+    let top = projectfile(&["--help"]);
+    let top = String::from_utf8_lossy(&top.stdout).into_owned();
+    for (path, own_option) in [
+        (&["acquire"][..], "--holder-pid"),
+        (&["release"][..], "--token"),
+        (&["run"][..], "--runtime-root"),
+        (&["status"][..], "--workspace"),
+        (&["strip-stale"][..], "--workspace"),
+        (&["resolve"][..], "--max-depth"),
+        (&["remove-runtime"][..], "--project-id"),
+        (&["completions"][..], "<SHELL>"),
+        (&["runtime", "identity"][..], "--private-cli-home"),
+        (&["runtime", "can-resume"][..], "--from"),
+    ] {
+        let mut args = path.to_vec();
+        args.push("--help");
+        let out = projectfile(&args);
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let first = help.lines().next().unwrap_or_default();
+        assert!(
+            first.len() > 12 && !first.starts_with('`') && !first.starts_with("Commands that"),
+            "{args:?}: the help opens with {first:?}, not the command's summary"
+        );
+        if path.len() == 1 {
+            let listed = top
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", path[0])))
+                .expect("every command is listed in --help");
+            let summary = listed.trim_start()[path[0].len()..].trim();
+            assert!(
+                first.starts_with(summary.trim_end_matches('.').split(' ').next().unwrap()),
+                "{args:?}: opens with {first:?}, top-level help says {summary:?}"
+            );
+        }
+        for option in [own_option, "--state-dir", "--json"] {
+            assert!(help.contains(option), "{args:?}: {option} missing:\n{help}");
+        }
+    }
+    let script = projectfile(&["completions", "bash"]);
+    let script = String::from_utf8_lossy(&script.stdout);
+    for flag in [
+        "--holder-pid",
+        "--runtime-root",
+        "--max-depth",
+        "--private-cli-home",
+    ] {
+        assert!(script.contains(flag), "bash completion lacks {flag}");
+    }
+}
+
 #[test]
 fn completion_scripts_for_each_shell() {
     for (shell, marker) in [
