@@ -28,6 +28,7 @@
 //! `start` ((d) `providers --json` start to exit).
 //!
 //! Scratch space is `.bench/` at the repository root (git-ignored) or `--dir`, recreated per run.
+//! Each part starts after a `sync`, so no part waits on the writeback of the one before it.
 // xtask sets up benchmark fixtures directly; the fsio chokepoint is for the product's own writes.
 #![allow(clippy::disallowed_methods)]
 
@@ -201,10 +202,12 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     let wants = |part: &str| opts.only.iter().any(|p| p == part);
     let q = |quick: usize, full: usize| if opts.quick { quick } else { full };
     if wants("start") {
+        settle();
         eprintln!("(d) `providers --json` start to exit");
         report["start"] = start(&programs, &memory, q(15, 100))?;
     }
     if wants("process") {
+        settle();
         eprintln!("acquire + release against the minimal program, small AGENTS.md");
         let base = scratch.join("small");
         std::fs::create_dir_all(&base)?;
@@ -213,6 +216,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         report["process"] = versus::against_minimal(&programs, &base, &original, q(40, 300))?;
     }
     if wants("run") {
+        settle();
         eprintln!("`projectfile run` around the fastest real CLI's start");
         let npm = opts
             .npm_cache
@@ -221,6 +225,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         report["run"] = wrap::run_around_cli(&programs, &scratch, &npm, q(8, 60))?;
     }
     if wants("sizes") {
+        settle();
         eprintln!("the file-size curve against the minimal program");
         let sizes = [
             ("1 KiB", 1 << 10, q(20, 100)),
@@ -233,13 +238,16 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         report["sizes"] = versus::file_sizes(&programs, &scratch, &sizes)?;
     }
     if wants("leases") {
+        settle();
         eprintln!("the live-lease curve: one more acquire + release");
         report["leases"] = versus::live_leases(&programs, &scratch, &[0, 16, 64, 256], q(15, 100))?;
     }
     if wants("inprocess") {
+        settle();
         report["inprocess"] = in_process(&target, &scratch, opts.quick)?;
     }
     if wants("cycling") {
+        settle();
         let (procs, cycles) = (opts.procs, q(2, opts.cycles));
         eprintln!("{procs} processes cycling, against flock + the minimal program");
         // Four alternating rounds a side: a round is about a second, and drift on a shared
@@ -261,6 +269,14 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         bail!("{} goal(s) missed: {}", missed.len(), missed.join("; "));
     }
     Ok(())
+}
+
+/// Flushes every dirty page in the system (`sync`) before a part starts, so that the part's own
+/// durable writes are not queued behind the writeback of the part before it (hundreds of
+/// rewritten files): each figure is then of its own part. A sync that cannot run is no error;
+/// the part is then measured as it stands.
+fn settle() {
+    let _ = Command::new("sync").status();
 }
 
 /// (a) and (c): the in-process benchmarks of `core/examples/bench.rs`.
