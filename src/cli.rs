@@ -656,3 +656,29 @@ pub struct WorkspaceArgs {
     #[arg(long, value_name = "DIR")]
     pub workspace: PathBuf,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory as _;
+
+    /// clap's own consistency checks over the whole definition, every deferred command's
+    /// arguments included (building the tree runs each command's deferred part).
+    #[test]
+    fn the_definition_passes_claps_checks_with_every_command_built() {
+        Cli::command().debug_assert();
+    }
+
+    /// A deferred command's arguments reach it: the parsed values come out of the matches that
+    /// the deferred part defined.
+    #[test]
+    fn a_deferred_commands_arguments_are_parsed() {
+        let cli = Cli::try_parse_from(["projectfile", "release", "--token", "pf1-x", "--json"]);
+        let parsed = cli.map(|cli| (cli.command, cli.global.json));
+        let token = match &parsed {
+            Ok((Command::Release(args), true)) => Some(args.token.as_str()),
+            _ => None,
+        };
+        assert_eq!(token, Some("pf1-x"), "release parsed as {parsed:?}");
+    }
+}
