@@ -67,10 +67,10 @@ pub struct GlobalArgs {
     pub wait: u64,
 }
 
-/// A command's own arguments (or its subcommands), added to its clap definition only when clap
-/// builds that command: when it is the one invoked, or for help and completions, which build
-/// the whole tree. A command line then costs the building of its own command, not of every
-/// command's arguments and help texts (a third of a process's start; BENCHMARKS.md). The
+/// A command's own arguments, added to its clap definition only when clap builds that command:
+/// when it is the one invoked, or for help and completions, which build the whole tree. A
+/// command line then costs the building of its own command, not of every command's arguments
+/// and help texts (half the heap and a quarter of the page faults at start; BENCHMARKS.md). The
 /// definition stays the derived one; this only says when clap reads it.
 #[derive(Debug)]
 pub struct Deferred<T>(pub T);
@@ -99,23 +99,23 @@ impl<T: FromArgMatches> FromArgMatches for Deferred<T> {
 
 impl<T: Args> Args for Deferred<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        cmd.defer(keeping_about::<T>)
+        cmd.defer(|cmd| keeping_about(cmd, T::augment_args))
     }
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        cmd.defer(keeping_about::<T>)
+        cmd.defer(|cmd| keeping_about(cmd, T::augment_args_for_update))
     }
     fn group_id() -> Option<clap::Id> {
         T::group_id()
     }
 }
 
-/// `T`'s arguments added to `cmd`, whose about texts (the command's doc comment, set when the
-/// command was declared) stay: built eagerly, the command's own texts are set after its
-/// arguments struct's, and so win over that struct's doc comment; this keeps it so.
-fn keeping_about<T: Args>(cmd: clap::Command) -> clap::Command {
+/// `augment` (an arguments struct's) applied to `cmd`, whose about texts (the command's doc
+/// comment, set when the command was declared) stay: built eagerly, the command's own texts are
+/// set after its arguments struct's, and so win over that struct's doc comment; this keeps it so.
+fn keeping_about(cmd: clap::Command, augment: fn(clap::Command) -> clap::Command) -> clap::Command {
     let about = cmd.get_about().cloned();
     let long_about = cmd.get_long_about().cloned();
-    let cmd = T::augment_args(cmd);
+    let cmd = augment(cmd);
     let cmd = match about {
         Some(text) => cmd.about(text),
         None => cmd.about(None::<&'static str>),
