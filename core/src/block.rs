@@ -36,7 +36,10 @@
 //! theirs; text typed onto our blank line is a line of the user's and keeps its line end. So
 //! `remove(upsert(x)) == x` for every `x` the engine accepts (with the `joined` the insertion
 //! said), and text the user prepends to the file, appends after END, or edits before BEGIN while
-//! the block is present survives byte for byte.
+//! the block is present survives byte for byte. One line end is the exception, on purpose: text
+//! appended after a `joined` block starts a line of its own, so the line end the block took from
+//! the user's last line stays (`*.log` and a `/secret.env` typed after the block remain two
+//! patterns, never `*.log/secret.env`).
 
 //! # Refusals
 //!
@@ -444,10 +447,12 @@ pub fn remove_keeping(
     let after = bytes.get(span.range.end..).unwrap_or_default();
     let mut out = Vec::with_capacity(before.len() + kept.bytes.len() + after.len() + 2);
     out.extend_from_slice(before);
-    if !kept.bytes.is_empty() {
+    // A block put after text without a final newline took that text's line end with it; lines
+    // that follow (kept from the block, or typed after END) keep theirs on a line of their own.
+    if !kept.bytes.is_empty() || !after.is_empty() {
         out.extend_from_slice(glue(before, block_terminator(bytes, &span)));
-        out.extend_from_slice(&kept.bytes);
     }
+    out.extend_from_slice(&kept.bytes);
     out.extend_from_slice(after);
     let now_empty = span.created && out.is_empty();
     Ok(Some(Removed {

@@ -549,6 +549,60 @@ fn text_without_a_final_newline_makes_the_line_end_ours() {
     assert!(!upsert(&m(), None, "prompt").unwrap().joined);
 }
 
+/// A block put after text without a final newline takes that line end when it goes, but a line
+/// the user typed after the block keeps a line of its own: `*.log` and `/secret.env` stay two
+/// patterns of an exclude file, two lines of AGENTS.md, in both engines and in CRLF files.
+#[rstest]
+#[case::exclude_lf(true, b"*.log".as_slice(), b"/secret.env\n".as_slice(), b"*.log\n/secret.env\n".as_slice())]
+#[case::markdown_lf(
+    false,
+    b"no final newline",
+    b"user line after block\n",
+    b"no final newline\nuser line after block\n"
+)]
+#[case::markdown_crlf(
+    false,
+    b"# a\r\nno final newline",
+    b"after",
+    b"# a\r\nno final newline\r\nafter"
+)]
+fn a_line_typed_after_a_joined_block_keeps_its_own_line(
+    #[case] exclude: bool,
+    #[case] user: &[u8],
+    #[case] typed: &[u8],
+    #[case] expected: &[u8],
+) {
+    use projectfile_core::block::stream;
+    let markers = if exclude {
+        Markers::for_git_exclude(&Namespace::default())
+    } else {
+        m()
+    };
+    let up = upsert(&markers, Some(user), "/.gemini/").unwrap();
+    assert!(up.joined);
+    let markers = markers.with_joined(true);
+    let mut file = up.bytes.clone();
+    file.extend_from_slice(typed);
+    assert_eq!(
+        visible(&remove(&markers, &file).unwrap().unwrap().bytes),
+        visible(expected)
+    );
+    // The streaming engine, a chunk at a time, gives the same bytes.
+    let mut scan = stream::StreamScan::new(&markers);
+    for chunk in file.chunks(7) {
+        scan.feed(chunk).unwrap();
+    }
+    let scanned = scan.finish().unwrap();
+    let current = &file[scanned.block.as_ref().unwrap().body.clone()];
+    let plan = stream::plan_remove(&scanned, current, None).unwrap();
+    assert_eq!(
+        visible(&stream::apply(&plan.pieces, &file)),
+        visible(expected)
+    );
+    // With nothing typed after it, the user's text comes back without a final newline.
+    assert_eq!(remove(&markers, &up.bytes).unwrap().unwrap().bytes, user);
+}
+
 #[test]
 fn git_exclude_markers_are_comments_and_round_trip() {
     let x = Markers::for_git_exclude(&Namespace::default());

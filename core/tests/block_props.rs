@@ -323,6 +323,20 @@ impl Model {
         let user = self.user.as_deref().unwrap_or_default();
         &user[..user.len() - self.after]
     }
+
+    /// The user's bytes once the live block in `file` is taken out. A block put after text
+    /// without a final newline took that line's end with it; text the user typed after the block
+    /// keeps its own line, so that line end stays (the block's terminator).
+    fn user_without(&self, markers: &Markers, file: &[u8]) -> Vec<u8> {
+        let user = self.user.as_deref().unwrap_or_default();
+        if !(self.joined && self.after > 0) {
+            return user.to_vec();
+        }
+        let span = find(markers, file).unwrap().unwrap();
+        let crlf = file[..span.body.start].ends_with(b"\r\n");
+        let term: &[u8] = if crlf { b"\r\n" } else { b"\n" };
+        [self.before(), term, &user[user.len() - self.after..]].concat()
+    }
 }
 
 fn prepend(bytes: &[u8], to: Option<&[u8]>) -> Vec<u8> {
@@ -342,7 +356,8 @@ fn release(
     let bytes = file.unwrap_or_default();
     let removed = remove(markers, &bytes).unwrap().unwrap();
     prop_assert_eq!(removed.created, model.created);
-    let user = model.user.take().unwrap_or_default();
+    let user = model.user_without(markers, &bytes);
+    model.user = None;
     let expect_gone = model.created && user.is_empty();
     prop_assert_eq!(removed.now_empty, expect_gone);
     prop_assert_eq!(&removed.bytes, &user);
@@ -366,7 +381,7 @@ fn check(markers: &Markers, file: Option<&[u8]>, model: &Model) -> Result<(), Te
     prop_assert_eq!(span.is_some(), model.live > 0);
     if model.live > 0 {
         let removed = remove(markers, bytes).unwrap().unwrap();
-        prop_assert_eq!(&removed.bytes, model.user.as_deref().unwrap_or_default());
+        prop_assert_eq!(removed.bytes, model.user_without(markers, bytes));
     } else {
         prop_assert_eq!(Some(bytes), model.user.as_deref());
     }

@@ -448,12 +448,16 @@ pub fn plan_remove(scanned: &Scanned, current: &[u8], ours: Option<&[&str]>) -> 
     if span.range.start > 0 {
         pieces.push(Piece::Original(0..span.range.start));
     }
-    if !kept.is_empty() {
+    let after = span.range.end < scanned.len;
+    // Lines after the block (kept from it, or typed after END) stay on lines of their own.
+    if !kept.is_empty() || after {
         let mut moved = glue_for(scanned, term).to_vec();
         moved.extend_from_slice(&kept);
-        pieces.push(Piece::New(moved));
+        if !moved.is_empty() {
+            pieces.push(Piece::New(moved));
+        }
     }
-    if span.range.end < scanned.len {
+    if after {
         pieces.push(Piece::Original(span.range.end..scanned.len));
     }
     Some(RemovePlan {
