@@ -244,3 +244,173 @@ fn a_linked_worktree_or_a_linked_exclude_file_is_left_alone() {
             .is_symlink()
     );
 }
+
+/// A skill folder the project already had (tracked) is taken over: while sessions hold ours, git
+/// sees the project's tracked file as changed and nothing untracked (our marker included), also
+/// while a later session that brings no skill runs beside it; afterwards the tree is clean.
+#[test]
+fn a_taken_over_skill_folder_shows_git_nothing_untracked() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let theirs = sb.ws.join(".claude/skills/review");
+    std::fs::create_dir_all(&theirs).unwrap();
+    std::fs::write(theirs.join("SKILL.md"), b"the project's own skill\n").unwrap();
+    git_ok(&sb.ws, &["add", "-A"]);
+    git_ok(&sb.ws, &["commit", "-q", "-m", "skill"]);
+    let skill = sb.base.join("skill");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        b"---\nname: review\ndescription: Reviews.\n---\nReview.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("scripts/run.sh"), b"echo run\n").unwrap();
+    let acquire = |extra: &[&str]| {
+        let mut args = vec![
+            "acquire",
+            "--provider",
+            "claude",
+            "--workspace",
+            sb.ws.to_str().unwrap(),
+            "--prompt",
+            "x",
+            "--cli-version",
+            "2.1.332",
+        ];
+        args.extend_from_slice(extra);
+        let holder = support::me();
+        args.extend_from_slice(&["--holder-pid", &holder]);
+        sb.json(&args)["token"].as_str().unwrap().to_string()
+    };
+    let with_skill = acquire(&["--skill", &format!("review={}", skill.display())]);
+    let untracked = |when: &str| {
+        let status = git_ok(&sb.ws, &["status", "--porcelain", "--untracked-files=all"]);
+        for line in status.lines() {
+            assert!(
+                line.starts_with(" M "),
+                "{when}: git sees {line:?}:\n{status}"
+            );
+        }
+    };
+    untracked("with the skill's session");
+    let plain = acquire(&[]);
+    untracked("with a second session beside it");
+    sb.json(&["release", "--token", &with_skill]);
+    sb.json(&["release", "--token", &plain]);
+    assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "");
+    assert_eq!(
+        std::fs::read(theirs.join("SKILL.md")).unwrap(),
+        b"the project's own skill\n"
+    );
+}
+
+/// An exclude file without a final newline: a pattern the user adds after our block while the
+/// session runs stays a pattern of its own, and theirs before it too.
+#[test]
+fn a_pattern_added_after_our_block_stays_its_own_line() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let exclude = sb.ws.join(".git/info/exclude");
+    std::fs::write(&exclude, b"*.log").unwrap();
+    std::fs::write(sb.ws.join("a.log"), b"l\n").unwrap();
+    std::fs::write(sb.ws.join("secret.env"), b"s\n").unwrap();
+    let out = sb
+        .cmd()
+        .args(["run", "--provider", "gemini", "--workspace"])
+        .arg(&sb.ws)
+        .args([
+            "--prompt",
+            "x",
+            "--",
+            "sh",
+            "-c",
+            "echo /secret.env >> .git/info/exclude",
+            "sh",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&exclude).unwrap(), b"*.log\n/secret.env\n");
+    assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "");
+}
+
+/// A workspace in a folder of a larger repository: nothing is written above the workspace, and
+/// the receipt says git will see what the session creates.
+#[test]
+fn a_workspace_inside_a_larger_repository_gets_a_note() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let sub = sb.ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let exclude = sb.ws.join(".git/info/exclude");
+    let before = std::fs::read(&exclude).ok();
+    let receipt = sb.json(&[
+        "acquire",
+        "--provider",
+        "gemini",
+        "--workspace",
+        sub.to_str().unwrap(),
+        "--prompt",
+        "x",
+        "--holder-pid",
+        &support::me(),
+    ]);
+    assert!(
+        receipt["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("inside a git work tree")),
+        "{receipt}"
+    );
+    assert_eq!(std::fs::read(&exclude).ok(), before);
+    sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+    assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "");
+}
+
+/// The state directory deleted while a session runs in a git work tree: the next command there
+/// takes our block out of the exclude file `git init` wrote, as it takes out what the session
+/// created, from the record inside the workspace.
+#[test]
+fn a_lost_state_directory_leaves_no_block_in_the_exclude_file() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let exclude = sb.ws.join(".git/info/exclude");
+    let before = std::fs::read(&exclude).unwrap();
+    let state = sb.state.to_str().unwrap().to_string();
+    let out = sb
+        .cmd()
+        .args(["run", "--provider", "cursor", "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "x", "--", "sh", "-c", "rm -rf \"$0\"", &state])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!sb.state.exists());
+    sb.json(&["strip-stale", "--workspace", sb.ws.to_str().unwrap()]);
+    assert_eq!(std::fs::read(&exclude).unwrap(), before);
+    assert_eq!(
+        git_ok(&sb.ws, &["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+}

@@ -181,10 +181,11 @@ fn acquire_and_release_stay_under_their_system_call_ceilings() {
     );
 }
 
-/// Where in an `strace` log of an `acquire` the workspace lock is let go (the `close` of the
-/// descriptor it was `flock`ed on), and where the delivery verdict starts looking for the
-/// repository root (its first look at a `.git`): line numbers.
-fn lock_and_verdict(log: &str) -> (usize, usize) {
+/// Where in an `strace` log of an `acquire` in `ws` the workspace lock is let go (the `close` of
+/// the descriptor it was `flock`ed on), and where the delivery verdict starts looking for the
+/// repository root (its first look at the workspace's own `.git` by its path; the plan's look
+/// for a work tree above the workspace starts at its parent): line numbers.
+fn lock_and_verdict(log: &str, ws: &std::path::Path) -> (usize, usize) {
     let lines: Vec<&str> = log.lines().collect();
     let (locked_at, fd) = lines
         .iter()
@@ -203,9 +204,10 @@ fn lock_and_verdict(log: &str) -> (usize, usize) {
         .find(|(_, line)| line.contains(&close))
         .map(|(i, _)| i)
         .expect("the lock's descriptor was closed");
+    let own = format!("{}/.git\"", ws.display());
     let verdict = lines
         .iter()
-        .position(|line| line.contains("/.git\""))
+        .position(|line| line.contains(&own))
         .expect("the verdict looked for the repository root");
     (released, verdict)
 }
@@ -219,7 +221,7 @@ fn the_workspace_lock_is_let_go_before_the_delivery_verdict_unless_delivery_is_r
     let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
         return;
     };
-    let (released, verdict) = lock_and_verdict(&log);
+    let (released, verdict) = lock_and_verdict(&log, &sandbox.ws);
     assert!(
         released < verdict,
         "the lock was let go at line {released}, after the verdict began at {verdict}"
@@ -229,7 +231,7 @@ fn the_workspace_lock_is_let_go_before_the_delivery_verdict_unless_delivery_is_r
     let Some((_, log)) = traced_log(&strace, &sandbox, &acquire) else {
         return;
     };
-    let (released, verdict) = lock_and_verdict(&log);
+    let (released, verdict) = lock_and_verdict(&log, &sandbox.ws);
     assert!(
         verdict < released,
         "the lock was let go at line {released}, before the verdict began at {verdict}"

@@ -8,16 +8,22 @@
 //! gone, if it was not there). `git status --porcelain` during a session then lists only tracked
 //! files a block was written into, and files the project had that a session took over.
 //!
-//! Not excluded: a workspace inside a larger repository (its `.git` is above the workspace, and
-//! nothing is written outside the workspace), and a linked worktree (its `.git` is a file; the
-//! exclude file is the main repository's, outside the workspace). A `.git`, `.git/info` or
-//! exclude file that is a link, or anything but what it should be, is left alone: the session
-//! goes on without the exclusion, with a note.
+//! A skill folder a session puts where the project had its own (taken over: the project's folder
+//! waits in the priors folder) is named whole while a session holds it, so its marker and the
+//! files the project's folder did not have are hidden too; the project's tracked files in it
+//! still show as changed, since an exclude file hides untracked paths only.
+//!
+//! Not excluded, with a note saying so: a workspace inside a larger repository (its `.git` is
+//! above the workspace, and nothing is written outside the workspace), and a linked worktree (its
+//! `.git` is a file; the exclude file is the main repository's, outside the workspace). A `.git`,
+//! `.git/info` or exclude file that is a link, or anything but what it should be, is left alone:
+//! the session goes on without the exclusion, with a note.
 
 use std::collections::BTreeSet;
 
 use crate::error::Result;
 use crate::fsio::Root;
+use crate::ledger::{EntryRecord, Ledger};
 use crate::plan::{BlockProjection, Plan, RelPath};
 use crate::provider::{EntryKind, Namespace};
 
@@ -38,6 +44,11 @@ fn work_tree(root: &Root) -> Result<std::result::Result<bool, &'static str>> {
     let git = RelPath::new(".git")?;
     match root.kind(&git) {
         EntryKind::Dir => {}
+        EntryKind::Missing if inside_a_work_tree_above(root.path()) => {
+            return Ok(Err(
+                "the workspace is inside a git work tree whose `.git` is above it, outside the workspace",
+            ));
+        }
         EntryKind::Missing => return Ok(Ok(false)),
         EntryKind::File => {
             return Ok(Err(
@@ -61,6 +72,22 @@ fn work_tree(root: &Root) -> Result<std::result::Result<bool, &'static str>> {
         return Ok(Err("`.git/info/exclude` is not a file"));
     }
     Ok(Ok(true))
+}
+
+/// Whether a folder above `workspace` holds a `.git` (a folder holding `HEAD`, or a file: a
+/// linked worktree's), as git finds the work tree it is in. Reads only; a folder that cannot be
+/// read ends the walk.
+fn inside_a_work_tree_above(workspace: &std::path::Path) -> bool {
+    workspace.ancestors().skip(1).any(|dir| {
+        let git = dir.join(".git");
+        match std::fs::symlink_metadata(&git) {
+            Ok(meta) if meta.is_file() => true,
+            Ok(meta) if meta.is_dir() => {
+                std::fs::symlink_metadata(git.join("HEAD")).is_ok_and(|head| head.is_file())
+            }
+            _ => false,
+        }
+    })
 }
 
 /// `path` as a git pattern naming it alone, from the top of the work tree (`/`-anchored, `\`
@@ -99,7 +126,12 @@ fn created_at(root: &Root, path: &RelPath, dir: bool) -> Option<(RelPath, bool)>
 /// Adds to `plan` the exclude block naming what it and the sessions before it create, when the
 /// workspace is a git work tree and anything is created at all; a note says when a work tree's
 /// exclude file cannot be used.
-pub(crate) fn add_to_plan(root: &Root, plan: &mut Plan, ns: &Namespace) -> Result<()> {
+pub(crate) fn add_to_plan(
+    root: &Root,
+    plan: &mut Plan,
+    ledger: &Ledger,
+    ns: &Namespace,
+) -> Result<()> {
     match work_tree(root)? {
         Ok(true) => {}
         Ok(false) => return Ok(()),
@@ -129,6 +161,18 @@ pub(crate) fn add_to_plan(root: &Root, plan: &mut Plan, ns: &Namespace) -> Resul
     for (path, dir) in files.chain(skills.iter().map(|p| (p, true))) {
         if let Some((made, dir)) = created_at(root, path, dir) {
             patterns.insert(pattern(made.as_str(), dir));
+        }
+    }
+    // A skill folder standing where the project's was (taken over, by this session or one still
+    // live) holds our marker and the files the project's did not have: named whole.
+    let held = ledger
+        .entries
+        .iter()
+        .filter(|(_, entry)| matches!(entry, EntryRecord::Skill { .. }))
+        .map(|(path, _)| path);
+    for path in skills.iter().chain(held) {
+        if root.kind(path) == EntryKind::Dir {
+            patterns.insert(pattern(path.as_str(), true));
         }
     }
     for (path, dir) in made::recorded(root, ns)? {

@@ -16,7 +16,8 @@
 //! digest that holds, or whose SHA-256 the record lists; a file holding our block (the block
 //! goes, and the file with it when nothing else is left: `created=true`); an empty marker; a skill
 //! folder whose own marker manifest matches it exactly. Anything else is the user's: it stays,
-//! and a warning says so. Folders made on the way go when they are empty and nothing recorded
+//! and a warning says so. Git's exclude file, when it was there before, is named too: our block
+//! in it goes once no ledger entry records it, as no later start may put one there. Folders made on the way go when they are empty and nothing recorded
 //! needs them.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -67,6 +68,11 @@ struct Record {
     /// the line end before it is ours, which only this record tells once the ledger is lost.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     joined: BTreeSet<RelPath>,
+    /// Files of the user's holding our block that no start's plan names again (git's exclude
+    /// file: a later session may create nothing, and put no block there), so that a lost ledger
+    /// still has the block taken out.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    held: BTreeSet<RelPath>,
 }
 
 const NOTE: &str = "What projectfile sessions made in this project, so it is taken out even if projectfile's own records are lost. Do not edit.";
@@ -88,7 +94,11 @@ fn read(cx: &Cx<'_>) -> Result<Option<Record>> {
 /// else is kept there).
 fn write(cx: &Cx<'_>, record: &Record) -> Result<()> {
     let path = record_path(cx)?;
-    if record.paths.is_empty() && record.dirs.is_empty() && record.joined.is_empty() {
+    if record.paths.is_empty()
+        && record.dirs.is_empty()
+        && record.joined.is_empty()
+        && record.held.is_empty()
+    {
         cx.l.root.remove_file(&path)?;
         return priors::tidy(&cx.l.root, cx.ns);
     }
@@ -151,7 +161,15 @@ pub(crate) fn note_start(cx: &mut Cx<'_>, plan: &Plan) -> Result<()> {
         .filter(|b| super::shared_block::joined(cx, &b.path))
         .map(|b| b.path.clone())
         .collect();
-    if made.is_empty() && dirs.is_empty() && joined.is_empty() {
+    let held: Vec<RelPath> = plan
+        .blocks
+        .iter()
+        .filter(|b| {
+            super::git_exclude::is_exclude(&b.path) && cx.l.root.kind(&b.path) == EntryKind::File
+        })
+        .map(|b| b.path.clone())
+        .collect();
+    if made.is_empty() && dirs.is_empty() && joined.is_empty() && held.is_empty() {
         return Ok(());
     }
     let mut record = read(cx)?.unwrap_or_default();
@@ -161,6 +179,7 @@ pub(crate) fn note_start(cx: &mut Cx<'_>, plan: &Plan) -> Result<()> {
     }
     record.dirs.extend(dirs);
     record.joined.extend(joined);
+    record.held.extend(held);
     if record != before {
         write(cx, &record)?;
     }
@@ -256,6 +275,22 @@ pub(crate) fn settle(cx: &mut Cx<'_>, present: &[String]) {
         match SharedBlock::take_out(cx, path) {
             Ok(_) => {
                 left.joined.remove(path);
+            }
+            Err(e) => cx.warn(cx.shown(path), e.to_string()),
+        }
+    }
+    for path in &record.held {
+        if cx.l.ledger.entries.contains_key(path) {
+            continue;
+        }
+        // Taken out by this command's own undo, or (a lost ledger) now, when it is there.
+        if cx.out.files.iter().any(|f| f.path == path.as_str()) {
+            left.held.remove(path);
+            continue;
+        }
+        match SharedBlock::take_out(cx, path) {
+            Ok(_) => {
+                left.held.remove(path);
             }
             Err(e) => cx.warn(cx.shown(path), e.to_string()),
         }

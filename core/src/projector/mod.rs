@@ -462,7 +462,7 @@ impl Projector {
             merged_json::into_owned(root, ledger, &mut plan)?;
         }
         // What the session creates is hidden from git while it lives.
-        git_exclude::add_to_plan(root, &mut plan, &self.namespace)?;
+        git_exclude::add_to_plan(root, &mut plan, ledger, &self.namespace)?;
         if !plan.merged_json.is_empty() || plan.blocks.len() != blocks {
             plan_check::validate_plan(provider.name(), &plan, &self.namespace)?;
         }
