@@ -571,9 +571,48 @@ pub(crate) fn acquire(
     Ok((receipt, workspace))
 }
 
+/// The most bytes one input (session text, a definition, a configuration) may hold. A larger one
+/// is refused after reading one byte past it, so `--prompt-file /dev/zero` ends at once instead of
+/// filling memory; no CLI reads instructions of that size.
+pub(crate) const MAX_INPUT_BYTES: u64 = 16 << 20;
+
+/// Reads `reader` as UTF-8 text of at most [`MAX_INPUT_BYTES`]; `Ok(None)` when it holds more.
+pub(crate) fn read_bounded(reader: impl std::io::Read) -> std::io::Result<Option<String>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut reader.take(MAX_INPUT_BYTES + 1), &mut bytes)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Ok(None);
+    }
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// [`read_bounded`] of the file at `path`, as the `what` of an error.
 fn read_text(path: &std::path::Path, what: &str) -> Result<String, CliError> {
-    std::fs::read_to_string(path)
-        .map_err(|e| CliError::io(path, format!("cannot read the {what}: {e}")))
+    text_or_error(std::fs::File::open(path).and_then(read_bounded), path, what)
+}
+
+/// What [`read_bounded`] gave, as the text or an error naming `path` and `what` was read.
+fn text_or_error(
+    read: std::io::Result<Option<String>>,
+    path: &std::path::Path,
+    what: &str,
+) -> Result<String, CliError> {
+    match read {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(CliError::invalid(
+            path,
+            format!(
+                "the {what} is larger than {} MiB, the most an input may hold",
+                MAX_INPUT_BYTES >> 20
+            ),
+        )),
+        Err(e) => Err(CliError::io(path, format!("cannot read the {what}: {e}"))),
+    }
 }
 
 fn read_json(path: &std::path::Path, what: &str) -> Result<serde_json::Value, CliError> {
@@ -588,12 +627,10 @@ fn read_json(path: &std::path::Path, what: &str) -> Result<serde_json::Value, Cl
 fn read_prompt(args: &SessionArgs) -> anyhow::Result<String> {
     let (prompt, file) = match (&args.prompt, &args.prompt_file) {
         (Some(text), _) => (text.clone(), None),
-        (None, Some(path)) if path.as_os_str() == "-" => {
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-                .map_err(|e| CliError::io(path, format!("cannot read the prompt: {e}")))?;
-            (text, Some(path))
-        }
+        (None, Some(path)) if path.as_os_str() == "-" => (
+            text_or_error(read_bounded(std::io::stdin()), path, "prompt")?,
+            Some(path),
+        ),
         (None, Some(path)) => (read_text(path, "prompt file")?, Some(path)),
         (None, None) => {
             return Err(CliError::usage(

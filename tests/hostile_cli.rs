@@ -340,3 +340,56 @@ fn malformed_markers_exit_1_naming_file_and_line_for_every_hostile_shape() {
         );
     }
 }
+
+/// An input that never ends (`/dev/zero` as the prompt file, a command, hooks) is refused once it
+/// passes the input limit, in bounded memory, with one JSON error object naming it; nothing is
+/// written in the workspace.
+#[test]
+fn an_endless_input_is_refused_in_bounded_memory() {
+    let sb = Sandbox::new();
+    let cases: [&[&str]; 3] = [
+        &["--provider", "codex", "--prompt-file", "/dev/zero"],
+        &[
+            "--provider",
+            "claude",
+            "--prompt",
+            "x",
+            "--command",
+            "ship=/dev/zero",
+        ],
+        &[
+            "--provider",
+            "gemini",
+            "--prompt",
+            "x",
+            "--hooks",
+            "/dev/zero",
+        ],
+    ];
+    for args in cases {
+        let m = measured(
+            sb.cmd()
+                .args(["acquire", "--json", "--workspace"])
+                .arg(&sb.ws)
+                .args(args),
+        );
+        assert_eq!(
+            m.code,
+            1,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&m.stderr)
+        );
+        let error: Value = serde_json::from_slice(&m.stdout).unwrap();
+        assert_eq!(error["error"]["path"], "/dev/zero", "{error}");
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("larger than 16 MiB"),
+            "{error}"
+        );
+        // The limit and a copy of it, not what /dev/zero could give.
+        assert!(m.max_rss_kib < 96 * 1024, "{args:?}: {} KiB", m.max_rss_kib);
+        assert_eq!(std::fs::read_dir(&sb.ws).unwrap().count(), 0, "{args:?}");
+    }
+}
