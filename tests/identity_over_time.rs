@@ -650,3 +650,70 @@ fn a_holder_in_another_pid_namespace_is_judged_where_it_lives() {
     }
     assert_eq!(agents(&sb.ws), USER);
 }
+
+/// A holder whose main thread has ended (`pthread_exit`) while another thread runs: its first
+/// thread reads as a zombie, and the process is alive. Its session is kept until the process
+/// ends; then the next command strips it. Skipped with a message where no C compiler is found.
+#[test]
+fn a_holder_whose_main_thread_ended_is_alive_while_a_thread_runs() {
+    let sb = Sandbox::new();
+    let source = sb.base.join("leader.c");
+    let binary = sb.base.join("leader");
+    std::fs::write(
+        &source,
+        b"#include <pthread.h>\n#include <unistd.h>\nstatic void *w(void *a) { (void)a; sleep(600); return 0; }\nint main(void) { pthread_t t; pthread_create(&t, 0, w, 0); pthread_exit(0); }\n",
+    )
+    .unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = Command::new(&cc)
+        .args(["-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        eprintln!("no C compiler ({cc}); not tested");
+        return;
+    }
+    // Killed on drop, should an assertion fail first.
+    let mut holder = Sleeper(Command::new(&binary).spawn().unwrap());
+    let pid = holder.0.id();
+    // Wait until the main thread has ended: its task reads as a zombie.
+    let status = PathBuf::from(format!("/proc/{pid}/status"));
+    for _ in 0..500 {
+        let text = std::fs::read_to_string(&status).unwrap_or_default();
+        if text.contains("State:\tZ") && text.contains("Threads:\t2") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::fs::write(sb.ws.join("AGENTS.md"), b"# P\n").unwrap();
+    let token = acquire(&sb, &sb.ws, "kept while a thread runs", &pid.to_string());
+    let strip = |sb: &Sandbox| {
+        ok(&sb
+            .cmd()
+            .args(["strip-stale", "--json", "--workspace"])
+            .arg(&sb.ws)
+            .output()
+            .unwrap())
+    };
+    let stripped = strip(&sb);
+    assert_eq!(
+        stripped["stale_cleaned"],
+        serde_json::json!([]),
+        "{stripped}"
+    );
+    assert!(
+        String::from_utf8(agents(&sb.ws))
+            .unwrap()
+            .contains("kept while a thread runs")
+    );
+    holder.0.kill().unwrap();
+    holder.0.wait().unwrap();
+    let stripped = strip(&sb);
+    assert_eq!(
+        stripped["stale_cleaned"][0]["token"],
+        token.as_str(),
+        "{stripped}"
+    );
+    assert_eq!(agents(&sb.ws), b"# P\n");
+}

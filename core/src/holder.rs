@@ -337,7 +337,7 @@ fn foreign_liveness(pid: u32, start: u64, pid_ns: u64) -> Result<Liveness> {
             continue;
         }
         match proc_stat(*q)? {
-            Some(('Z' | 'X', found)) if found == start => {
+            Some(('Z' | 'X', found)) if found == start && has_exited(*q) => {
                 return Ok(Liveness::Dead {
                     reason: format!("process {pid} of PID namespace {pid_ns} has exited (zombie)"),
                 });
@@ -391,6 +391,23 @@ fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
             reason: "unexpected format".to_string(),
         }),
     }
+}
+
+/// Whether `pid`, whose first thread is a zombie (`Z`, or `X` going), has exited: its other
+/// threads have too. A process whose main thread called `pthread_exit` while others run shows
+/// its first thread as a zombie and is alive; `Threads:` in `/proc/<pid>/status` counts the
+/// group's threads still there (1, the zombie leader itself, once all have exited).
+fn has_exited(pid: u32) -> bool {
+    let mut buf = Vec::new();
+    let Ok(Some(text)) = read_proc(Path::new(&format!("/proc/{pid}/status")), &mut buf) else {
+        return true;
+    };
+    let threads = text
+        .split(|b| *b == b'\n')
+        .find_map(|line| line.strip_prefix(b"Threads:"))
+        .and_then(|rest| std::str::from_utf8(rest).ok())
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    threads.is_none_or(|n| n <= 1)
 }
 
 /// The parent pid of `pid` (field 4 of `/proc/<pid>/stat`).
@@ -447,7 +464,7 @@ impl Holder {
             )));
         }
         match proc_stat(pid)? {
-            Some(('Z' | 'X', _)) => Err(refuse(format!(
+            Some(('Z' | 'X', _)) if has_exited(pid) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
             ))),
             Some((_, start_time)) => Ok(Holder::Process {
@@ -611,7 +628,9 @@ impl Holder {
                     Some((_, start)) if start != *start_time => {
                         dead(format!("process {pid} has exited and its pid was reused"))
                     }
-                    Some(('Z' | 'X', _)) => dead(format!("process {pid} has exited (zombie)")),
+                    Some(('Z' | 'X', _)) if has_exited(*pid) => {
+                        dead(format!("process {pid} has exited (zombie)"))
+                    }
                     Some(_) => Ok(Liveness::Alive),
                 }
             }
