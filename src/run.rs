@@ -133,7 +133,7 @@ pub fn run(
     // Nothing between the acquire above and the release below may return early. The release
     // goes through the folder handle kept since the acquire: the folder renamed or moved while
     // the command ran is still found, and one deleted is known gone.
-    let outcome = start_and_wait(args, &receipt, sandbox, tmp, json, log);
+    let outcome = start_and_wait(args, &receipt, &folder, sandbox, tmp, json, log);
     let released = projector.release_in(&receipt.token, &folder);
     if let Some(linked) = linked
         && let Err(e) = crate::linked::close(linked)
@@ -201,6 +201,7 @@ enum Failed {
 fn start_and_wait(
     args: &RunArgs,
     receipt: &AcquireReceipt,
+    folder: &projectfile::core::workspace::Workspace,
     sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
     tmp: Option<std::path::PathBuf>,
     json: bool,
@@ -210,7 +211,8 @@ fn start_and_wait(
     if pending != 0 {
         return Ok(ExitCode::from(128u8.saturating_add(pending as u8)));
     }
-    let mut command = build_command(args, receipt, sandbox, tmp).map_err(Failed::BeforeReceipt)?;
+    let mut command =
+        build_command(args, receipt, folder, sandbox, tmp).map_err(Failed::BeforeReceipt)?;
     if json {
         // The one JSON object (an acquire receipt), printed before the command runs so a host can
         // read where the session text went while the command is still running.
@@ -261,6 +263,7 @@ fn start_and_wait(
 fn build_command(
     args: &RunArgs,
     receipt: &AcquireReceipt,
+    folder: &projectfile::core::workspace::Workspace,
     sandbox: Option<projectfile::core::sandbox::PreparedSandbox>,
     tmp: Option<std::path::PathBuf>,
 ) -> anyhow::Result<std::process::Command> {
@@ -294,7 +297,12 @@ fn build_command(
         .args(&receipt.launch_args)
         .envs(&receipt.env);
     if !args.keep_cwd {
-        command.current_dir(&receipt.workspace);
+        // The folder the session went into, wherever it is now: a folder swapped in at its path
+        // since the acquire is not it.
+        match folder.handle_path() {
+            Some(handle) => command.current_dir(handle),
+            None => command.current_dir(&receipt.workspace),
+        };
     }
     if let Some(sandbox) = sandbox {
         // /tmp is not granted (it is shared); the runtime's own `.tmp` holds the command's

@@ -166,6 +166,19 @@ impl Workspace {
         fsio::link_count(self.root.fd()).is_some_and(|links| links == 0)
     }
 
+    /// A path naming this folder itself, through this process's handle on it
+    /// (`/proc/self/fd/<fd>`), for the working directory of a command this process starts: the
+    /// kernel resolves it to the folder wherever it went, and a folder put in its place at its
+    /// old path is not it. Valid in this process and in a child until it runs its program (the
+    /// handle closes on exec); `None` without `/proc`.
+    pub fn handle_path(&self) -> Option<PathBuf> {
+        use std::os::fd::AsRawFd as _;
+        let path = PathBuf::from(format!("/proc/self/fd/{}", self.root.fd().as_raw_fd()));
+        std::fs::metadata(&path)
+            .is_ok_and(|meta| meta.is_dir())
+            .then_some(path)
+    }
+
     /// Where the folder is now, as this process's handle on it says (`/proc/self/fd`), when it
     /// still has a name: a rename since it was opened is followed.
     pub fn current_path(&self) -> Option<PathBuf> {
@@ -218,6 +231,29 @@ pub fn locate(identity: &FolderIdentity, candidates: &[&Path]) -> Option<Workspa
 #[allow(clippy::unwrap_used, clippy::disallowed_methods)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_started_in_the_handle_path_runs_in_the_folder_wherever_it_went() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let folder = Workspace::open(&ws).unwrap();
+        // The folder moves away and another takes its path.
+        let moved = tmp.path().join("moved");
+        std::fs::rename(&ws, &moved).unwrap();
+        std::fs::create_dir(&ws).unwrap();
+        let out = std::process::Command::new("pwd")
+            .arg("-P")
+            .current_dir(folder.handle_path().unwrap())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let moved = std::fs::canonicalize(&moved).unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim_end(),
+            moved.to_str().unwrap()
+        );
+    }
 
     #[test]
     fn one_folder_by_any_path_and_name_is_one_identity() {
