@@ -13,6 +13,7 @@
 mod support;
 
 use serde_json::Value;
+use std::os::unix::fs::MetadataExt as _;
 use std::path::Path;
 use std::process::{Command, Output};
 use support::Sandbox;
@@ -243,6 +244,12 @@ fn a_linked_worktree_or_a_linked_exclude_file_is_left_alone() {
             .file_type()
             .is_symlink()
     );
+    // An exclude file with a second hard link: never split from it, and the session goes on.
+    std::fs::remove_file(&exclude).unwrap();
+    std::fs::hard_link(&target, &exclude).unwrap();
+    assert!(status_during(&sb, "cursor", &[]).is_some());
+    assert_eq!(std::fs::read(&target).unwrap(), b"# theirs\n");
+    assert_eq!(std::fs::metadata(&exclude).unwrap().nlink(), 2);
 }
 
 /// A skill folder the project already had (tracked) is taken over: while sessions hold ours, git
@@ -413,4 +420,60 @@ fn a_lost_state_directory_leaves_no_block_in_the_exclude_file() {
         git_ok(&sb.ws, &["status", "--porcelain", "--untracked-files=all"]),
         ""
     );
+}
+
+/// `git clean -fdX` while a session stands in for a project's file deletes the priors folder
+/// (ignored) with the project's copy in it: the release cannot put it back, says so naming the
+/// file, and leaves nothing of ours there.
+#[test]
+fn a_prior_deleted_by_git_clean_is_reported_and_nothing_of_ours_stays() {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return;
+    }
+    let ship = sb.ws.join(".claude/commands/ship.md");
+    std::fs::create_dir_all(ship.parent().unwrap()).unwrap();
+    std::fs::write(&ship, b"the project's own command\n").unwrap();
+    std::fs::write(
+        sb.base.join("command.md"),
+        b"---\ndescription: Ships.\n---\nShip $ARGUMENTS.\n",
+    )
+    .unwrap();
+    let receipt = sb.json(&[
+        "acquire",
+        "--provider",
+        "claude",
+        "--workspace",
+        sb.ws.to_str().unwrap(),
+        "--prompt",
+        "x",
+        "--cli-version",
+        "2.1.332",
+        "--command",
+        &format!("ship={}", sb.base.join("command.md").display()),
+        "--holder-pid",
+        &support::me(),
+    ]);
+    assert_ne!(
+        std::fs::read(&ship).unwrap(),
+        b"the project's own command\n"
+    );
+    git_ok(&sb.ws, &["clean", "-q", "-f", "-d", "-X"]);
+    let released = sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+    let warnings = released["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            w["path"]
+                .as_str()
+                .unwrap()
+                .ends_with(".claude/commands/ship.md")
+                && w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("cannot be put back")
+        }),
+        "{released}"
+    );
+    assert!(!ship.exists());
 }

@@ -65,11 +65,19 @@ fn work_tree(root: &Root) -> Result<std::result::Result<bool, &'static str>> {
     if !matches!(root.kind(&info), EntryKind::Dir | EntryKind::Missing) {
         return Ok(Err("`.git/info` is not a folder"));
     }
-    if !matches!(
-        root.kind(&info.join("exclude")?),
-        EntryKind::File | EntryKind::Missing
-    ) {
-        return Ok(Err("`.git/info/exclude` is not a file"));
+    let exclude = info.join("exclude")?;
+    match root.kind(&exclude) {
+        EntryKind::Missing => {}
+        EntryKind::File => {
+            // A rewrite would split a hard-linked file from its other names (and is refused).
+            use std::os::unix::fs::MetadataExt as _;
+            let links = std::fs::symlink_metadata(root.path().join(exclude.as_str()))
+                .map_or(1, |meta| meta.nlink());
+            if links > 1 {
+                return Ok(Err("`.git/info/exclude` has more than one hard link"));
+            }
+        }
+        _ => return Ok(Err("`.git/info/exclude` is not a file")),
     }
     Ok(Ok(true))
 }

@@ -176,7 +176,7 @@ impl Projection for OwnedFile {
             .as_ref()
             .map(|s| is_ours(cx, &s.bytes, written, writing.as_deref()));
         match prior {
-            Some(p) => Self::restore(cx, path, p, ours, current),
+            Some(p) => Self::restore(cx, path, p, ours, writing.is_none(), current),
             None => match (ours, current) {
                 (Some(true), _) => {
                     if cx.l.root.remove_file(path)? {
@@ -225,17 +225,35 @@ impl OwnedFile {
     }
 
     /// Puts the project's prior back at `path` (what is ours there goes; a user's edit is set
-    /// aside), then forgets its folder in the priors folder.
+    /// aside), then forgets its folder in the priors folder. `written`: our last write is known
+    /// done (no write was under way when the ledger was saved).
     fn restore(
         cx: &mut Cx<'_>,
         path: &RelPath,
         prior: &PriorRef,
         ours: Option<bool>,
+        written: bool,
         current: Option<crate::fsio::FileSnapshot>,
     ) -> Result<()> {
-        if !priors::is_kept(&cx.l.root, prior, path)
-            || priors::drop_duplicate(&cx.l.root, prior, path)?
-        {
+        let kept = priors::is_kept(&cx.l.root, prior, path);
+        if !kept && written && ours == Some(true) {
+            // Our file stands there and its write is known done, so the project's file was moved
+            // into the priors folder before it; that copy is gone (`git clean -X` removes ignored
+            // folders, the priors folder among them). Nothing can bring it back: say so, and take
+            // out what is ours.
+            cx.warn(
+                cx.shown(path),
+                format!(
+                    "the project's own file here was kept in {}/ while sessions ran, and that copy was deleted (by `git clean -X`?): it cannot be put back, and the session's file was removed",
+                    priors::dir_name(cx.ns)
+                ),
+            );
+            if cx.l.root.remove_file(path)? {
+                cx.report(path, FileKind::Owned, FileAction::Removed);
+            }
+            return priors::forget(&cx.l.root, prior);
+        }
+        if !kept || priors::drop_duplicate(&cx.l.root, prior, path)? {
             // Never moved (or already put back): what stands there is the project's own.
             return priors::forget(&cx.l.root, prior);
         }
