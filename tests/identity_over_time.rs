@@ -717,3 +717,56 @@ fn a_holder_whose_main_thread_ended_is_alive_while_a_thread_runs() {
     );
     assert_eq!(agents(&sb.ws), b"# P\n");
 }
+
+/// A holder lock file deleted and made again (a temporary-file cleaner) while its holder keeps
+/// its lock on the file it was given: the session is kept, as the lock is; once the holder lets
+/// go, the next command strips it.
+#[test]
+fn a_holder_lock_replaced_at_its_path_while_held_keeps_its_session() {
+    let sb = Sandbox::new();
+    let lock = sb.base.join("host.lock");
+    std::fs::write(&lock, b"").unwrap();
+    // A holder process keeps a lock on the file (`flock` on a descriptor it holds).
+    let holder = std::fs::File::open(&lock).unwrap();
+    holder.lock().unwrap();
+    std::fs::write(sb.ws.join("AGENTS.md"), b"# P\n").unwrap();
+    let out = sb
+        .cmd()
+        .args(["acquire", "--provider", "codex", "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "kept while the lock is", "--holder-lock"])
+        .arg(&lock)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let token = ok(&out)["token"].as_str().unwrap().to_string();
+    std::fs::remove_file(&lock).unwrap();
+    std::fs::write(&lock, b"").unwrap();
+    let strip = |sb: &Sandbox| {
+        ok(&sb
+            .cmd()
+            .args(["strip-stale", "--json", "--workspace"])
+            .arg(&sb.ws)
+            .output()
+            .unwrap())
+    };
+    let stripped = strip(&sb);
+    assert_eq!(
+        stripped["stale_cleaned"],
+        serde_json::json!([]),
+        "{stripped}"
+    );
+    assert!(
+        String::from_utf8(agents(&sb.ws))
+            .unwrap()
+            .contains("kept while the lock is")
+    );
+    drop(holder);
+    let stripped = strip(&sb);
+    assert_eq!(
+        stripped["stale_cleaned"][0]["token"],
+        token.as_str(),
+        "{stripped}"
+    );
+    assert_eq!(agents(&sb.ws), b"# P\n");
+}

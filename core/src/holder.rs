@@ -65,6 +65,13 @@ pub enum Holder {
         path: PathBuf,
         /// The mount namespace the path was given in (0 when it could not be read).
         mnt_ns: u64,
+        /// The device of the file the path named when it was given (0 when none was read): a
+        /// lock still held on that file keeps the lease after another file took its path.
+        #[serde(default)]
+        dev: u64,
+        /// That file's inode number (0 when none was read).
+        #[serde(default)]
+        ino: u64,
     },
 }
 
@@ -81,6 +88,8 @@ struct HolderFields {
     time_ns: Option<u64>,
     path: Option<PathBuf>,
     mnt_ns: Option<u64>,
+    dev: Option<u64>,
+    ino: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -108,6 +117,8 @@ impl<'de> Deserialize<'de> for Holder {
             HolderKind::Lock => Holder::Lock {
                 path: fields.path.ok_or_else(|| missing("path"))?,
                 mnt_ns: fields.mnt_ns.ok_or_else(|| missing("mnt_ns"))?,
+                dev: fields.dev.unwrap_or(0),
+                ino: fields.ino.unwrap_or(0),
             },
         })
     }
@@ -512,9 +523,18 @@ impl Holder {
     /// [`Holder::held_lock`] is the checked form; an acquire checks either with
     /// [`Holder::validate`].
     pub fn lock(path: impl Into<PathBuf>) -> Holder {
+        use std::os::unix::fs::MetadataExt as _;
+        let path = path.into();
+        // The file itself, as well as its path (a regular file only; a link is never followed).
+        let (dev, ino) = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map_or((0, 0), |meta| (meta.dev(), meta.ino()));
         Holder::Lock {
-            path: path.into(),
+            path,
             mnt_ns: view().mnt_ns,
+            dev,
+            ino,
         }
     }
 
@@ -634,7 +654,12 @@ impl Holder {
                     Some(_) => Ok(Liveness::Alive),
                 }
             }
-            Holder::Lock { path, mnt_ns } => match fsio::holder_lock_state(path)? {
+            Holder::Lock {
+                path,
+                mnt_ns,
+                dev,
+                ino,
+            } => match fsio::holder_lock_state(path)? {
                 HolderLockState::Held => Ok(Liveness::Alive),
                 // The path may name another file, or none, in another mount namespace.
                 _ if *mnt_ns != view().mnt_ns => Ok(Liveness::Unknown {
@@ -643,6 +668,15 @@ impl Holder {
                         path.display()
                     ),
                 }),
+                // The file given may have lost its path (deleted, or renamed away, and another
+                // regular file or none there now) while its holder kept its lock: a lock still
+                // held on it is the holder alive. A path swapped for what can never be a lock
+                // file (a FIFO, …) is not given this benefit: the lease is stale.
+                HolderLockState::Free | HolderLockState::Missing
+                    if *ino != 0 && fsio::lock_holder_of(*dev, *ino).is_some() =>
+                {
+                    Ok(Liveness::Alive)
+                }
                 HolderLockState::Free => dead("nobody holds a lock on it".to_string()),
                 HolderLockState::Missing => dead("no such file".to_string()),
                 HolderLockState::NotAFile(what) => {

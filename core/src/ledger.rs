@@ -1218,6 +1218,8 @@ pub(crate) mod tests {
                 holder: Holder::Lock {
                     path: PathBuf::from(format!("/h/{n}")),
                     mnt_ns: 9,
+                    dev: 3,
+                    ino: 4,
                 },
                 workspace: "/w \"quoted\"".into(),
                 acquired_at: 7,
@@ -1296,6 +1298,8 @@ pub(crate) mod tests {
             holder: Holder::Lock {
                 path: PathBuf::from("/l"),
                 mnt_ns: 9,
+                dev: 0,
+                ino: 0,
             },
             workspace: "/w".into(),
             acquired_at: 0,

@@ -1458,11 +1458,16 @@ pub fn dirs_with_inode(parent: &Path, dev: u64, ino: u64) -> Vec<String> {
 /// locks: while other locks come and go between two pages, a line can be skipped. So a file not
 /// found is looked for in up to three readings.
 pub fn lock_holder(stat: &rustix::fs::Stat) -> Option<u32> {
+    lock_holder_of(stat.st_dev, stat.st_ino)
+}
+
+/// [`lock_holder`] of the file with device `dev` and inode number `ino`, wherever its path went.
+pub fn lock_holder_of(dev: u64, ino: u64) -> Option<u32> {
     let device = format!(
         "{:02x}:{:02x}:{}",
-        rustix::fs::major(stat.st_dev),
-        rustix::fs::minor(stat.st_dev),
-        stat.st_ino
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev),
+        ino
     );
     (0..3).find_map(|_| {
         let text = std::fs::read_to_string("/proc/locks").ok()?;

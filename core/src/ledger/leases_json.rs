@@ -806,9 +806,13 @@ mod tests {
                     time_ns: pid_ns / 3,
                 }
             ),
-            ("/[a-z\"\\\\é/]{0,12}", any::<u64>()).prop_map(|(p, mnt_ns)| Holder::Lock {
-                path: p.into(),
-                mnt_ns
+            ("/[a-z\"\\\\é/]{0,12}", any::<u64>(), any::<u64>()).prop_map(|(p, mnt_ns, ino)| {
+                Holder::Lock {
+                    path: p.into(),
+                    mnt_ns,
+                    dev: ino / 7,
+                    ino,
+                }
             }),
         ]
     }
