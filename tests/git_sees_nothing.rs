@@ -48,6 +48,16 @@ fn repo(sb: &Sandbox) -> Option<()> {
     Some(())
 }
 
+/// A sandbox whose workspace is a repository ([`repo`]), or `None` (said on stderr) without git.
+fn git_sandbox() -> Option<Sandbox> {
+    let sb = Sandbox::new();
+    if repo(&sb).is_none() {
+        eprintln!("no git here; not tested");
+        return None;
+    }
+    Some(sb)
+}
+
 fn providers(sb: &Sandbox) -> Vec<Value> {
     sb.json(&["providers"])["providers"]
         .as_array()
@@ -119,13 +129,27 @@ fn status_during(sb: &Sandbox, provider: &str, inputs: &[String]) -> Option<Stri
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
+/// `run --provider P --workspace WS --prompt x -- sh -c SCRIPT sh`, which must succeed.
+fn run_script(sb: &Sandbox, provider: &str, script: &str) {
+    let out = sb
+        .cmd()
+        .args(["run", "--provider", provider, "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "x", "--", "sh", "-c", script, "sh"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn git_sees_only_the_blocks_of_every_providers_session() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let exclude = sb.ws.join(".git/info/exclude");
     let before = std::fs::read(&exclude).ok();
     for provider in providers(&sb) {
@@ -156,11 +180,9 @@ fn git_sees_only_the_blocks_of_every_providers_session() {
 
 #[test]
 fn an_absent_exclude_file_is_absent_again() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     std::fs::remove_dir_all(sb.ws.join(".git/info")).unwrap();
     let status = status_during(&sb, "cursor", &[]).unwrap();
     assert_eq!(status, "", "{status}");
@@ -170,32 +192,11 @@ fn an_absent_exclude_file_is_absent_again() {
 
 #[test]
 fn the_users_own_excludes_written_during_a_session_stay() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let exclude = sb.ws.join(".git/info/exclude");
-    let out = sb
-        .cmd()
-        .args(["run", "--provider", "cursor", "--workspace"])
-        .arg(&sb.ws)
-        .args([
-            "--prompt",
-            "x",
-            "--",
-            "sh",
-            "-c",
-            "echo '*.tmp' >> .git/info/exclude",
-            "sh",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_script(&sb, "cursor", "echo '*.tmp' >> .git/info/exclude");
     let after = std::fs::read_to_string(&exclude).unwrap();
     assert!(after.ends_with("*.tmp\n"), "{after}");
     assert!(!after.contains("session-excludes"), "{after}");
@@ -203,11 +204,9 @@ fn the_users_own_excludes_written_during_a_session_stay() {
 
 #[test]
 fn a_linked_worktree_or_a_linked_exclude_file_is_left_alone() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     // A linked worktree as the workspace: its `.git` is a file.
     let tree = sb.base.join("tree");
     git_ok(&sb.ws, &["worktree", "add", "-q", tree.to_str().unwrap()]);
@@ -257,11 +256,9 @@ fn a_linked_worktree_or_a_linked_exclude_file_is_left_alone() {
 /// while a later session that brings no skill runs beside it; afterwards the tree is clean.
 #[test]
 fn a_taken_over_skill_folder_shows_git_nothing_untracked() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let theirs = sb.ws.join(".claude/skills/review");
     std::fs::create_dir_all(&theirs).unwrap();
     std::fs::write(theirs.join("SKILL.md"), b"the project's own skill\n").unwrap();
@@ -318,35 +315,14 @@ fn a_taken_over_skill_folder_shows_git_nothing_untracked() {
 /// session runs stays a pattern of its own, and theirs before it too.
 #[test]
 fn a_pattern_added_after_our_block_stays_its_own_line() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let exclude = sb.ws.join(".git/info/exclude");
     std::fs::write(&exclude, b"*.log").unwrap();
     std::fs::write(sb.ws.join("a.log"), b"l\n").unwrap();
     std::fs::write(sb.ws.join("secret.env"), b"s\n").unwrap();
-    let out = sb
-        .cmd()
-        .args(["run", "--provider", "gemini", "--workspace"])
-        .arg(&sb.ws)
-        .args([
-            "--prompt",
-            "x",
-            "--",
-            "sh",
-            "-c",
-            "echo /secret.env >> .git/info/exclude",
-            "sh",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_script(&sb, "gemini", "echo /secret.env >> .git/info/exclude");
     assert_eq!(std::fs::read(&exclude).unwrap(), b"*.log\n/secret.env\n");
     assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "");
 }
@@ -355,11 +331,9 @@ fn a_pattern_added_after_our_block_stays_its_own_line() {
 /// the receipt says git will see what the session creates.
 #[test]
 fn a_workspace_inside_a_larger_repository_gets_a_note() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let sub = sb.ws.join("sub");
     std::fs::create_dir_all(&sub).unwrap();
     let exclude = sb.ws.join(".git/info/exclude");
@@ -393,26 +367,13 @@ fn a_workspace_inside_a_larger_repository_gets_a_note() {
 /// created, from the record inside the workspace.
 #[test]
 fn a_lost_state_directory_leaves_no_block_in_the_exclude_file() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let exclude = sb.ws.join(".git/info/exclude");
     let before = std::fs::read(&exclude).unwrap();
-    let state = sb.state.to_str().unwrap().to_string();
-    let out = sb
-        .cmd()
-        .args(["run", "--provider", "cursor", "--workspace"])
-        .arg(&sb.ws)
-        .args(["--prompt", "x", "--", "sh", "-c", "rm -rf \"$0\"", &state])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let state = sb.state.to_str().unwrap().replace('\'', "'\\''");
+    run_script(&sb, "cursor", &format!("rm -rf '{state}'"));
     assert!(!sb.state.exists());
     sb.json(&["strip-stale", "--workspace", sb.ws.to_str().unwrap()]);
     assert_eq!(std::fs::read(&exclude).unwrap(), before);
@@ -427,11 +388,9 @@ fn a_lost_state_directory_leaves_no_block_in_the_exclude_file() {
 /// file, and leaves nothing of ours there.
 #[test]
 fn a_prior_deleted_by_git_clean_is_reported_and_nothing_of_ours_stays() {
-    let sb = Sandbox::new();
-    if repo(&sb).is_none() {
-        eprintln!("no git here; not tested");
+    let Some(sb) = git_sandbox() else {
         return;
-    }
+    };
     let ship = sb.ws.join(".claude/commands/ship.md");
     std::fs::create_dir_all(ship.parent().unwrap()).unwrap();
     std::fs::write(&ship, b"the project's own command\n").unwrap();

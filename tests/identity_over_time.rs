@@ -651,6 +651,27 @@ fn a_holder_in_another_pid_namespace_is_judged_where_it_lives() {
     assert_eq!(agents(&sb.ws), USER);
 }
 
+/// `strip-stale` on the sandbox's workspace cleans nothing, and the session `text` stays.
+fn kept_by_strip_stale(sb: &Sandbox, text: &str) {
+    let stripped = strip_stale(sb);
+    assert_eq!(
+        stripped["stale_cleaned"],
+        serde_json::json!([]),
+        "{stripped}"
+    );
+    assert!(String::from_utf8(agents(&sb.ws)).unwrap().contains(text));
+}
+
+/// `strip-stale --json` on the sandbox's workspace, which must succeed.
+fn strip_stale(sb: &Sandbox) -> Value {
+    ok(&sb
+        .cmd()
+        .args(["strip-stale", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap())
+}
+
 /// A holder whose main thread has ended (`pthread_exit`) while another thread runs: its first
 /// thread reads as a zombie, and the process is alive. Its session is kept until the process
 /// ends; then the next command strips it. Skipped with a message where no C compiler is found.
@@ -688,28 +709,10 @@ fn a_holder_whose_main_thread_ended_is_alive_while_a_thread_runs() {
     }
     std::fs::write(sb.ws.join("AGENTS.md"), b"# P\n").unwrap();
     let token = acquire(&sb, &sb.ws, "kept while a thread runs", &pid.to_string());
-    let strip = |sb: &Sandbox| {
-        ok(&sb
-            .cmd()
-            .args(["strip-stale", "--json", "--workspace"])
-            .arg(&sb.ws)
-            .output()
-            .unwrap())
-    };
-    let stripped = strip(&sb);
-    assert_eq!(
-        stripped["stale_cleaned"],
-        serde_json::json!([]),
-        "{stripped}"
-    );
-    assert!(
-        String::from_utf8(agents(&sb.ws))
-            .unwrap()
-            .contains("kept while a thread runs")
-    );
+    kept_by_strip_stale(&sb, "kept while a thread runs");
     holder.0.kill().unwrap();
     holder.0.wait().unwrap();
-    let stripped = strip(&sb);
+    let stripped = strip_stale(&sb);
     assert_eq!(
         stripped["stale_cleaned"][0]["token"],
         token.as_str(),
@@ -742,27 +745,9 @@ fn a_holder_lock_replaced_at_its_path_while_held_keeps_its_session() {
     let token = ok(&out)["token"].as_str().unwrap().to_string();
     std::fs::remove_file(&lock).unwrap();
     std::fs::write(&lock, b"").unwrap();
-    let strip = |sb: &Sandbox| {
-        ok(&sb
-            .cmd()
-            .args(["strip-stale", "--json", "--workspace"])
-            .arg(&sb.ws)
-            .output()
-            .unwrap())
-    };
-    let stripped = strip(&sb);
-    assert_eq!(
-        stripped["stale_cleaned"],
-        serde_json::json!([]),
-        "{stripped}"
-    );
-    assert!(
-        String::from_utf8(agents(&sb.ws))
-            .unwrap()
-            .contains("kept while the lock is")
-    );
+    kept_by_strip_stale(&sb, "kept while the lock is");
     drop(holder);
-    let stripped = strip(&sb);
+    let stripped = strip_stale(&sb);
     assert_eq!(
         stripped["stale_cleaned"][0]["token"],
         token.as_str(),
