@@ -373,3 +373,71 @@ fn gemini_subagents_go_to_a_private_cli_home_and_nowhere_else() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// A name of the longest accepted length (200 bytes) works for every provider that takes the
+/// kind: every file and temporary name made from it fits the file system, and the release leaves
+/// the workspace as it was. One byte more is refused, naming the limit, before anything is made.
+#[test]
+fn the_longest_accepted_name_works_and_one_byte_more_is_refused() {
+    let sb = Sandbox::new();
+    let longest = "a".repeat(200);
+    let skill = sb.base.join("skill");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!("---\nname: {longest}\ndescription: d\n---\nx\n"),
+    )
+    .unwrap();
+    std::fs::write(sb.base.join("command.md"), COMMAND).unwrap();
+    std::fs::write(
+        sb.base.join("agent.md"),
+        format!("---\nname: {longest}\ndescription: Reviews\n---\nYou review.\n"),
+    )
+    .unwrap();
+    let input = |flag: &str, name: &str| {
+        let file = match flag {
+            "--skill" => skill.display().to_string(),
+            "--command" => sb.base.join("command.md").display().to_string(),
+            _ => sb.base.join("agent.md").display().to_string(),
+        };
+        [flag.to_string(), format!("{name}={file}")]
+    };
+    let before = tree(&sb.ws);
+    for provider in providers(&sb) {
+        for flag in ["--skill", "--command", "--agent"] {
+            let out = sb
+                .session("acquire", &provider, "x")
+                .args(input(flag, &longest))
+                .arg("--json")
+                .output()
+                .unwrap();
+            let receipt: Value = serde_json::from_slice(&out.stdout).unwrap();
+            if !out.status.success() {
+                // A provider refusing the kind (or the name's form) says why, as invalid input.
+                assert_ne!(
+                    receipt["error"]["kind"], "io",
+                    "{provider} {flag}: {receipt}"
+                );
+                continue;
+            }
+            sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+            assert_eq!(tree(&sb.ws), before, "{provider} {flag}");
+        }
+    }
+    let out = sb
+        .session("acquire", "claude", "x")
+        .args(input("--command", &"a".repeat(201)))
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 200 bytes"),
+        "{error}"
+    );
+    assert_eq!(tree(&sb.ws), before);
+}

@@ -413,10 +413,13 @@ pub struct SkillProjection {
     pub source: std::path::PathBuf,
 }
 
-/// The longest skill name accepted, in bytes (a file name's limit on Linux).
-pub const MAX_SKILL_NAME_BYTES: usize = 255;
+/// The longest name accepted for a skill, subagent or command, in bytes: the names made from it
+/// must fit a file name's 255 bytes on Linux too (the file's extension, such as `.agent.md`, and
+/// the temporary name `.{name}.projectfile-tmp.{16 hex}` a write goes through, 34 bytes more).
+pub const MAX_SKILL_NAME_BYTES: usize = 200;
 
-/// Refuses a skill name that is not one plain, visible folder name: empty, longer than 255 bytes,
+/// Refuses a skill name that is not one plain, visible folder name: empty, longer than
+/// [`MAX_SKILL_NAME_BYTES`],
 /// holding `/` or `\`, `..`, a control character, starting with `.` (hidden names are skipped by
 /// the CLIs' skill loaders and are where our temporary folders live), or holding `.projectfile-`
 /// (the infix of our temporary and prior names, so one skill's leftovers never match another's).
@@ -437,7 +440,9 @@ pub fn validate_entry_name(what: &str, name: &str) -> Result<()> {
         return refuse(&format!("a {what} name must not be empty"));
     }
     if name.len() > MAX_SKILL_NAME_BYTES {
-        return refuse(&format!("a {what} name must be at most 255 bytes"));
+        return refuse(&format!(
+            "a {what} name must be at most {MAX_SKILL_NAME_BYTES} bytes (the files and temporary names made from it must fit the file system's 255)"
+        ));
     }
     if name.contains('/') || name.contains('\\') {
         return refuse(&format!(
