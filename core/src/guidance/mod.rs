@@ -51,6 +51,7 @@ pub use projectfile_provider::discovery::{
     BUDGET_BYTES_PLACEHOLDER, DiscoveryProfile, Walk, budget_env, budget_launch_args,
 };
 pub use render::{FRAGMENT_SOURCE, PromptFragment, prompt_fragments, render_block};
+pub(crate) use resolve::find_git_root;
 pub use resolve::{resolve, resolve_as};
 pub use session::{
     MalformedBlock, SessionBlock, SessionScan, scan_session_blocks, session_block_ranges,

@@ -836,7 +836,7 @@ fn user_names(fs: &dyn GuidanceFs, home: &str, user_files: &[String]) -> Vec<(St
 /// The top of the git repository holding `working_dir`, as git finds it: the nearest of it and
 /// its ancestors holding a `.git` directory with a `HEAD`, or a `.git` file (a linked worktree, a
 /// submodule). An empty `.git` folder does not count.
-fn find_git_root(fs: &dyn GuidanceFs, working_dir: &str) -> Option<String> {
+pub(crate) fn find_git_root(fs: &dyn GuidanceFs, working_dir: &str) -> Option<String> {
     let kind = |path: String| {
         fs.stat(Path::new(&path))
             .map_or(EntryKind::Missing, |stat| stat.kind)

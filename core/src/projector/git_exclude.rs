@@ -44,7 +44,15 @@ fn work_tree(root: &Root) -> Result<std::result::Result<bool, &'static str>> {
     let git = RelPath::new(".git")?;
     match root.kind(&git) {
         EntryKind::Dir => {}
-        EntryKind::Missing if inside_a_work_tree_above(root.path()) => {
+        EntryKind::Missing
+            if root
+                .path()
+                .parent()
+                .and_then(std::path::Path::to_str)
+                .is_some_and(|above| {
+                    crate::guidance::find_git_root(&crate::guidance::StdFs, above).is_some()
+                }) =>
+        {
             return Ok(Err(
                 "the workspace is inside a git work tree whose `.git` is above it, outside the workspace",
             ));
@@ -80,22 +88,6 @@ fn work_tree(root: &Root) -> Result<std::result::Result<bool, &'static str>> {
         _ => return Ok(Err("`.git/info/exclude` is not a file")),
     }
     Ok(Ok(true))
-}
-
-/// Whether a folder above `workspace` holds a `.git` (a folder holding `HEAD`, or a file: a
-/// linked worktree's), as git finds the work tree it is in. Reads only; a folder that cannot be
-/// read ends the walk.
-fn inside_a_work_tree_above(workspace: &std::path::Path) -> bool {
-    workspace.ancestors().skip(1).any(|dir| {
-        let git = dir.join(".git");
-        match std::fs::symlink_metadata(&git) {
-            Ok(meta) if meta.is_file() => true,
-            Ok(meta) if meta.is_dir() => {
-                std::fs::symlink_metadata(git.join("HEAD")).is_ok_and(|head| head.is_file())
-            }
-            _ => false,
-        }
-    })
 }
 
 /// `path` as a git pattern naming it alone, from the top of the work tree (`/`-anchored, `\`
