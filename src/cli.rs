@@ -146,7 +146,7 @@ or the process named by --holder-pid, or whoever holds an exclusive lock on --ho
 A dead holder's projections are cleaned at the next start.
 
 The holder is checked first, since a lease for a dead holder would be stale at once: a pid must
-be running and not a zombie; --holder-lock must be a regular file (not a symlink, FIFO, socket,
+be a running process (not a zombie, nor one thread of a process); --holder-lock must be a regular file (not a symlink, FIFO, socket,
 device or directory) that another process holds locked (flock) now. Otherwise acquire refuses
 with `error: <path>: <reason>` and changes nothing.
 

@@ -409,16 +409,18 @@ fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
 /// its first thread as a zombie and is alive; `Threads:` in `/proc/<pid>/status` counts the
 /// group's threads still there (1, the zombie leader itself, once all have exited).
 fn has_exited(pid: u32) -> bool {
+    status_number(pid, b"Threads:").is_none_or(|n| n <= 1)
+}
+
+/// A number field of `/proc/<pid>/status` (`field` with its colon); `None` when the process or
+/// the field is not there.
+fn status_number(pid: u32, field: &[u8]) -> Option<u64> {
     let mut buf = Vec::new();
-    let Ok(Some(text)) = read_proc(Path::new(&format!("/proc/{pid}/status")), &mut buf) else {
-        return true;
-    };
-    let threads = text
-        .split(|b| *b == b'\n')
-        .find_map(|line| line.strip_prefix(b"Threads:"))
+    let text = read_proc(Path::new(&format!("/proc/{pid}/status")), &mut buf).ok()??;
+    text.split(|b| *b == b'\n')
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| std::str::from_utf8(rest).ok())
-        .and_then(|n| n.trim().parse::<u64>().ok());
-    threads.is_none_or(|n| n <= 1)
+        .and_then(|n| n.trim().parse::<u64>().ok())
 }
 
 /// The parent pid of `pid` (field 4 of `/proc/<pid>/stat`).
@@ -478,6 +480,16 @@ impl Holder {
             Some(('Z' | 'X', _)) if has_exited(pid) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
             ))),
+            // A thread's id has a `/proc/<tid>` of its own, hidden from listings: it names one
+            // thread of a process, whose end would end the lease while the process lives on.
+            Some(_)
+                if let Some(group) =
+                    status_number(pid, b"Tgid:").filter(|group| *group != u64::from(pid)) =>
+            {
+                Err(refuse(format!(
+                    "{pid} is a thread of process {group}, not a process; name the process ({group})"
+                )))
+            }
             Some((_, start_time)) => Ok(Holder::Process {
                 pid,
                 start_time,
@@ -1012,6 +1024,27 @@ mod tests {
         for thread in threads {
             thread.join().unwrap();
         }
+    }
+
+    #[test]
+    fn a_thread_is_refused_naming_its_process() {
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || stop_rx.recv().ok());
+        let pid = std::process::id();
+        // Any thread of this process but the main one (the test harness has others too).
+        let tid = std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|entry| entry.unwrap().file_name().to_str()?.parse::<u32>().ok())
+            .find(|tid| *tid != pid)
+            .unwrap();
+        let error = Holder::process(tid).unwrap_err().to_string();
+        assert!(
+            error.contains(&format!("{tid} is a thread of process {pid}")),
+            "{error}"
+        );
+        assert!(Holder::process(pid).is_ok());
+        stop_tx.send(()).unwrap();
+        thread.join().unwrap();
     }
 
     #[test]
