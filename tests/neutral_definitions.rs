@@ -3,8 +3,8 @@
 //! (the matrix and every converted file are a snapshot) or refuses it, naming the kind and the
 //! provider, with the workspace untouched; while a session runs git sees nothing of ours but the
 //! block, and after it the workspace is byte for byte as before. Also: a neutral hooks file
-//! handed in as the CLI's own format is converted all the same, a malformed one is refused,
-//! the hook script is named by its projected path, and Gemini CLI's subagents go to a private
+//! handed in as the CLI's own format is converted all the same, a malformed one is refused, so
+//! is a subagent without front matter or a `description` by every provider, the hook script is named by its projected path, and Gemini CLI's subagents go to a private
 //! CLI home only.
 #![allow(
     clippy::unwrap_used,
@@ -440,4 +440,37 @@ fn the_longest_accepted_name_works_and_one_byte_more_is_refused() {
         "{error}"
     );
     assert_eq!(tree(&sb.ws), before);
+}
+
+#[test]
+fn a_subagent_without_front_matter_or_description_is_refused_by_every_provider() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), "# mine\n").unwrap();
+    let before = tree(&sb.ws);
+    for (text, says) in [
+        ("You review changes.\n", "front matter"),
+        (
+            "---\nname: reviewer\n---\nYou review changes.\n",
+            "description",
+        ),
+    ] {
+        std::fs::write(sb.base.join("agent.md"), text).unwrap();
+        let agent = format!("reviewer={}", sb.base.join("agent.md").display());
+        for provider in providers(&sb) {
+            let out = sb
+                .session("acquire", &provider, "x")
+                .args(["--agent", &agent, "--json"])
+                .output()
+                .unwrap();
+            let receipt: Value = serde_json::from_slice(&out.stdout).unwrap();
+            // Refused as invalid input (this agent) or as a kind the provider cannot take.
+            assert_eq!(out.status.code(), Some(1), "{provider} {text:?}: {receipt}");
+            let message = receipt["error"]["message"].as_str().unwrap();
+            assert!(
+                message.contains(says) || receipt["error"]["kind"] == "provider",
+                "{provider} {text:?}: {message}"
+            );
+            assert_eq!(tree(&sb.ws), before, "{provider} {text:?}");
+        }
+    }
 }

@@ -67,7 +67,7 @@
 use projectfile_provider::Input;
 use projectfile_provider::{
     DiscoveryProfile, EnvValue, Error, NamedFile, Plan, PlanContext, Provider, ProviderSpec,
-    Result, Walk, mcp, patterns,
+    Result, Walk, definitions, mcp, patterns,
 };
 use serde_json::{Map, Value, json};
 
@@ -287,8 +287,12 @@ fn commands(files: &[NamedFile]) -> Result<Value> {
 
 /// The session's subagents as `agent.<name>`: the body as `prompt`, with its `description`,
 /// `mode: "subagent"` unless the file says `primary` or `all` (`model` and `tools` written for
-/// another CLI are left out).
+/// another CLI are left out). Each is checked as a neutral subagent first (front matter with a
+/// `description`, which the `task` tool shows the model), as for every CLI.
 fn agents(files: &[NamedFile]) -> Result<Value> {
+    for file in files {
+        definitions::agent(file)?;
+    }
     entries(
         files,
         "subagent",
