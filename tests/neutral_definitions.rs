@@ -4,8 +4,8 @@
 //! provider, with the workspace untouched; while a session runs git sees nothing of ours but the
 //! block, and after it the workspace is byte for byte as before. Also: a neutral hooks file
 //! handed in as the CLI's own format is converted all the same, a malformed one is refused, so
-//! is a subagent without front matter or a `description` by every provider, the hook script is named by its projected path, and Gemini CLI's subagents go to a private
-//! CLI home only.
+//! is a subagent without front matter or a `description` by every provider, the hook script is
+//! named by its projected path, and Gemini CLI's subagents go to a private CLI home only.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
