@@ -465,9 +465,16 @@ fn forget_validated() -> Option<(Holder, std::time::Instant)> {
 }
 
 impl Holder {
-    /// The process `pid` as a holder. Fails when there is no such process, or when it has exited
-    /// and only its zombie is left.
+    /// The process `pid` as a holder. Fails when there is no such process, when it has exited
+    /// and only its zombie is left, or when `pid` is the id of one of a process's threads.
     pub fn process(pid: u32) -> Result<Holder> {
+        Holder::process_checked(pid, true)
+    }
+
+    /// [`Holder::process`]; `maybe_thread`: `pid` came from outside this process (not from
+    /// `getpid` or `getppid`, which name processes), so whether it names a thread is checked too
+    /// (one more `/proc` read).
+    fn process_checked(pid: u32, maybe_thread: bool) -> Result<Holder> {
         let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
         forget_validated();
         let here = view();
@@ -483,8 +490,9 @@ impl Holder {
             // A thread's id has a `/proc/<tid>` of its own, hidden from listings: it names one
             // thread of a process, whose end would end the lease while the process lives on.
             Some(_)
-                if let Some(group) =
-                    status_number(pid, b"Tgid:").filter(|group| *group != u64::from(pid)) =>
+                if maybe_thread
+                    && let Some(group) =
+                        status_number(pid, b"Tgid:").filter(|group| *group != u64::from(pid)) =>
             {
                 Err(refuse(format!(
                     "{pid} is a thread of process {group}, not a process; name the process ({group})"
@@ -506,7 +514,7 @@ impl Holder {
 
     /// The calling process as a holder.
     pub fn current_process() -> Result<Holder> {
-        Holder::process(std::process::id())
+        Holder::process_checked(std::process::id(), false)
     }
 
     /// The holder a command-line `acquire` names when the host names none: the nearest ancestor,
@@ -528,7 +536,7 @@ impl Holder {
             }
             pid = parent;
         }
-        Holder::process(pid)
+        Holder::process_checked(pid, false)
     }
 
     /// A lock file as a holder, unchecked: alive while some process holds an exclusive lock on it.
