@@ -10,6 +10,7 @@ mod failure;
 mod linked;
 mod output;
 mod run;
+mod strict_json;
 mod verbose;
 
 use anyhow::Context as _;
@@ -617,7 +618,7 @@ fn text_or_error(
 
 fn read_json(path: &std::path::Path, what: &str) -> Result<serde_json::Value, CliError> {
     let text = read_text(path, what)?;
-    serde_json::from_str(&text)
+    strict_json::parse(&text)
         .map_err(|e| CliError::invalid(path, format!("the {what} is not valid JSON: {e}")))
 }
 

@@ -2,7 +2,8 @@
 //! session of any provider runs (with a skill, a command and a subagent where the provider takes
 //! them) lists only tracked files a block was written into; `.git/info/exclude` is byte for byte
 //! as it was after the last session (or absent when it was); a linked worktree and an exclude
-//! file that is a link are left alone, and the session goes on.
+//! file that is a link are left alone, and the session goes on; a `.gitignore` that re-includes
+//! paths gets a note.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -435,4 +436,54 @@ fn a_prior_deleted_by_git_clean_is_reported_and_nothing_of_ours_stays() {
         "{released}"
     );
     assert!(!ship.exists());
+}
+
+/// A project `.gitignore` that re-includes paths (`!` patterns outrank `.git/info/exclude`) may
+/// show git what a session creates: the receipt says so, naming the file; one without a `!`
+/// pattern, or one beside nothing the session creates, gets no note.
+#[test]
+fn a_gitignore_that_re_includes_paths_gets_a_note() {
+    for (file, text, noted) in [
+        (".gitignore", "*\n!*/\n!*.md\n!.gitignore\n", true),
+        (".claude/.gitignore", "!agents/\n", true),
+        (".gitignore", "target/\n\\!literal\n", false),
+        ("docs/.gitignore", "!*.md\n", false),
+    ] {
+        let Some(sb) = git_sandbox() else {
+            return;
+        };
+        let path = sb.ws.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        git_ok(&sb.ws, &["add", "-A"]);
+        git_ok(&sb.ws, &["commit", "-q", "-m", "ignore"]);
+        std::fs::write(sb.base.join("agent.md"), "---\ndescription: R\n---\nR.\n").unwrap();
+        let agent = format!("rev={}", sb.base.join("agent.md").display());
+        let receipt = sb.json(&[
+            "acquire",
+            "--provider",
+            "claude",
+            "--workspace",
+            sb.ws.to_str().unwrap(),
+            "--prompt",
+            "x",
+            "--agent",
+            &agent,
+            "--holder-pid",
+            &support::me(),
+        ]);
+        let note = receipt["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|n| n.contains("re-includes"))
+            .map(str::to_string);
+        match noted {
+            true => assert!(note.is_some_and(|n| n.contains(file)), "{file}: {receipt}"),
+            false => assert!(note.is_none(), "{file}: {receipt}"),
+        }
+        sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+        assert_eq!(git_ok(&sb.ws, &["status", "--porcelain"]), "", "{file}");
+    }
 }

@@ -275,6 +275,10 @@ fn malformed_neutral_hooks_are_refused_and_touch_nothing() {
             "matcher",
         ),
         (r#"{"hooks": {"stop": [{}]}}"#, "command"),
+        (
+            r#"{"hooks": {"stop": [{"command": "a"}], "stop": [{"command": "b"}]}}"#,
+            r#"the key "stop" is given twice in one object ("hooks" in the document)"#,
+        ),
     ] {
         let sb = Sandbox::new();
         std::fs::write(sb.ws.join("AGENTS.md"), "# mine\n").unwrap();

@@ -52,7 +52,7 @@ pub mod workspace;
 pub use error::{Error, Result};
 pub use projectfile_provider::plan::*;
 pub use projectfile_provider::provider::*;
-pub use projectfile_provider::{definitions, mcp, patterns, plan, provider};
+pub use projectfile_provider::{definitions, front_matter, mcp, patterns, plan, provider};
 pub use projector::Projector;
 
 /// Declares that this process runs one command and exits, as the `projectfile` CLI does: a wait

@@ -18,7 +18,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, Result};
-use crate::patterns::front_matter;
+use crate::front_matter::{end_of_front_matter, front_matter, indented, key_value};
 use crate::provider::{HooksFormat, HooksInput, NamedFile};
 
 /// What a neutral command's body writes for the arguments typed after the command.
@@ -38,12 +38,13 @@ fn refuse(what: &str, name: &str, reason: impl std::fmt::Display) -> Error {
     )
 }
 
-/// The value of `key` in a front matter, when given and not empty.
+/// The value of `key` in a front matter, when given and not blank, less its surrounding blanks
+/// (a block scalar's final line break included: a description is one label).
 fn field<'f>(fields: &'f [(String, String)], key: &str) -> Option<&'f str> {
     fields
         .iter()
         .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
+        .map(|(_, v)| v.trim())
         .filter(|v| !v.is_empty())
 }
 
@@ -110,7 +111,7 @@ pub struct Agent<'a> {
 /// choose the agent) and a body. Refused, naming the agent, otherwise.
 pub fn agent(file: &NamedFile) -> Result<Agent<'_>> {
     let (fields, body) = front_matter(&file.content);
-    if !file.content.starts_with("---") || (fields.is_empty() && body == file.content) {
+    if end_of_front_matter(&file.content) == 0 {
         return Err(refuse(
             "subagent",
             &file.name,
@@ -145,16 +146,43 @@ pub fn agent_markdown(file: &NamedFile) -> Result<String> {
     if let Some(open) = lines.next() {
         out.push_str(open);
     }
-    out.push_str(&format!("name: {}\n", file.name));
+    out.push_str(&format!("name: {}\n", yaml_string(&file.name)));
+    // The file's own `name`, with the lines that continue it, gives way to the session's.
+    let mut in_name = false;
     for line in lines {
-        let key = line.split_once(':').map(|(k, _)| k);
-        if key == Some("name") {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if in_name && (indented(bare) || bare.trim().is_empty()) {
             continue;
         }
-        out.push_str(line);
+        in_name = key_value(bare).is_some_and(|(key, _)| key == "name");
+        if !in_name {
+            out.push_str(line);
+        }
     }
     out.push_str(body);
     Ok(out)
+}
+
+/// `text` as a YAML scalar that reads back as exactly `text`: plain when it is a word YAML
+/// takes as a string (letters, digits, `_`, `-` and `.`, opening with a letter or `_`, and not a
+/// boolean or null), double-quoted (JSON's escapes, which YAML reads) otherwise.
+pub fn yaml_string(text: &str) -> String {
+    let word = text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        && text
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    let special = matches!(
+        text.to_ascii_lowercase().as_str(),
+        "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n" | "inf" | "nan"
+    );
+    if word && !special {
+        return text.to_string();
+    }
+    // Serialising a string cannot fail.
+    serde_json::to_string(text).unwrap_or_default()
 }
 
 /// A neutral subagent reduced to what every CLI's schema takes: front matter with its `name`
@@ -169,7 +197,8 @@ pub fn agent_markdown_minimal(file: &NamedFile) -> Result<String> {
         serde_json::to_string(&agent.description).map_err(|e| refuse("subagent", &file.name, e))?;
     Ok(format!(
         "---\nname: {}\ndescription: {description}\n---\n{}",
-        agent.name, agent.body
+        yaml_string(agent.name),
+        agent.body
     ))
 }
 
@@ -189,6 +218,20 @@ pub fn require_slug(file: &NamedFile, cli: &str) -> Result<()> {
             format!("{cli} takes only lower-case names of a-z, 0-9, `-` and `_`"),
         )),
     }
+}
+
+/// `text` as one word of a POSIX shell command line: as it is when every byte is one the shell
+/// reads as itself, in single quotes otherwise (a `'` in it written `'\''`). A hook's command is
+/// run by a shell, and a workspace's path may hold a blank, a `$` or a `;`.
+pub fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+    if plain {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// A neutral hook event.
@@ -392,7 +435,7 @@ pub struct HookDialect {
 /// The session's hooks configuration in `dialect`'s form: a configuration in the CLI's own
 /// format as given, a neutral one converted (each event to the CLI's, each hook's command with
 /// [`HOOK_SCRIPT_PLACEHOLDER`] replaced by `script`, the path the CLI runs the session's script
-/// by). An event the CLI lacks is refused, naming the event and the CLI.
+/// by, quoted for the shell when it must be). An event the CLI lacks is refused, naming the event and the CLI.
 pub fn hooks_config(
     hooks: &HooksInput,
     dialect: &HookDialect,
@@ -417,7 +460,9 @@ pub fn hooks_config(
         let mut converted = Vec::with_capacity(list.len());
         for hook in list {
             let command = match (script, hook.command.contains(HOOK_SCRIPT_PLACEHOLDER)) {
-                (Some(path), true) => hook.command.replace(HOOK_SCRIPT_PLACEHOLDER, path),
+                (Some(path), true) => hook
+                    .command
+                    .replace(HOOK_SCRIPT_PLACEHOLDER, &shell_word(path)),
                 (None, true) => {
                     return Err(Error::invalid(
                         format!("the hooks event {:?}", event.name()),
@@ -528,6 +573,52 @@ mod tests {
         assert_eq!(
             agent_markdown(&unnamed).unwrap(),
             "---\nname: r\ndescription: D\n---\nBody"
+        );
+    }
+
+    #[test]
+    fn a_name_yaml_would_read_otherwise_is_quoted_and_replaces_the_files_own() {
+        for (name, written) in [
+            ("rev", "rev"),
+            ("code.rev-2_x", "code.rev-2_x"),
+            ("*rev", "\"*rev\""),
+            ("rev: x", "\"rev: x\""),
+            ("'rev", "\"'rev\""),
+            ("rev #2", "\"rev #2\""),
+            ("[rev]", "\"[rev]\""),
+            ("true", "\"true\""),
+            ("12", "\"12\""),
+            ("-rev", "\"-rev\""),
+            ("r\"v", "\"r\\\"v\""),
+        ] {
+            let file = named(
+                name,
+                "---\nname : old\n  continued\ndescription: D\n---\nBody\n",
+            );
+            let out = agent_markdown(&file).unwrap();
+            assert_eq!(
+                out,
+                format!("---\nname: {written}\ndescription: D\n---\nBody\n")
+            );
+            let (fields, _) = front_matter(&out);
+            assert_eq!(fields[0], ("name".to_string(), name.to_string()), "{out}");
+            let minimal = agent_markdown_minimal(&file).unwrap();
+            assert_eq!(front_matter(&minimal).0[0].1, name, "{minimal}");
+        }
+    }
+
+    #[test]
+    fn the_hook_script_is_one_shell_word_whatever_its_path() {
+        assert_eq!(shell_word("/p/.claude/hooks/g.sh"), "/p/.claude/hooks/g.sh");
+        assert_eq!(shell_word("/my project/g.sh"), "'/my project/g.sh'");
+        assert_eq!(shell_word("/a'$(x);b/g.sh"), r"'/a'\''$(x);b/g.sh'");
+        assert_eq!(shell_word(""), "''");
+        let hooks = neutral(json!({"session_start": [{"command": "{{hook_script}} check"}]}));
+        let converted =
+            hooks_config(&hooks, &CLAUDE_LIKE, Some("/my project/.claude/hooks/g.sh")).unwrap();
+        assert_eq!(
+            converted["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "'/my project/.claude/hooks/g.sh' check"
         );
     }
 

@@ -18,6 +18,7 @@
 pub mod definitions;
 pub mod discovery;
 pub mod error;
+pub mod front_matter;
 pub mod mcp;
 pub mod patterns;
 pub mod plan;

@@ -521,46 +521,6 @@ pub fn merged_hooks(
     Ok(())
 }
 
-/// A markdown file's front matter and body: the `key: value` lines between a first line `---` and
-/// the next `---` line (each value trimmed, one pair of surrounding quotes removed; lines of
-/// another shape, such as list items, skipped), and the text after them. A file that does not
-/// open with `---` has no front matter: its whole text is the body.
-pub fn front_matter(text: &str) -> (Vec<(String, String)>, &str) {
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return (Vec::new(), text);
-    };
-    let mut fields = Vec::new();
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        offset += line.len();
-        let line = line.trim_end_matches(['\n', '\r']);
-        if line.trim_end() == "---" {
-            return (fields, &rest[offset..]);
-        }
-        let Some((key, value)) = line.split_once(':') else {
-            continue;
-        };
-        if key.is_empty() || key.starts_with([' ', '\t', '-', '#']) {
-            continue;
-        }
-        let value = value.trim();
-        let unquoted = [('"', '"'), ('\'', '\'')]
-            .iter()
-            .find_map(|(open, close)| {
-                value
-                    .strip_prefix(*open)
-                    .and_then(|v| v.strip_suffix(*close))
-            })
-            .unwrap_or(value);
-        fields.push((key.trim().to_string(), unquoted.to_string()));
-    }
-    // No closing line: not front matter after all.
-    (Vec::new(), text)
-}
-
 /// The session's skills, projected into the CLI's skills folder `skills_dir` (relative to the
 /// destination root): one [`SkillProjection`] per `ctx.request.skills`, in request order.
 ///
@@ -852,31 +812,6 @@ pub(crate) mod tests {
         })
         .unwrap();
         assert_eq!(plan, Plan::default());
-    }
-
-    #[test]
-    fn front_matter_splits_fields_and_body() {
-        let (fields, body) = front_matter(
-            "---\nname: reviewer\ndescription: \"Reviews: bugs\"\ntools:\n  - read\n---\nBody.\n",
-        );
-        assert_eq!(
-            fields,
-            vec![
-                ("name".to_string(), "reviewer".to_string()),
-                ("description".to_string(), "Reviews: bugs".to_string()),
-                ("tools".to_string(), String::new()),
-            ]
-        );
-        assert_eq!(body, "Body.\n");
-        assert_eq!(
-            front_matter("No front matter.\n"),
-            (vec![], "No front matter.\n")
-        );
-        let open = "---\nname: x\nno end\n";
-        assert_eq!(front_matter(open), (vec![], open));
-        let (fields, body) = front_matter("---\r\ndescription: d\r\n---\r\nB\r\n");
-        assert_eq!(fields, vec![("description".to_string(), "d".to_string())]);
-        assert_eq!(body, "B\r\n");
     }
 
     #[test]

@@ -472,7 +472,7 @@ fn named_files_in_private_configuration(subject: &Subject) {
         .map(|arg| arg.render(|name| name.to_string()))
         .collect();
     for file in session.agents.iter().chain(&session.commands) {
-        let (_, body) = projectfile_core::patterns::front_matter(&file.content);
+        let (_, body) = projectfile_core::front_matter::front_matter(&file.content);
         let named = private.contains(&format!("\"{}\"", file.name))
             || args.iter().any(|a| a.contains(&format!(".{}.", file.name)));
         assert!(

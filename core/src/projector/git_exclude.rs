@@ -17,7 +17,9 @@
 //! above the workspace, and nothing is written outside the workspace), and a linked worktree (its
 //! `.git` is a file; the exclude file is the main repository's, outside the workspace). A `.git`,
 //! `.git/info` or exclude file that is a link, or anything but what it should be, is left alone:
-//! the session goes on without the exclusion, with a note.
+//! the session goes on without the exclusion, with a note. A project `.gitignore` that
+//! re-includes paths (a `!` pattern), in the top or a folder on the way to what a session
+//! creates, outranks the exclude file: the block is written, with a note naming that file.
 
 use std::collections::BTreeSet;
 
@@ -158,10 +160,17 @@ pub(crate) fn add_to_plan(
         .iter()
         .map(skill_folder::skill_path)
         .collect::<Result<_>>()?;
+    let mut created = Vec::new();
     for (path, dir) in files.chain(skills.iter().map(|p| (p, true))) {
         if let Some((made, dir)) = created_at(root, path, dir) {
             patterns.insert(pattern(made.as_str(), dir));
+            created.push(made);
         }
+    }
+    if let Some(gitignore) = re_including_gitignore(root, &created) {
+        plan.notes.push(format!(
+            "`{gitignore}` re-includes paths (a `!` pattern), which outranks `.git/info/exclude`: git may see what this session creates"
+        ));
     }
     // A skill folder standing where the project's was (taken over, by this session or one still
     // live) holds our marker and the files the project's did not have: named whole.
@@ -188,6 +197,27 @@ pub(crate) fn add_to_plan(
         body: body.join("\n"),
     });
     Ok(())
+}
+
+/// The first `.gitignore` that could re-include a path in `created` (one in the work tree's top
+/// or in a folder on the way to it, holding a `!` pattern): git reads those before the exclude
+/// file, so they outrank our block.
+fn re_including_gitignore(root: &Root, created: &[RelPath]) -> Option<String> {
+    let mut folders = BTreeSet::new();
+    folders.insert(None);
+    for path in created {
+        folders.extend(path.ancestors().into_iter().map(Some));
+    }
+    folders.into_iter().find_map(|folder| {
+        let file = match &folder {
+            Some(folder) => folder.join(".gitignore").ok()?,
+            None => RelPath::new(".gitignore").ok()?,
+        };
+        let text = root.read(&file).ok()??.bytes;
+        text.split(|b| *b == b'\n')
+            .any(|line| line.trim_ascii_start().starts_with(b"!"))
+            .then(|| file.as_str().to_string())
+    })
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::fsio::Root;
 use crate::ledger::{EntryRecord, Ledger};
-use crate::plan::{MergedJsonProjection, OwnedFileProjection, RelPath};
+use crate::plan::{MergedJsonProjection, OwnedFileProjection, OwnedRole, RelPath};
 
 use super::priors;
 
@@ -112,10 +112,17 @@ pub fn merged_content(
         // The same definition already there (the project lists this very server, or a lost
         // state directory left our file, which cannot be told from the project's) is kept once.
         if entries.get(name).is_some_and(|theirs| theirs != value) {
+            let fix = match merged.role {
+                OwnedRole::HooksConfig => format!(
+                    "the session's hooks for the event would replace the project's: leave \"{name}\" out of the session's hooks, or take it out of the project's file"
+                ),
+                OwnedRole::McpConfig => "rename the session's server".to_string(),
+                _ => "rename the session's entry".to_string(),
+            };
             return Err(Error::invalid(
                 shown,
                 format!(
-                    "\"{name}\" is defined by the project's file and, differently, by the session: rename the session's entry (or pass --mcp-mode replace); nothing was written"
+                    "\"{name}\" is defined by the project's file and, differently, by the session: {fix}; nothing was written"
                 ),
             ));
         }

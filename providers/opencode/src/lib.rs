@@ -67,7 +67,7 @@
 use projectfile_provider::Input;
 use projectfile_provider::{
     DiscoveryProfile, EnvValue, Error, NamedFile, Plan, PlanContext, Provider, ProviderSpec,
-    Result, Walk, definitions, mcp, patterns,
+    Result, Walk, definitions, front_matter, mcp, patterns,
 };
 use serde_json::{Map, Value, json};
 
@@ -251,11 +251,12 @@ fn entries(
     let mut out = Map::new();
     for file in files {
         projectfile_provider::validate_entry_name(what, &file.name)?;
-        let (fields, text) = patterns::front_matter(&file.content);
+        let (fields, text) = front_matter::front_matter(&file.content);
         let mut entry = Map::new();
         for (key, value) in fields {
+            let value = value.trim();
             if keep.contains(&key.as_str()) && !value.is_empty() {
-                entry.insert(key, Value::String(value));
+                entry.insert(key, Value::String(value.to_string()));
             }
         }
         entry.insert(body.into(), Value::String(text.to_string()));
