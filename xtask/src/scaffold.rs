@@ -523,7 +523,14 @@ mod tests {
             "the shared suite did not run:\n{stdout}"
         );
 
-        // The facade built with only this provider lists it.
+        // The facade built with only this provider lists it. Asked through an example of the
+        // copy's own: a `projectfile` binary built here would replace, in the shared build
+        // folder, the one the workspace's other tests are running.
+        std::fs::write(
+            copy.join("examples/scaffold_lists.rs"),
+            "use projectfile::core::ProviderExt as _;\n\nfn main() {\n    for p in projectfile::providers() {\n        println!(\"{}\", p.name());\n    }\n}\n",
+        )
+        .unwrap();
         let listed = run(&[
             "run",
             "--quiet",
@@ -531,9 +538,9 @@ mod tests {
             "projectfile",
             "--no-default-features",
             "--features",
-            "acme-cli,cli",
-            "--",
-            "providers",
+            "acme-cli",
+            "--example",
+            "scaffold_lists",
         ]);
         assert!(
             listed.status.success(),
