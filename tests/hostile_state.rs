@@ -312,3 +312,48 @@ fn symlinks_planted_at_paths_are_never_followed() {
         "paths: the link's target was touched"
     );
 }
+
+/// A ledger under one workspace's key that describes another folder (a record copied or forged
+/// in the state directory) is refused, naming it: a release by that key's token never works on
+/// the folder the record names.
+#[test]
+fn a_ledger_that_names_another_folder_than_its_key_is_refused() {
+    let sb = Sandbox::new();
+    let other = sb.base.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("AGENTS.md"), b"# theirs\n").unwrap();
+    let mut holder = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = holder.id().to_string();
+    let theirs = sb.json(&[
+        "acquire",
+        "--provider",
+        "codex",
+        "--workspace",
+        other.to_str().unwrap(),
+        "--prompt",
+        "Theirs.",
+        "--holder-pid",
+        &pid,
+    ]);
+    let ours = acquired(&sb, "codex", &[]);
+    let key = |receipt: &Value| receipt["token"].as_str().unwrap()[4..20].to_string();
+    let workspaces = sb.state.join("workspaces");
+    // Our key's record replaced by the other folder's, whose holder then ends.
+    std::fs::copy(
+        workspaces.join(key(&theirs)).join("ledger.jsonl"),
+        workspaces.join(key(&ours)).join("ledger.jsonl"),
+    )
+    .unwrap();
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let before = tree(&other);
+    let (out, value) = release(&sb, &ours);
+    assert_refused(&out, "a ledger naming another folder");
+    assert_eq!(value["error"]["kind"], "ledger", "{value}");
+    let message = value["error"]["message"].as_str().unwrap();
+    assert!(message.contains("another folder"), "{message}");
+    assert_eq!(tree(&other), before);
+}

@@ -434,6 +434,17 @@ impl Locked {
         let Some(mut ledger) = ledger else {
             return Ok(None);
         };
+        // The key is the hash of the folder's identity: a record under it that names another
+        // folder was copied or forged, and is never applied (to that folder least of all).
+        if ledger.identity.key() != key {
+            return Err(Error::Ledger {
+                path: state_path.join(crate::journal::JOURNAL_FILE),
+                reason: format!(
+                    "the record describes another folder (its identity's key is {}, not {key}): it was copied or altered, and nothing was done",
+                    ledger.identity.key()
+                ),
+            });
+        }
         let Some((workspace, moved)) = folder_of(&mut ledger, given, access)? else {
             return Ok(None);
         };
