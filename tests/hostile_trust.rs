@@ -712,3 +712,43 @@ fn no_command_panics_when_its_stdout_reader_is_gone() {
     }
     assert_user_bytes_untouched(&env);
 }
+
+/// A FIFO planted where the workspace's ledger is kept never hangs a command: each refuses at
+/// once, naming it, and the user's file is as it was.
+#[test]
+fn a_fifo_at_the_ledger_is_refused_naming_it_and_never_hangs() {
+    let env = sandbox();
+    let done = acquire(&env, &["--holder-pid", &std::process::id().to_string()]);
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let token = serde_json::from_str::<Value>(&done.stdout).unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let key_dir = env.state.join("workspaces").join(&token[4..20]);
+    let ledger = key_dir.join("ledger.jsonl");
+    std::fs::remove_file(&ledger).unwrap();
+    mkfifo(&ledger);
+    for (what, finished) in [
+        ("status", on_workspace(&env, "status")),
+        ("strip-stale", on_workspace(&env, "strip-stale")),
+        (
+            "release",
+            bounded(
+                env.cmd().args(["release", "--json", "--token", &token]),
+                "release",
+            ),
+        ),
+        (
+            "acquire",
+            acquire(&env, &["--holder-pid", &std::process::id().to_string()]),
+        ),
+    ] {
+        assert_ne!(finished.code, 0, "{what}: {}", finished.stdout);
+        assert!(
+            finished.stderr.contains("ledger.jsonl") && finished.stderr.contains("regular file"),
+            "{what}: {}",
+            finished.stderr
+        );
+    }
+    std::fs::remove_file(&ledger).unwrap();
+}

@@ -1607,14 +1607,23 @@ pub struct OpenTail<'a> {
 }
 
 impl<'a> OpenTail<'a> {
-    /// Opens `path` (an absolute path); `Ok(None)` when absent.
+    /// Opens `path` (an absolute path); `Ok(None)` when absent. Only a regular file is read:
+    /// the last component is not followed, and a FIFO or device there is opened without
+    /// blocking and refused, naming it.
     pub fn open(path: &'a Path) -> Result<Option<OpenTail<'a>>> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, "open", e)),
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let file = match rustix::fs::open(path, flags, Mode::empty()) {
+            Ok(fd) => File::from(fd),
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(Error::io(path, "open", errno(e))),
         };
         let stat = rustix::fs::fstat(&file).map_err(|e| Error::io(path, "stat", errno(e)))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(Error::Unsafe {
+                path: path.to_path_buf(),
+                reason: "is not a regular file; it is not read".into(),
+            });
+        }
         let len = u64::try_from(stat.st_size).unwrap_or(0);
         Ok(Some(OpenTail {
             file,
