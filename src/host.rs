@@ -609,8 +609,10 @@ mod tests {
             .unwrap();
         assert!(lease.delivery().delivered, "{:?}", lease.delivery());
         drop(lease);
-        // Codex drops an AGENTS.md that is not UTF-8: nothing can deliver through it.
-        std::fs::write(env.ws.join("AGENTS.md"), b"# R\xFFules\n").unwrap();
+        // Codex's profile drops an AGENTS.md larger than a file is read: nothing can deliver
+        // through it.
+        let big = format!("# Rules\n{}", "x".repeat(4 * 1024 * 1024));
+        std::fs::write(env.ws.join("AGENTS.md"), &big).unwrap();
         let lease = host
             .acquire(SessionBuilder::new("codex", &env.ws).prompt("lost"))
             .unwrap();
@@ -626,7 +628,7 @@ mod tests {
         assert_eq!(error.kind(), "undelivered", "{error}");
         assert_eq!(
             std::fs::read(env.ws.join("AGENTS.md")).unwrap(),
-            b"# R\xFFules\n"
+            big.as_bytes()
         );
         assert!(host.status(&env.ws).unwrap().leases.is_empty());
     }

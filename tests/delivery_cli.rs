@@ -107,17 +107,18 @@ fn a_route_that_delivers_at_once_needs_no_arguments() {
     ));
 }
 
-/// An AGENTS.md that is not UTF-8: Codex's profile drops it, and nothing on the command line
-/// changes that.
-fn not_utf8_agents_md(sb: &Sandbox) {
+/// An AGENTS.md larger than a file is read (4 MiB): Codex's profile drops it, and nothing on the
+/// command line changes that.
+fn too_large_agents_md(sb: &Sandbox) {
     std::fs::create_dir(sb.ws.join(".git")).unwrap();
-    std::fs::write(sb.ws.join("AGENTS.md"), b"# R\xFFules\n").unwrap();
+    let big = format!("# Rules\n{}\n", "x".repeat(4 * 1024 * 1024));
+    std::fs::write(sb.ws.join("AGENTS.md"), big).unwrap();
 }
 
 #[test]
 fn an_undeliverable_route_is_reported_and_warned() {
     let sb = Sandbox::new();
-    not_utf8_agents_md(&sb);
+    too_large_agents_md(&sb);
     let out = sb
         .session("acquire", "codex", "Never seen.")
         .args(["--holder-pid", &me(), "--json"])
@@ -128,7 +129,7 @@ fn an_undeliverable_route_is_reported_and_warned() {
     let delivery = &receipt["delivery"];
     assert_eq!(delivery["delivered"], false, "{delivery}");
     assert_eq!(delivery["undelivered"]["reason"], "dropped");
-    assert_eq!(delivery["undelivered"]["omission"], "not_utf8");
+    assert_eq!(delivery["undelivered"]["omission"], "file_too_large");
     assert!(delivery.get("launch_args").is_none());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -143,7 +144,7 @@ fn an_undeliverable_route_is_reported_and_warned() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|o| o["reason"] == "not_utf8"),
+            .any(|o| o["reason"] == "file_too_large"),
         "{resolved}"
     );
 }
@@ -151,7 +152,7 @@ fn an_undeliverable_route_is_reported_and_warned() {
 #[test]
 fn require_delivery_fails_with_everything_undone() {
     let sb = Sandbox::new();
-    not_utf8_agents_md(&sb);
+    too_large_agents_md(&sb);
     let before = tree(&sb.ws);
     let ws = sb.ws.to_string_lossy().into_owned();
     let out = sb
@@ -166,7 +167,7 @@ fn require_delivery_fails_with_everything_undone() {
     let agents = sb.ws.join("AGENTS.md").to_string_lossy().into_owned();
     assert_eq!(error["error"]["path"], agents.as_str());
     let message = error["error"]["message"].as_str().unwrap();
-    assert!(message.contains("not_utf8"), "{message}");
+    assert!(message.contains("file_too_large"), "{message}");
     assert!(message.contains("undone"), "{message}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -234,7 +235,7 @@ fn run_prints_the_verdict_and_passes_the_raised_budget() {
 #[test]
 fn run_with_require_delivery_never_starts_a_refused_command() {
     let sb = Sandbox::new();
-    not_utf8_agents_md(&sb);
+    too_large_agents_md(&sb);
     let before = tree(&sb.ws);
     let witness = sb.base.join("ran");
     let out = sb
@@ -507,4 +508,37 @@ fn providers_list_their_options() {
     assert_eq!(option["default"], "append");
     let codex = list.iter().find(|p| p["name"] == "codex").unwrap();
     assert_eq!(codex["options"], serde_json::json!([]));
+}
+
+/// An AGENTS.md holding a byte that is not UTF-8 is sent by every CLI measured, the bad byte as
+/// U+FFFD (Codex 0.171.0, Claude Code 2.1.332, Pi 0.73.1): the session text in it arrives, and
+/// `resolve --as` keeps the file.
+#[test]
+fn an_agents_md_that_is_not_utf8_still_delivers() {
+    for provider in ["codex", "claude", "pi"] {
+        let sb = Sandbox::new();
+        std::fs::create_dir(sb.ws.join(".git")).unwrap();
+        std::fs::write(sb.ws.join("AGENTS.md"), b"# caf\xE9 rules\n").unwrap();
+        let receipt = sb.json(&[
+            "acquire",
+            "--provider",
+            provider,
+            "--workspace",
+            &sb.ws.to_string_lossy(),
+            "--prompt",
+            "Arrives.",
+            "--holder-pid",
+            &me(),
+        ]);
+        assert_eq!(
+            receipt["delivery"]["delivered"], true,
+            "{provider}: {receipt}"
+        );
+        let resolved = resolve_as(&sb, provider, &["--no-user"]);
+        assert!(
+            keeps(&resolved, "caf\u{FFFD} rules"),
+            "{provider}: {resolved}"
+        );
+        sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+    }
 }

@@ -10,18 +10,18 @@
 //! Codex:  per_directory ["AGENTS.override.md", "AGENTS.md"], first_wins, root_markers [".git"],
 //!         walk RootToCwd, budget_bytes 32768, truncate_at_budget, verbatim,
 //!         user_files [".codex/AGENTS.override.md", ".codex/AGENTS.md"], budget_excludes_user,
-//!         budget_launch_args ["-c", "project_doc_max_bytes={bytes}"]
+//!         budget_launch_args ["-c", "project_doc_max_bytes={bytes}"], lossy_utf8
 //! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", ".claude/rules/**/*.md",
 //!         "AGENTS.md", ".claude/AGENTS.md", "CLAUDE.local.md"] (no AGENTS.md before 2.1.281),
 //!         exclusive_if_present (each CLAUDE-file, each AGENTS-file), exclusive_across_walk,
 //!         walk CwdUpToFsRoot, imports, max_import_hops 4, imports_inside_working_dir,
 //!         strip_html_comments, user_files [".claude/CLAUDE.md", ".claude/rules/**/*.md"],
-//!         on_demand_path_rules, on_demand_subtree
+//!         on_demand_path_rules, on_demand_subtree, lossy_utf8
 //! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot, verbatim,
 //!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory and
 //!         first, user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
 //!         [(".pi/SYSTEM.md", ".pi/agent/SYSTEM.md"), (".pi/APPEND_SYSTEM.md",
-//!         ".pi/agent/APPEND_SYSTEM.md")]
+//!         ".pi/agent/APPEND_SYSTEM.md")], lossy_utf8
 //! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
 //! Gemini: per_directory ["GEMINI.md"], root_markers [".git"], walk RootToCwd, imports,
 //!         max_import_hops 5, user_files [".gemini/GEMINI.md"], lossy_utf8
@@ -160,8 +160,8 @@ pub struct DiscoveryProfile {
     /// See [`budget_launch_args`].
     pub budget_launch_args: Vec<String>,
     /// A file that is not valid UTF-8 is read with each invalid sequence replaced by U+FFFD and
-    /// sent (Gemini CLI, Qwen Code, opencode, Copilot). Off: it is `not_utf8` and dropped whole
-    /// (Codex).
+    /// sent (every CLI measured: Codex, Claude Code, Pi, Gemini CLI, Qwen Code, opencode,
+    /// Copilot). Off: it is `not_utf8` and dropped whole (a CLI not measured: Cursor, Muse, agy).
     pub lossy_utf8: bool,
     /// Each name of `per_directory` is read in every walked directory before the next name is,
     /// the user file of that name (the entry of `user_files` with that file name) first: Qwen

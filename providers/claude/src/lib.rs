@@ -39,6 +39,7 @@
 //! |---|---|---|
 //! | Memory files: managed, `~/.claude/CLAUDE.md`, project `./CLAUDE.md` or `./.claude/CLAUDE.md`, `./CLAUDE.local.md` | memory page, "Choose where to put CLAUDE.md files" | YES (docs) |
 //! | `CLAUDE.md`/`CLAUDE.local.md` are read from cwd and every directory above it, root first | memory page "How CLAUDE.md files load" | YES |
+//! | A file that is not valid UTF-8 is sent, each bad sequence as U+FFFD, not dropped | measured with 2.1.332 (AGENTS.md holding `caf\xe9`) | YES (measured) |
 //! | AGENTS.md support added in 2.1.277 ("in a project with no CLAUDE.md, Claude Code reads AGENTS.md instead"), made independent of telemetry/provider in 2.1.281 | CHANGELOG 2.1.277 and 2.1.281 as quoted in i9wa4/dotfiles issue #394; memory page "requires Claude Code v2.1.277 or later" | YES |
 //! | The 2.1.284 threshold | docs/promises.md, promise 17 (the product's design) | NO public source; kept as the required, stricter bound |
 //! | 2.1.233 does not read AGENTS.md | older than 2.1.277 | YES (by version) |
@@ -285,6 +286,9 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
         imports_inside_working_dir: true,
         strip_html_comments: true,
         user_files: vec![USER_MEMORY.into(), RULES.into()],
+        // A file that is not valid UTF-8 is sent, each bad sequence as U+FFFD (measured with
+        // 2.1.332).
+        lossy_utf8: true,
         ..DiscoveryProfile::default()
     }
 }

@@ -16,6 +16,7 @@
 //! | The root is the nearest ancestor holding a `project_root_markers` entry (default `.git`, file or directory); with none, only the working directory is read; a project's own `.codex/config.toml` cannot change the markers | `agents_md.rs` doc and `agents_md_paths()` | yes (code) |
 //! | Project docs share one 32 KiB budget (`project_doc_max_bytes`); the file crossing it is truncated, later ones dropped | `agents_md.rs` `read_agents_md()`; official guide | yes (and measured, below) |
 //! | HTML comments are not stripped, so our marker lines reach the model verbatim and are worded to read sensibly | no stripping in `read_agents_md()` (an absence) | yes (code reading) |
+//! | A file that is not valid UTF-8 is sent, each bad sequence as U+FFFD, not dropped | measured with 0.171.0 (`caf\xe9` in AGENTS.md reached the model, with the session block) | YES (measured) |
 //! | Repository skills live in `.agents/skills/` of each directory from the root to the working directory | Codex skills docs and loader | yes (docs) |
 //! | Newer versions (0.150+) may drop project `AGENTS.md` for projects explicitly marked untrusted | openai/codex issue #41499 quoting the 0.150.0 release notes | partly |
 //! | `CODEX_HOME` moves the whole Codex home (default `~/.codex`): `config.toml`, the login `auth.json`, `sessions/`; when set it must already exist and be a directory (it is canonicalised) | `find_codex_home()` in openai/codex (`codex-rs/core`, copied in `codex-rs/rmcp-client/src/find_codex_home.rs`) | yes (code) |
@@ -112,6 +113,9 @@ fn discovery() -> DiscoveryProfile {
             "-c".into(),
             format!("project_doc_max_bytes={BUDGET_BYTES_PLACEHOLDER}"),
         ],
+        // A file that is not valid UTF-8 is sent, each bad sequence as U+FFFD (measured with
+        // 0.171.0: `caf\xe9` in AGENTS.md reached the model with the session block).
+        lossy_utf8: true,
         ..DiscoveryProfile::default()
     }
 }

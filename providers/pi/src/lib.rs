@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | `.pi/APPEND_SYSTEM.md` is appended to the system prompt | `src/core/resource-loader.ts` `discoverAppendSystemPromptFile()` | YES (code) |
 //! | It is looked up **only** at `<cwd>/.pi/APPEND_SYSTEM.md` (no walk), else `~/.pi/agent/APPEND_SYSTEM.md`: the project file *shadows* the global one | same function | YES (code) |
+//! | A context file that is not valid UTF-8 is sent, each bad sequence as U+FFFD, not dropped | measured with 0.73.1 | YES (measured) |
 //! | `--append-system-prompt` suppresses discovery of both files | `this.appendSystemPromptSource ?? this.discoverAppendSystemPromptFile()` | YES (code) |
 //! | A project `.pi/SYSTEM.md` replaces Pi's default prompt; appended text still follows it | `discoverSystemPromptFile()`; `docs/usage.md` | YES |
 //! | Order sent: the system file (`.pi/SYSTEM.md`, else `~/.pi/agent/SYSTEM.md`), the append file (`.pi/APPEND_SYSTEM.md`, else `~/.pi/agent/APPEND_SYSTEM.md`), then "Project Context": `~/.pi/agent/AGENTS.md` (or `CLAUDE.md`), then each folder's from the top down to the working directory | `src/core/system-prompt.ts` `buildSystemPrompt()` (custom prompt, then `appendSection`, then the context files); measured with 0.73.1 (shapes `pi_system_files_first`, `pi_user_system_files_first`, `pi_project_system_user_append`) | YES (measured): `extra_files_first` |
@@ -112,6 +113,9 @@ fn discovery() -> DiscoveryProfile {
             (APPEND_SYSTEM.into(), USER_APPEND_SYSTEM.into()),
         ],
         verbatim: true,
+        // A file that is not valid UTF-8 is sent, each bad sequence as U+FFFD (measured with
+        // 0.73.1).
+        lossy_utf8: true,
         ..DiscoveryProfile::default()
     }
 }
