@@ -1,7 +1,7 @@
 //! `projectfile resolve --as` on the real file system: the budget figures add up in JSON and in
 //! text (what the budget let through plus what it cut is what the sources held), a file another
-//! one takes the place of is listed as `shadowed` with that file, and a version-specific profile
-//! follows `--cli-version`.
+//! one takes the place of is listed as `shadowed` with that file, a version-specific profile
+//! follows `--cli-version`, and text beside an import on its line is kept.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::disallowed_methods)]
 
 mod support;
@@ -107,4 +107,37 @@ fn claude_files_below_the_working_directory_are_on_demand() {
             .iter()
             .any(|o| o["reason"] == "on_demand")
     );
+}
+
+/// Text on the same line as an `@import` is sent with the imported file by every CLI that imports
+/// (measured with Claude Code 2.1.332, Gemini CLI 0.61.0, Qwen Code 0.24.4 and Copilot CLI
+/// 1.0.102): `resolve --as` keeps it, the import replaced in its place.
+#[test]
+fn text_beside_an_import_on_its_line_is_kept() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.ws.join(".git")).unwrap();
+    std::fs::write(sb.ws.join("style.md"), "STYLE-TEXT\n").unwrap();
+    let line = "Always use tabs SAME-LINE, see @./style.md and keep AFTER-IMPORT\n";
+    for (provider, file) in [
+        ("claude", "CLAUDE.md"),
+        ("gemini", "GEMINI.md"),
+        ("qwen", "QWEN.md"),
+        ("copilot", "AGENTS.md"),
+    ] {
+        std::fs::write(sb.ws.join(file), line).unwrap();
+        let (json, _) = resolve(&sb, &["--as", provider, "--no-user"]);
+        let body = json["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["path"].as_str().unwrap().ends_with(file))
+            .map(|s| s["body"].as_str().unwrap().to_string())
+            .unwrap_or_default();
+        assert!(
+            body.contains("Always use tabs SAME-LINE, see STYLE-TEXT")
+                && body.contains(" and keep AFTER-IMPORT"),
+            "{provider}: {json}"
+        );
+        std::fs::remove_file(sb.ws.join(file)).unwrap();
+    }
 }

@@ -14,9 +14,9 @@
 //! Claude: per_directory ["CLAUDE.md", ".claude/CLAUDE.md", ".claude/rules/**/*.md",
 //!         "AGENTS.md", ".claude/AGENTS.md", "CLAUDE.local.md"] (no AGENTS.md before 2.1.281),
 //!         exclusive_if_present (each CLAUDE-file, each AGENTS-file), exclusive_across_walk,
-//!         walk CwdUpToFsRoot, imports, max_import_hops 4, imports_inside_working_dir,
-//!         strip_html_comments, user_files [".claude/CLAUDE.md", ".claude/rules/**/*.md"],
-//!         on_demand_path_rules, on_demand_subtree, lossy_utf8
+//!         walk CwdUpToFsRoot, imports, imports_keep_line, max_import_hops 4,
+//!         imports_inside_working_dir, strip_html_comments, user_files [".claude/CLAUDE.md",
+//!         ".claude/rules/**/*.md"], on_demand_path_rules, on_demand_subtree, lossy_utf8
 //! Pi:     per_directory ["AGENTS.md", "CLAUDE.md"], first_wins, walk CwdUpToFsRoot, verbatim,
 //!         extra_files [".pi/SYSTEM.md", ".pi/APPEND_SYSTEM.md"] at the working directory and
 //!         first, user_files [".pi/agent/AGENTS.md", ".pi/agent/CLAUDE.md"], user_fallbacks
@@ -24,9 +24,9 @@
 //!         ".pi/agent/APPEND_SYSTEM.md")], lossy_utf8
 //! Cursor: extra_files [".cursor/rules/*.mdc", ".cursor/rules/*.md", "AGENTS.md", "CLAUDE.md"]
 //! Gemini: per_directory ["GEMINI.md"], root_markers [".git"], walk RootToCwd, imports,
-//!         max_import_hops 5, user_files [".gemini/GEMINI.md"], lossy_utf8
+//!         imports_keep_line, max_import_hops 5, user_files [".gemini/GEMINI.md"], lossy_utf8
 //! Qwen:   per_directory ["QWEN.md", "AGENTS.md"], names_across_walk, root_markers [".git"],
-//!         walk AboveRootToCwd, imports, max_import_hops 5,
+//!         walk AboveRootToCwd, imports, imports_keep_line, max_import_hops 5,
 //!         user_files [".qwen/QWEN.md", ".qwen/AGENTS.md"], marked_root_files
 //!         [".qwen/QWEN.local.md"], extra_files [".qwen/rules/*.md", ".qwen/rules/*/*.md"],
 //!         on_demand_path_rules, lossy_utf8
@@ -200,6 +200,10 @@ pub struct DiscoveryProfile {
     /// one-turn run (`-p`) in a fresh home never approves. Imports in user files are not
     /// concerned.
     pub imports_inside_working_dir: bool,
+    /// An import stands for the imported file inside its line: the text around it on that line
+    /// is sent too (Claude Code, Gemini CLI, Qwen Code and Copilot CLI, measured). Off: the
+    /// line is replaced whole by the file.
+    pub imports_keep_line: bool,
 }
 
 /// The placeholder of [`DiscoveryProfile::budget_launch_args`] and

@@ -64,7 +64,8 @@
 //!   `imports_inside_working_dir` follows an import of a walked file only when it leads inside the
 //!   working directory, lexically (an existing file elsewhere is `unapproved_import`); with
 //!   `extra_files_first` the extra files, each followed by its user fallback, come before
-//!   everything else.
+//!   everything else; with `imports_keep_line` an import is replaced by the imported file inside
+//!   its line, the text around it kept.
 
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
@@ -467,6 +468,8 @@ struct ProfileRules {
     /// Imports of walked files are followed only inside this directory (the working directory;
     /// `imports_inside_working_dir`).
     imports_inside: Option<String>,
+    /// The text around an import on its line is kept (`imports_keep_line`).
+    imports_keep_line: bool,
 }
 
 impl Plan {
@@ -589,6 +592,7 @@ impl Plan {
             imports_inside: profile
                 .imports_inside_working_dir
                 .then(|| working_dir.clone()),
+            imports_keep_line: profile.imports_keep_line,
         };
         let scan_subtree = profile.include_subtree || profile.on_demand_subtree;
         let subtree = scan_subtree.then(|| Subtree {
@@ -1515,7 +1519,8 @@ impl<'a> Engine<'a> {
     }
 
     /// Inlines `@path` imports (seed semantics): each line carrying an import outside a fence is
-    /// replaced whole by the imported file's expanded text; `hops` bounds the nesting, `chain`
+    /// replaced whole by the imported file's expanded text (with `imports_keep_line`, only the
+    /// import is, the rest of its line kept); `hops` bounds the nesting, `chain`
     /// refuses cycles (the line stays literal), a missing target leaves the line literal.
     ///
     /// `chain` holds lexically folded paths, so `docs/../AGENTS.md` is recognised as the file that
@@ -1547,7 +1552,7 @@ impl<'a> Engine<'a> {
                 out.push_str(line);
                 continue;
             }
-            let Some(spec) = import_target(line) else {
+            let Some((at, spec)) = import_target(line) else {
                 out.push_str(line);
                 continue;
             };
@@ -1593,7 +1598,13 @@ impl<'a> Engine<'a> {
             let expanded = self.expand(&stripped, &next_base, hops - 1, chain, pieces);
             chain.folded.pop();
             chain.files.pop();
-            out.push_str(&expanded);
+            if self.plan.rules.imports_keep_line {
+                out.push_str(&line[..at]);
+                out.push_str(&expanded);
+                out.push_str(&line[at + 1 + spec.len()..]);
+            } else {
+                out.push_str(&expanded);
+            }
         }
         Cow::Owned(out)
     }

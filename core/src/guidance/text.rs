@@ -63,14 +63,14 @@ pub(crate) fn strip_comments(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// The import path on a line, or `None`.
+/// The import on a line: where its `@` is, and the path after it; or `None`.
 ///
 /// Seed semantics: an import is `@` at the start of the line or after a space or tab, outside a
 /// backtick code span (an even number of backticks before it), running to the next space or tab
 /// (a backtick abandons it). A line carries at most one import: when several appear, the *last*
 /// one is the candidate. The candidate must be non-empty and contain a `.`; otherwise the line has
 /// no import at all.
-pub(crate) fn import_target(line: &str) -> Option<&str> {
+pub(crate) fn import_target(line: &str) -> Option<(usize, &str)> {
     let mut ticks = 0usize;
     let mut candidate: Option<&str> = None;
     let mut collecting: Option<usize> = None;
@@ -101,7 +101,9 @@ pub(crate) fn import_target(line: &str) -> Option<&str> {
     if value.is_empty() || !value.contains('.') {
         return None;
     }
-    Some(value)
+    // The `@` just before the path (a subslice of `line`).
+    let at = (value.as_ptr() as usize - line.as_ptr() as usize).checked_sub(1)?;
+    Some((at, value))
 }
 
 #[cfg(test)]
@@ -125,16 +127,18 @@ mod tests {
 
     #[test]
     fn import_targets() {
-        assert_eq!(import_target("@docs/a.md"), Some("docs/a.md"));
-        assert_eq!(import_target("see @a.md for more"), Some("a.md"));
-        assert_eq!(import_target("mail x@y.com"), None);
-        assert_eq!(import_target("`@a.md`"), None);
-        assert_eq!(import_target("`code` @a.md"), Some("a.md"));
-        assert_eq!(import_target("@a.md @b.md"), Some("b.md"));
-        assert_eq!(import_target("@a.md @user"), None);
-        assert_eq!(import_target("@noext"), None);
-        assert_eq!(import_target("@a.md @ x"), None);
-        assert_eq!(import_target("@a.md`x"), None);
-        assert_eq!(import_target("\t@a.md"), Some("a.md"));
+        let target = |line| import_target(line).map(|(_, path)| path);
+        assert_eq!(import_target("see @a.md for more"), Some((4, "a.md")));
+        assert_eq!(target("@docs/a.md"), Some("docs/a.md"));
+        assert_eq!(target("see @a.md for more"), Some("a.md"));
+        assert_eq!(target("mail x@y.com"), None);
+        assert_eq!(target("`@a.md`"), None);
+        assert_eq!(target("`code` @a.md"), Some("a.md"));
+        assert_eq!(target("@a.md @b.md"), Some("b.md"));
+        assert_eq!(target("@a.md @user"), None);
+        assert_eq!(target("@noext"), None);
+        assert_eq!(target("@a.md @ x"), None);
+        assert_eq!(target("@a.md`x"), None);
+        assert_eq!(target("\t@a.md"), Some("a.md"));
     }
 }

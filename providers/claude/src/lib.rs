@@ -282,6 +282,7 @@ fn profile(reads_agents_md: bool) -> DiscoveryProfile {
         on_demand_subtree: true,
         walk: Walk::CwdUpToFsRoot,
         imports: true,
+        imports_keep_line: true,
         max_import_hops: Some(4),
         imports_inside_working_dir: true,
         strip_html_comments: true,

@@ -141,6 +141,7 @@ fn discovery() -> DiscoveryProfile {
             ".copilot/instructions/**/*.instructions.md".into(),
         ],
         imports: true,
+        imports_keep_line: true,
         max_import_hops: Some(8),
         budget_bytes: Some(PROMPT_BUDGET_BYTES),
         budget_all_or_nothing: true,

@@ -144,6 +144,7 @@ fn discovery() -> DiscoveryProfile {
         root_markers: vec![".git".into()],
         walk: Walk::RootToCwd,
         imports: true,
+        imports_keep_line: true,
         max_import_hops: Some(5),
         user_files: vec![format!(".gemini/{CONTEXT_FILE}")],
         on_demand_subtree: true,

@@ -132,6 +132,7 @@ fn discovery() -> DiscoveryProfile {
         root_markers: vec![".git".into()],
         walk: Walk::AboveRootToCwd,
         imports: true,
+        imports_keep_line: true,
         max_import_hops: Some(5),
         user_files: vec![
             format!(".qwen/{CONTEXT_FILE}"),
