@@ -58,8 +58,8 @@
 //! # Known gaps
 //!
 //! - The prompt limit is counted in tokens; the profile counts bytes, [`PROMPT_BUDGET_BYTES`],
-//!   below the 448 KiB of prose measured, so that denser text (code, other scripts) still fits
-//!   when the verdict says so. Over it the receipt's `env` raises the limit
+//!   half the 448 KiB of prose measured, so that denser text (code, JSON, base64, other
+//!   scripts) still fits when the verdict says so. Over it the receipt's `env` raises the limit
 //!   (`COPILOT_PROVIDER_MAX_PROMPT_TOKENS`, set to the bytes needed: a token is at least a
 //!   byte) rather than let Copilot send nothing; a model in Copilot's catalog may allow more.
 //! - A host that sets `COPILOT_CUSTOM_INSTRUCTIONS_DIRS` itself loses it to the session's for
@@ -85,9 +85,10 @@ pub const MCP_FILE: &str = "mcp-config.json";
 /// The variable that raises the prompt-token limit.
 pub const PROMPT_TOKENS_ENV: &str = "COPILOT_PROVIDER_MAX_PROMPT_TOKENS";
 /// The bytes of instruction text the profile lets through Copilot's default prompt limit
-/// (128000 tokens, of which Copilot's own prompt and tools take about 12400): 320 KiB, below the
-/// 448 KiB of prose measured, for text that takes more tokens per byte.
-pub const PROMPT_BUDGET_BYTES: u64 = 320 * 1024;
+/// (128000 tokens, of which Copilot's own prompt and tools take about 12400): 224 KiB, two bytes
+/// a token, far below the 448 KiB of prose measured, since denser text takes more tokens per
+/// byte (a 307 KB JSON listing and 300 KB of base64 did not fit, measured with 1.0.102).
+pub const PROMPT_BUDGET_BYTES: u64 = 224 * 1024;
 /// Where the CLI reads project skills; each session skill is projected into `.github/skills/<name>/`.
 pub const SKILLS_DIR: &str = ".github/skills";
 /// Where the CLI reads project subagents, `<name>.agent.md`.
