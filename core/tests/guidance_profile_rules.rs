@@ -213,6 +213,19 @@ fn instruction_folders_recurse_at_the_root_and_the_working_directory() {
             "/w/proj/.github/instructions/all.instructions.md",
             "---\napplyTo: '**'\n---\neverywhere\n",
         )
+        // Patterns for every path too (Copilot CLI 1.0.102 reads these at start, measured).
+        .with_file(
+            "/w/proj/.github/instructions/any.instructions.md",
+            "---\napplyTo: \"**/*\"\n---\nany file\n",
+        )
+        .with_file(
+            "/w/proj/.github/instructions/star.instructions.md",
+            "---\napplyTo: \"*\"\n---\nstar\n",
+        )
+        .with_file(
+            "/w/proj/.github/instructions/empty.instructions.md",
+            "---\napplyTo: \"\"\n---\nempty\n",
+        )
         .with_file("/w/proj/.claude/rules/r.md", "rule")
         .with_file("/w/proj/.claude/rules/s/q.md", "nested rule")
         .with_file(
@@ -242,7 +255,10 @@ fn instruction_folders_recurse_at_the_root_and_the_working_directory() {
             "/w/proj/a/CLAUDE.md",
             "/w/proj/a/b/GEMINI.md",
             "/w/proj/.github/instructions/all.instructions.md",
+            "/w/proj/.github/instructions/any.instructions.md",
             "/w/proj/.github/instructions/deep/er/low.instructions.md",
+            "/w/proj/.github/instructions/empty.instructions.md",
+            "/w/proj/.github/instructions/star.instructions.md",
             "/w/proj/.github/instructions/top.instructions.md",
             "/w/proj/.claude/rules/r.md",
             "/w/proj/.claude/rules/s/q.md",

@@ -1667,11 +1667,15 @@ fn has_paths_front_matter(text: &str) -> bool {
     front_matter_value(text, "paths:").is_some()
 }
 
-/// Whether `text` opens with front matter holding an `applyTo:` key whose pattern is not `**`
-/// (Copilot reads such an instruction file only for the paths it applies to).
+/// Whether `text` opens with front matter holding an `applyTo:` key whose pattern names some
+/// paths only (Copilot reads such an instruction file only for the paths it applies to). `**`,
+/// `**/*`, `*` and an empty pattern apply to every path: Copilot CLI 1.0.102 reads such a file at
+/// start (measured).
 fn applies_to_some_paths(text: &str) -> bool {
-    front_matter_value(text, "applyTo:")
-        .is_some_and(|value| value.trim().trim_matches(|c| c == '"' || c == '\'') != "**")
+    front_matter_value(text, "applyTo:").is_some_and(|value| {
+        let pattern = value.trim().trim_matches(|c| c == '"' || c == '\'');
+        !matches!(pattern, "**" | "**/*" | "*" | "")
+    })
 }
 
 /// The largest char boundary of `text` at or below `limit`.
