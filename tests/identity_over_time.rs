@@ -143,6 +143,13 @@ fn a_release_by_token_finds_a_renamed_folder_and_says_when_it_cannot() {
     let receipt = ok(&release(&sb, &token, None));
     assert_eq!(receipt["released"], true, "{receipt}");
     assert_eq!(agents(&beside), USER);
+    // Released again after one more rename: nothing released, and nothing says so.
+    let again = sb.base.join("again");
+    std::fs::rename(&beside, &again).unwrap();
+    let receipt = ok(&release(&sb, &token, None));
+    assert_eq!(receipt["released"], false, "{receipt}");
+    assert_eq!(receipt["warnings"], serde_json::json!([]), "{receipt}");
+    std::fs::rename(&again, &beside).unwrap();
 
     // Moved into another folder: not found; said so, with what to do; nothing changed.
     let token = acquire(&sb, &beside, "two", &holder);

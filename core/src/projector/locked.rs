@@ -328,13 +328,18 @@ fn folder_of(
     given: Option<&Workspace>,
     access: Access<'_>,
 ) -> Result<Option<(Workspace, Option<Warning>)>> {
+    // Whether a release finds its session recorded: only then is anything released there.
+    let mut recorded = true;
     let workspace = match (given, access) {
         (Some(workspace), _) => workspace.try_clone()?,
-        (None, Access::Existing { token, hint }) => match find_folder(ledger, hint) {
-            Some(found) => found,
-            None if ledger.leases.contains_key(token) => return Err(lost(ledger, token, hint)),
-            None => return Ok(None),
-        },
+        (None, Access::Existing { token, hint }) => {
+            recorded = ledger.leases.contains_key(token);
+            match find_folder(ledger, hint) {
+                Some(found) => found,
+                None if recorded => return Err(lost(ledger, token, hint)),
+                None => return Ok(None),
+            }
+        }
         (None, _) => return Ok(None),
     };
     let mut moved = None;
@@ -346,7 +351,7 @@ fn folder_of(
             message: "the workspace folder was deleted during the session; nothing of the session was left in it".into(),
         });
     } else if ledger.workspace != workspace.path && !matches!(access, Access::ReadOnly(_)) {
-        if given.is_none() {
+        if given.is_none() && recorded {
             moved = Some(Warning {
                 path: workspace.path.display().to_string(),
                 message: format!(
