@@ -561,7 +561,8 @@ pub struct ReleaseArgs {
     #[arg(long, value_name = "T")]
     pub token: String,
     /// Where the session's workspace folder is now, when it moved since the session started
-    /// (another folder there is refused: the folder's identity is checked).
+    /// (its identity is checked: another folder there is never touched, and the session's own is
+    /// looked for where it was last seen).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<std::path::PathBuf>,
 }
