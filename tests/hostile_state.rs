@@ -357,3 +357,35 @@ fn a_ledger_that_names_another_folder_than_its_key_is_refused() {
     assert!(message.contains("another folder"), "{message}");
     assert_eq!(tree(&other), before);
 }
+
+/// A note under `<state>/paths/` that names no workspace key (damaged, or written by hand) is
+/// replaced by the next command through that path, which goes on.
+#[test]
+fn a_damaged_path_note_is_replaced_and_every_command_goes_on() {
+    let sb = Sandbox::new();
+    let released = acquired(&sb, "codex", &[]);
+    release(&sb, &released);
+    let paths = sb.state.join("paths");
+    let note = std::fs::read_dir(&paths)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let key = std::fs::read(&note).unwrap();
+    for damage in [&b"not-a-key\n"[..], b"", b"../../etc\xff"] {
+        std::fs::write(&note, damage).unwrap();
+        let ws = sb.ws.to_str().unwrap();
+        let (out, _) = run(&sb, &["strip-stale", "--workspace", ws]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(std::fs::read(&note).unwrap(), key);
+        std::fs::write(&note, damage).unwrap();
+        let receipt = acquired(&sb, "codex", &[]);
+        assert_eq!(receipt["warnings"], serde_json::json!([]), "{receipt}");
+        release(&sb, &receipt);
+    }
+}

@@ -226,12 +226,18 @@ pub(crate) fn remember_path(
     let Some(before) = before else {
         return Ok(None);
     };
-    let earlier = String::from_utf8_lossy(&before).into_owned();
+    // A note that names no key (damaged, or written by hand) named no folder: it is replaced.
+    let Some(earlier) = std::str::from_utf8(&before)
+        .ok()
+        .filter(|k| k.len() == 16 && k.bytes().all(|b| b.is_ascii_hexdigit()))
+    else {
+        return Ok(None);
+    };
     Ok(Some(Warning {
         path: canonical.display().to_string(),
         message: format!(
             "this path named another folder before (its record is {}); that record is kept and not applied here",
-            base.display_path(&RelPath::new("workspaces")?.join(&earlier)?)
+            base.display_path(&RelPath::new("workspaces")?.join(earlier)?)
                 .display()
         ),
     }))
