@@ -542,3 +542,37 @@ fn an_agents_md_that_is_not_utf8_still_delivers() {
         sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
     }
 }
+
+/// A session text holding an `@path` import, for a CLI that reads imports in it (Gemini CLI
+/// 0.61.0 put an "Import failed" note in place of `@types/node.js`, measured): the receipt warns,
+/// naming the import. In backticks, or for a CLI that reads none, it does not.
+#[test]
+fn an_import_in_the_session_text_is_warned_of_where_the_cli_reads_imports() {
+    for (provider, prompt, warned) in [
+        ("gemini", "Install @types/node.js and ping @team.lead", true),
+        ("gemini", "Install `@types/node.js` first", false),
+        ("qwen", "Read @notes.md first", true),
+        ("codex", "Install @types/node.js", false),
+    ] {
+        let sb = Sandbox::new();
+        let receipt = sb.json(&[
+            "acquire",
+            "--provider",
+            provider,
+            "--workspace",
+            &sb.ws.to_string_lossy(),
+            "--prompt",
+            prompt,
+            "--holder-pid",
+            &me(),
+        ]);
+        let warning = receipt["warnings"].as_array().unwrap().iter().any(|w| {
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("reads as an import")
+        });
+        assert_eq!(warning, warned, "{provider} {prompt:?}: {receipt}");
+        sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
+    }
+}

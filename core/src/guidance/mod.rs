@@ -56,3 +56,4 @@ pub use resolve::{resolve, resolve_as};
 pub use session::{
     MalformedBlock, SessionBlock, SessionScan, scan_session_blocks, session_block_ranges,
 };
+pub(crate) use text::first_import;

@@ -63,6 +63,20 @@ pub(crate) fn strip_comments(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The first import of `text` outside a fence: what a CLI that reads imports replaces with a
+/// file's text.
+pub(crate) fn first_import(text: &str) -> Option<&str> {
+    let mut in_fence = false;
+    for line in text.lines() {
+        if is_fence(line.trim()) {
+            in_fence = !in_fence;
+        } else if !in_fence && let Some((_, path)) = import_target(line) {
+            return Some(path);
+        }
+    }
+    None
+}
+
 /// The import on a line: where its `@` is, and the path after it; or `None`.
 ///
 /// Seed semantics: an import is `@` at the start of the line or after a space or tab, outside a
@@ -123,6 +137,16 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(strip_comments("<!-- a --> tail\nkeep"), "keep");
+    }
+
+    #[test]
+    fn the_first_import_outside_a_fence_is_found() {
+        assert_eq!(
+            first_import("Install @types/node.js now"),
+            Some("types/node.js")
+        );
+        assert_eq!(first_import("```\n@a.md\n```\nsee @b.md"), Some("b.md"));
+        assert_eq!(first_import("mail x@y.com, `@a.md`"), None);
     }
 
     #[test]

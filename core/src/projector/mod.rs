@@ -395,6 +395,13 @@ impl Projector {
         launch_args.extend(delivery.launch_args.iter().cloned());
         let env = launch_env(&plan, &private_dir, &delivery);
         warn_undelivered(&mut outcome, &delivery);
+        warn_imports(
+            &mut outcome,
+            &delivery,
+            provider,
+            &probes,
+            &request.session.prompt,
+        );
         let receipt = AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -909,6 +916,29 @@ fn warn_undelivered(out: &mut Outcome, delivery: &crate::guidance::DeliveryVerdi
         delivery.path.clone().unwrap_or_default(),
         format!("the session text will not reach the model: {why}"),
     );
+}
+
+/// A session text that reaches a CLI reading `@path` imports, holding one: the CLI sends the
+/// named file's text in its place (Gemini CLI, when there is no such file, a note that the
+/// import failed), so the model does not see the text as written.
+fn warn_imports(
+    out: &mut Outcome,
+    delivery: &crate::guidance::DeliveryVerdict,
+    provider: &dyn Provider,
+    probes: &Probes,
+    text: &str,
+) {
+    if !delivery.delivered || !provider.discovery_for(probes).imports {
+        return;
+    }
+    if let Some(import) = crate::guidance::first_import(text) {
+        out.warn(
+            delivery.path.clone().unwrap_or_default(),
+            format!(
+                "the session text holds `@{import}`, which the CLI reads as an import: it sends the file's text in its place (or a note that the import failed); put it in backticks to keep it as written"
+            ),
+        );
+    }
 }
 
 /// The order of a lease taken now: one more than that of every lease recorded.
