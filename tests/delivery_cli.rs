@@ -519,17 +519,7 @@ fn an_agents_md_that_is_not_utf8_still_delivers() {
         let sb = Sandbox::new();
         std::fs::create_dir(sb.ws.join(".git")).unwrap();
         std::fs::write(sb.ws.join("AGENTS.md"), b"# caf\xE9 rules\n").unwrap();
-        let receipt = sb.json(&[
-            "acquire",
-            "--provider",
-            provider,
-            "--workspace",
-            &sb.ws.to_string_lossy(),
-            "--prompt",
-            "Arrives.",
-            "--holder-pid",
-            &me(),
-        ]);
+        let receipt = sb.acquired(provider, "Arrives.", &[]);
         assert_eq!(
             receipt["delivery"]["delivered"], true,
             "{provider}: {receipt}"
@@ -555,17 +545,7 @@ fn an_import_in_the_session_text_is_warned_of_where_the_cli_reads_imports() {
         ("codex", "Install @types/node.js", false),
     ] {
         let sb = Sandbox::new();
-        let receipt = sb.json(&[
-            "acquire",
-            "--provider",
-            provider,
-            "--workspace",
-            &sb.ws.to_string_lossy(),
-            "--prompt",
-            prompt,
-            "--holder-pid",
-            &me(),
-        ]);
+        let receipt = sb.acquired(provider, prompt, &[]);
         let warning = receipt["warnings"].as_array().unwrap().iter().any(|w| {
             w["message"]
                 .as_str()

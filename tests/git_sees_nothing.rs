@@ -459,19 +459,7 @@ fn a_gitignore_that_re_includes_paths_gets_a_note() {
         git_ok(&sb.ws, &["commit", "-q", "-m", "ignore"]);
         std::fs::write(sb.base.join("agent.md"), "---\ndescription: R\n---\nR.\n").unwrap();
         let agent = format!("rev={}", sb.base.join("agent.md").display());
-        let receipt = sb.json(&[
-            "acquire",
-            "--provider",
-            "claude",
-            "--workspace",
-            sb.ws.to_str().unwrap(),
-            "--prompt",
-            "x",
-            "--agent",
-            &agent,
-            "--holder-pid",
-            &support::me(),
-        ]);
+        let receipt = sb.acquired("claude", "x", &["--agent", &agent]);
         let note = receipt["notes"]
             .as_array()
             .unwrap()

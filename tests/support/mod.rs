@@ -88,6 +88,21 @@ impl Sandbox {
             .args(extra);
         command
     }
+
+    /// [`Sandbox::acquire_command`] with `--json`: asserts success and parses the receipt.
+    pub fn acquired(&self, provider: &str, prompt: &str, extra: &[&str]) -> Value {
+        let out = self
+            .acquire_command(provider, prompt, extra)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{provider}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
 }
 
 /// Runs `command` to its end with `input` on its standard input.
