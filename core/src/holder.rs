@@ -381,6 +381,13 @@ fn stat_fields(text: &[u8]) -> Option<impl Iterator<Item = &[u8]>> {
 /// kernel summing every thread's counters to write it: a host with many threads (the one a
 /// benchmark runs from, an editor) costs each command one thread's worth.
 fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
+    Ok(thread_stat(pid)?.map(|(state, start, _)| (state, start)))
+}
+
+/// [`proc_stat`], and whether `pid` is the id of a thread that is not its process's first: its
+/// exit signal (field 38) is -1, which the kernel gives every thread made with `CLONE_THREAD`, and
+/// no process.
+fn thread_stat(pid: u32) -> Result<Option<(char, u64, bool)>> {
     let path = PathBuf::from(format!("/proc/{pid}/task/{pid}/stat"));
     let mut buf = Vec::new();
     let text = match read_proc(&path, &mut buf) {
@@ -388,12 +395,14 @@ fn proc_stat(pid: u32) -> Result<Option<(char, u64)>> {
         Ok(None) => return Ok(None),
         Err(e) => return Err(Error::io(path, "read", e)),
     };
-    // Field 3 is the state, field 22 the start time (index 19 after the state).
-    let parse = || -> Option<(char, u64)> {
+    // Field 3 is the state, field 22 the start time (index 19 after the state), field 38 the
+    // exit signal (16 after the start time).
+    let parse = || -> Option<(char, u64, bool)> {
         let mut fields = stat_fields(text)?;
         let state = char::from(*fields.next()?.first()?);
         let start = std::str::from_utf8(fields.nth(18)?).ok()?.parse().ok()?;
-        Some((state, start))
+        let thread = fields.nth(15).is_some_and(|signal| signal == b"-1");
+        Some((state, start, thread))
     };
     match parse() {
         Some(v) => Ok(Some(v)),
@@ -468,13 +477,6 @@ impl Holder {
     /// The process `pid` as a holder. Fails when there is no such process, when it has exited
     /// and only its zombie is left, or when `pid` is the id of one of a process's threads.
     pub fn process(pid: u32) -> Result<Holder> {
-        Holder::process_checked(pid, true)
-    }
-
-    /// [`Holder::process`]; `maybe_thread`: `pid` came from outside this process (not from
-    /// `getpid` or `getppid`, which name processes), so whether it names a thread is checked too
-    /// (one more `/proc` read).
-    fn process_checked(pid: u32, maybe_thread: bool) -> Result<Holder> {
         let refuse = |reason: String| Error::invalid(format!("/proc/{pid}"), reason);
         forget_validated();
         let here = view();
@@ -483,22 +485,19 @@ impl Holder {
                 "/proc here is not this PID namespace's own, so process {pid} cannot be looked up; mount one for it (e.g. `unshare --pid --fork --mount-proc`)"
             )));
         }
-        match proc_stat(pid)? {
-            Some(('Z' | 'X', _)) if has_exited(pid) => Err(refuse(format!(
+        match thread_stat(pid)? {
+            Some(('Z' | 'X', _, _)) if has_exited(pid) => Err(refuse(format!(
                 "process {pid} has exited (a zombie not yet reaped by its parent); a lease needs a live holder"
             ))),
             // A thread's id has a `/proc/<tid>` of its own, hidden from listings: it names one
             // thread of a process, whose end would end the lease while the process lives on.
-            Some(_)
-                if maybe_thread
-                    && let Some(group) =
-                        status_number(pid, b"Tgid:").filter(|group| *group != u64::from(pid)) =>
-            {
+            Some((_, _, true)) => {
+                let group = status_number(pid, b"Tgid:").map_or("?".to_string(), |g| g.to_string());
                 Err(refuse(format!(
                     "{pid} is a thread of process {group}, not a process; name the process ({group})"
                 )))
             }
-            Some((_, start_time)) => Ok(Holder::Process {
+            Some((_, start_time, false)) => Ok(Holder::Process {
                 pid,
                 start_time,
                 boot_id: boot_id()?,
@@ -514,7 +513,7 @@ impl Holder {
 
     /// The calling process as a holder.
     pub fn current_process() -> Result<Holder> {
-        Holder::process_checked(std::process::id(), false)
+        Holder::process(std::process::id())
     }
 
     /// The holder a command-line `acquire` names when the host names none: the nearest ancestor,
@@ -536,7 +535,7 @@ impl Holder {
             }
             pid = parent;
         }
-        Holder::process_checked(pid, false)
+        Holder::process(pid)
     }
 
     /// A lock file as a holder, unchecked: alive while some process holds an exclusive lock on it.

@@ -928,10 +928,12 @@ fn warn_imports(
     probes: &Probes,
     text: &str,
 ) {
-    if !delivery.delivered || !provider.discovery_for(probes).imports {
+    if !delivery.delivered || !text.contains('@') {
         return;
     }
-    if let Some(import) = crate::guidance::first_import(text) {
+    if let Some(import) = crate::guidance::first_import(text)
+        && provider.discovery_for(probes).imports
+    {
         out.warn(
             delivery.path.clone().unwrap_or_default(),
             format!(
