@@ -703,6 +703,8 @@ mod tests {
 
     #[test]
     fn a_path_note_is_written_only_when_it_differs_and_clears_a_killed_write_first() {
+        const A: &str = "aaaaaaaaaaaaaaaa";
+        const B: &str = "bbbbbbbbbbbbbbbb";
         let tmp = tempfile::tempdir().unwrap();
         let state = tmp.path().join("state");
         let folder = Path::new("/some/workspace");
@@ -712,28 +714,28 @@ mod tests {
                 .join("paths")
                 .join(format!(".{}{}0123", path_key(folder), fsio::TEMP_INFIX));
         // Before any state directory, no note is taken as there.
-        assert!(!path_noted(&state, folder, "aaaa"));
+        assert!(!path_noted(&state, folder, A));
         // A first start writes the note.
-        assert!(remember_path(&state, folder, "aaaa").unwrap().is_none());
-        assert_eq!(std::fs::read(&note).unwrap(), b"aaaa");
-        assert!(path_noted(&state, folder, "aaaa"));
-        assert!(!path_noted(&state, folder, "bbbb"));
+        assert!(remember_path(&state, folder, A).unwrap().is_none());
+        assert_eq!(std::fs::read(&note).unwrap(), A.as_bytes());
+        assert!(path_noted(&state, folder, A));
+        assert!(!path_noted(&state, folder, B));
         // A write killed before its rename leaves its temporary file and the old note.
-        std::fs::write(&left, b"bbbb").unwrap();
+        std::fs::write(&left, B.as_bytes()).unwrap();
         // The same folder again: nothing to write, nothing listed or touched.
-        assert!(remember_path(&state, folder, "aaaa").unwrap().is_none());
+        assert!(remember_path(&state, folder, A).unwrap().is_none());
         assert!(left.exists());
         // Another folder at that path: the leftover goes, the note is written, a warning says so.
-        let warning = remember_path(&state, folder, "bbbb").unwrap().unwrap();
+        let warning = remember_path(&state, folder, B).unwrap().unwrap();
         assert!(warning.message.contains("named another folder before"));
-        assert_eq!(std::fs::read(&note).unwrap(), b"bbbb");
+        assert_eq!(std::fs::read(&note).unwrap(), B.as_bytes());
         assert!(!left.exists());
         // A link planted at `paths` is not followed: the note behind it does not count.
         let elsewhere = tmp.path().join("elsewhere");
         std::fs::rename(state.join("paths"), &elsewhere).unwrap();
         std::os::unix::fs::symlink(&elsewhere, state.join("paths")).unwrap();
         assert!(elsewhere.join(path_key(folder)).exists());
-        assert!(!path_noted(&state, folder, "bbbb"));
+        assert!(!path_noted(&state, folder, B));
     }
 
     #[test]

@@ -394,14 +394,7 @@ impl Projector {
         }
         launch_args.extend(delivery.launch_args.iter().cloned());
         let env = launch_env(&plan, &private_dir, &delivery);
-        warn_undelivered(&mut outcome, &delivery);
-        warn_imports(
-            &mut outcome,
-            &delivery,
-            provider,
-            &probes,
-            &request.session.prompt,
-        );
+        warn_delivery(&mut outcome, &delivery, provider, &probes, request);
         let receipt = AcquireReceipt {
             schema: schema::ACQUIRE,
             token,
@@ -903,6 +896,19 @@ fn undelivered(workspace: &Path, delivery: &crate::guidance::DeliveryVerdict, th
             delivery.via
         ),
     }
+}
+
+/// What a start warns of about its delivery: a route that does not deliver
+/// ([`warn_undelivered`]), a session text holding an import ([`warn_imports`]).
+fn warn_delivery(
+    out: &mut Outcome,
+    delivery: &crate::guidance::DeliveryVerdict,
+    provider: &dyn Provider,
+    probes: &Probes,
+    request: &AcquireRequest,
+) {
+    warn_undelivered(out, delivery);
+    warn_imports(out, delivery, provider, probes, &request.session.prompt);
 }
 
 /// A file route that does not deliver is also a warning (a provider that projects nothing says
