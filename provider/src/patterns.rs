@@ -13,8 +13,8 @@
 //!   script as an owned file (Claude).
 //! - [`named_files`]: subagents and commands, one owned `<name>.md` each in the folder the CLI
 //!   reads (Claude, Cursor, Pi, Qwen's subagents); [`named_files_with_suffix`] for another file
-//!   name ending (Copilot's `<name>.agent.md`); [`front_matter`] splits such a file for a CLI
-//!   that takes its fields as configuration instead (opencode).
+//!   name ending (Copilot's `<name>.agent.md`); [`crate::front_matter::front_matter`] splits
+//!   such a file for a CLI that takes its fields as configuration instead (opencode).
 //! - [`command_files`]: commands in the CLI's own format, TOML with a `prompt` string or
 //!   Markdown, refused where the file does not fit it (Gemini, Qwen).
 //! - [`merged_hooks`]: hooks merged into the project's settings file under `"hooks"`, the script
