@@ -762,3 +762,60 @@ fn a_holder_lock_replaced_at_its_path_while_held_keeps_its_session() {
     );
     assert_eq!(agents(&sb.ws), b"# P\n");
 }
+
+/// A second state directory used on a workspace whose sessions another one records (a host
+/// started under another `HOME`, `sudo`): its commands leave what the other's live sessions made
+/// where it is, and say why; once that state directory is gone, they take it out.
+#[test]
+fn another_state_directorys_live_session_keeps_what_it_made() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
+    let skill = sb.base.join("skill");
+    std::fs::create_dir(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        b"---\nname: s\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    let before = tree(&sb.ws);
+    let first = sb.acquired(
+        "cursor",
+        "first",
+        &["--skill", &format!("s1={}", skill.display())],
+    );
+    let during = tree(&sb.ws);
+    let other = sb.base.join("other-state");
+    let out = sb
+        .cmd()
+        .env("PROJECTFILE_STATE_DIR", &other)
+        .args(["strip-stale", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap();
+    let receipt = ok(&out);
+    assert_eq!(tree(&sb.ws), during, "{receipt}");
+    assert!(
+        receipt["warnings"]
+            .to_string()
+            .contains("another state directory"),
+        "{receipt}"
+    );
+    // The first state directory ends its session as ever.
+    ok(&release(&sb, first["token"].as_str().unwrap(), None));
+    assert_eq!(tree(&sb.ws), before);
+    // A session of the first one, then that state directory lost: the other one cleans.
+    sb.acquired(
+        "cursor",
+        "again",
+        &["--skill", &format!("s1={}", skill.display())],
+    );
+    std::fs::remove_dir_all(&sb.state).unwrap();
+    ok(&sb
+        .cmd()
+        .env("PROJECTFILE_STATE_DIR", &other)
+        .args(["strip-stale", "--json", "--workspace"])
+        .arg(&sb.ws)
+        .output()
+        .unwrap());
+    assert_eq!(tree(&sb.ws), before);
+}

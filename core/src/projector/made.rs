@@ -17,8 +17,10 @@
 //! goes, and the file with it when nothing else is left: `created=true`); an empty marker; a skill
 //! folder whose own marker manifest matches it exactly. Anything else is the user's: it stays,
 //! and a warning says so. Git's exclude file, when it was there before, is named too: our block
-//! in it goes once no ledger entry records it, as no later start may put one there. Folders made on the way go when they are empty and nothing recorded
-//! needs them.
+//! in it goes once no ledger entry records it, as no later start may put one there. Folders made
+//! on the way go when they are empty and nothing recorded needs them. The record names the
+//! state directory whose start wrote it last: while that one, if another than this command's,
+//! keeps a ledger, its sessions' leftovers are left to it.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -73,6 +75,11 @@ struct Record {
     /// still has the block taken out.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     held: BTreeSet<RelPath>,
+    /// The state directory's folder for this workspace (`<state>/workspaces/<key>`) whose start
+    /// wrote the record last: while that folder keeps a ledger and is not this command's, the
+    /// sessions it records are its own, and this command leaves their leftovers to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<std::path::PathBuf>,
 }
 
 const NOTE: &str = "What projectfile sessions made in this project, so it is taken out even if projectfile's own records are lost. Do not edit.";
@@ -180,6 +187,7 @@ pub(crate) fn note_start(cx: &mut Cx<'_>, plan: &Plan) -> Result<()> {
     record.dirs.extend(dirs);
     record.joined.extend(joined);
     record.held.extend(held);
+    record.state = Some(cx.l.state.path().to_path_buf());
     if record != before {
         write(cx, &record)?;
     }
@@ -240,6 +248,45 @@ pub(crate) fn note_written(cx: &Cx<'_>, path: &RelPath, content: &str) -> Result
     write(cx, &record)
 }
 
+/// Whether the record's leftovers are another state directory's to settle
+/// ([`another_live_state`]), said in a warning when they are.
+fn left_to_another_state(cx: &mut Cx<'_>, record: &Record) -> bool {
+    let Some(theirs) = record
+        .state
+        .as_deref()
+        .filter(|s| another_live_state(cx, s))
+    else {
+        return false;
+    };
+    cx.warn(
+        priors::dir_name(cx.ns),
+        format!(
+            "this workspace's sessions are recorded in another state directory ({}): what they made is left to it; give every command here the same state directory (--state-dir or PROJECTFILE_STATE_DIR)",
+            theirs.display()
+        ),
+    );
+    true
+}
+
+/// Whether `theirs`, a state directory's folder for this workspace read back from the record, is
+/// another than this command's and still keeps a ledger: a second state directory in use here,
+/// whose sessions this command cannot see. Only ever makes a command take out less.
+fn another_live_state(cx: &Cx<'_>, theirs: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let identity = |path: &std::path::Path| {
+        std::fs::metadata(path)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .map(|meta| (meta.dev(), meta.ino()))
+    };
+    let Some(their_folder) = identity(theirs) else {
+        return false;
+    };
+    identity(cx.l.state.path()) != Some(their_folder)
+        && std::fs::symlink_metadata(theirs.join(crate::journal::JOURNAL_FILE))
+            .is_ok_and(|meta| meta.is_file())
+}
+
 /// Takes out every path the record names that no ledger entry records, and every folder it
 /// names that no entry needs, while provably ours (see the module docs); the record is left
 /// naming what the ledger still holds. `present`: the priors folder's names, when it exists.
@@ -259,6 +306,9 @@ pub(crate) fn settle(cx: &mut Cx<'_>, present: &[String]) {
         Ok(None) => Record::default(),
         Err(e) => return cx.warn(priors::dir_name(cx.ns), e.to_string()),
     };
+    if left_to_another_state(cx, &record) {
+        return;
+    }
     let mut left = record.clone();
     for path in &record.joined {
         if cx.l.ledger.entries.contains_key(path) {
