@@ -226,6 +226,11 @@ fn instruction_folders_recurse_at_the_root_and_the_working_directory() {
             "/w/proj/.github/instructions/empty.instructions.md",
             "---\napplyTo: \"\"\n---\nempty\n",
         )
+        // Patterns in a list below the key name some paths.
+        .with_file(
+            "/w/proj/.github/instructions/list.instructions.md",
+            "---\napplyTo:\n  - \"**/*.ts\"\n---\nlisted\n",
+        )
         .with_file("/w/proj/.claude/rules/r.md", "rule")
         .with_file("/w/proj/.claude/rules/s/q.md", "nested rule")
         .with_file(
@@ -268,6 +273,7 @@ fn instruction_folders_recurse_at_the_root_and_the_working_directory() {
     assert_eq!(
         omitted(&resolution, OmissionReason::OnDemand),
         vec![
+            "/w/proj/.github/instructions/list.instructions.md",
             "/w/proj/.github/instructions/ts.instructions.md",
             "/w/proj/.claude/rules/p.md"
         ]

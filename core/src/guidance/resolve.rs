@@ -1673,8 +1673,10 @@ fn has_paths_front_matter(text: &str) -> bool {
 /// start (measured).
 fn applies_to_some_paths(text: &str) -> bool {
     front_matter_value(text, "applyTo:").is_some_and(|value| {
-        let pattern = value.trim().trim_matches(|c| c == '"' || c == '\'');
-        !matches!(pattern, "**" | "**/*" | "*" | "")
+        let value = value.trim();
+        // Nothing on the key's line: its patterns are in a list below it.
+        let pattern = value.trim_matches(|c| c == '"' || c == '\'');
+        value.is_empty() || !matches!(pattern, "**" | "**/*" | "*" | "")
     })
 }
 
