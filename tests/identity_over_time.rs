@@ -410,6 +410,18 @@ fn extended_attributes_and_an_acl_survive_a_session_on_tmpfs() {
     attributes_survive(shm);
 }
 
+/// A skill folder for sessions to bring, outside the workspace.
+fn skill_source(sb: &Sandbox) -> PathBuf {
+    let skill = sb.base.join("skill");
+    std::fs::create_dir(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        b"---\nname: s\ndescription: d\n---\nbody\n",
+    )
+    .unwrap();
+    skill
+}
+
 /// What `projectfile run` made for `provider` in an empty workspace is gone once the state
 /// directory is lost and the session dead, by `strip-stale` or by the next run.
 #[test]
@@ -420,13 +432,7 @@ fn nothing_a_session_created_is_left_after_its_state_directory_is_lost() {
         ("codex", "run"),
     ] {
         let sb = Sandbox::new();
-        let skill = sb.base.join("skill");
-        std::fs::create_dir(&skill).unwrap();
-        std::fs::write(
-            skill.join("SKILL.md"),
-            b"---\nname: s\ndescription: d\n---\nbody\n",
-        )
-        .unwrap();
+        let skill = skill_source(&sb);
         let before = tree(&sb.ws);
         // The session is killed outright mid-run, and the state directory deleted.
         let mut child = sb
@@ -770,13 +776,7 @@ fn a_holder_lock_replaced_at_its_path_while_held_keeps_its_session() {
 fn another_state_directorys_live_session_keeps_what_it_made() {
     let sb = Sandbox::new();
     std::fs::write(sb.ws.join("AGENTS.md"), USER).unwrap();
-    let skill = sb.base.join("skill");
-    std::fs::create_dir(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        b"---\nname: s\ndescription: d\n---\nbody\n",
-    )
-    .unwrap();
+    let skill = skill_source(&sb);
     let before = tree(&sb.ws);
     let first = sb.acquired(
         "cursor",

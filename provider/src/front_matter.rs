@@ -1,6 +1,8 @@
 //! A Markdown file's front matter: where it starts and ends, and its top-level scalar fields as a
-//! YAML reader (what the CLIs parse it with) reads them. The one reader of front matter: the
-//! neutral definitions' fields, where a generated file's marker goes after it, and the body.
+//! YAML reader (what the CLIs parse it with) reads them. The one reader of the front matter of
+//! what a session brings and writes: the neutral definitions' fields and body, and where a
+//! generated file's marker goes. (The guidance resolver only asks whether a project file's front
+//! matter has a `paths:` or `applyTo:` key, and what is on its line.)
 //!
 //! Front matter is the lines between a first line `---` (after an optional byte order mark) and
 //! the next line that is `---` (trailing blanks allowed). A field is a `key: value` line at the

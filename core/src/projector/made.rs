@@ -273,6 +273,10 @@ fn left_to_another_state(cx: &mut Cx<'_>, record: &Record) -> bool {
 /// whose sessions this command cannot see. Only ever makes a command take out less.
 fn another_live_state(cx: &Cx<'_>, theirs: &std::path::Path) -> bool {
     use std::os::unix::fs::MetadataExt as _;
+    // The common case, this command's own, asks the file system nothing.
+    if theirs == cx.l.state.path() {
+        return false;
+    }
     let identity = |path: &std::path::Path| {
         std::fs::metadata(path)
             .ok()
