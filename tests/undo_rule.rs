@@ -380,3 +380,102 @@ fn an_edit_over_the_projects_own_config_is_set_aside_and_the_prior_comes_back() 
         b"edited during the session\n"
     );
 }
+
+/// A taken-over file or folder whose parent folder the user deleted during the session comes
+/// back with the folders on its way: by the release, and, after the state directory was lost
+/// too, by `strip-stale`. The project had those folders; what it kept there is put back.
+fn a_taken_over_path_comes_back_when_the_user_deleted_its_folder(
+    provider: &str,
+    prior: &str,
+    deleted: &str,
+    lose_state: bool,
+) {
+    let sb = Sandbox::new();
+    write(&sb.ws, prior, b"the project's own\n");
+    let before = tree(&sb.ws);
+    let source = sb.base.join("review-src");
+    write(&source, "SKILL.md", b"---\nname: review\n---\nours\n");
+    let skill = format!("review={}", source.display());
+    let a = acquire(&sb, provider, "Be brief.", &["--skill", &skill]);
+    assert_ne!(read(&sb.ws, prior).unwrap(), b"the project's own\n");
+    std::fs::remove_dir_all(sb.ws.join(deleted)).unwrap();
+    if lose_state {
+        std::fs::remove_dir_all(&sb.state).unwrap();
+        release(&sb, &a);
+        // Exit 0: nothing is left pending.
+        sb.json(&["strip-stale", "--workspace", sb.ws.to_str().unwrap()]);
+    } else {
+        release(&sb, &a);
+    }
+    assert_eq!(tree(&sb.ws), before);
+}
+
+#[test]
+fn a_taken_over_rule_file_comes_back_when_the_user_deleted_its_folder() {
+    a_taken_over_path_comes_back_when_the_user_deleted_its_folder(
+        "cursor",
+        ".cursor/rules/mlp-system.mdc",
+        ".cursor/rules",
+        false,
+    );
+}
+
+#[test]
+fn a_taken_over_rule_file_comes_back_after_its_folder_and_the_state_directory_were_lost() {
+    a_taken_over_path_comes_back_when_the_user_deleted_its_folder(
+        "cursor",
+        ".cursor/rules/mlp-system.mdc",
+        ".cursor",
+        true,
+    );
+}
+
+#[test]
+fn a_taken_over_skill_folder_comes_back_when_the_user_deleted_its_parent() {
+    a_taken_over_path_comes_back_when_the_user_deleted_its_folder(
+        "pi",
+        ".pi/skills/review/SKILL.md",
+        ".pi/skills",
+        false,
+    );
+}
+
+#[test]
+fn a_taken_over_skill_folder_comes_back_after_its_parent_and_the_state_directory_were_lost() {
+    a_taken_over_path_comes_back_when_the_user_deleted_its_folder(
+        "pi",
+        ".pi/skills/review/SKILL.md",
+        ".pi",
+        true,
+    );
+}
+
+/// The same with a symlink to a folder outside the workspace put where the deleted folder was:
+/// the prior is never moved through it, stays kept, and the release says so.
+#[test]
+fn a_taken_over_file_never_goes_back_through_a_symlinked_folder() {
+    let sb = Sandbox::new();
+    write(
+        &sb.ws,
+        ".cursor/rules/mlp-system.mdc",
+        b"the project's own\n",
+    );
+    let a = acquire(&sb, "cursor", "Be brief.", &[]);
+    std::fs::remove_dir_all(sb.ws.join(".cursor/rules")).unwrap();
+    let outside = sb.base.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, sb.ws.join(".cursor/rules")).unwrap();
+    let out = sb
+        .cmd()
+        .args(["release", "--json", "--token", a["token"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "the prior's return is pending");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    let kept = std::fs::read_dir(sb.ws.join(".agentworks-priors"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("mlp-system.mdc").is_file())
+        .count();
+    assert_eq!(kept, 1, "the project's file is still kept");
+}

@@ -227,8 +227,16 @@ pub fn drop_duplicate(root: &Root, prior: &PriorRef, original: &RelPath) -> Resu
     Ok(same)
 }
 
-/// Puts the prior back at `original`, where nothing may stand now.
+/// Puts the prior back at `original`, where nothing may stand now. The folders on its way were
+/// the project's when the prior was taken over; any the user deleted since are made again (never
+/// through a link: a symlink or a file standing at one refuses the move and the prior stays
+/// kept).
 pub fn put_back(root: &Root, prior: &PriorRef, original: &RelPath) -> Result<()> {
+    for folder in original.ancestors() {
+        if root.kind(&folder) == EntryKind::Missing {
+            root.create_dir(&folder)?;
+        }
+    }
     fsio::move_tree(root, &kept_path(prior, original)?, root, original)
 }
 
