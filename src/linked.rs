@@ -24,6 +24,7 @@ use crate::cli::{
     CanResumeArgs, LinkedArgs, ReaderCommand, RemoveRuntimeArgs, RuntimeCommand,
     RuntimeIdentityArgs, RuntimeKeyArgs,
 };
+use crate::failure::CliError;
 use crate::output;
 
 /// A runtime opened, locked and linked for one launch.
@@ -50,6 +51,12 @@ fn mode_of(name: &str) -> anyhow::Result<Mode> {
     Mode::from_name(name).with_context(|| format!("{name}: a mode is builder or run"))
 }
 
+/// A flag's value the command refuses before doing anything: bad usage (exit 2, kind `usage`),
+/// with core's reason.
+fn refused(flag: &str, error: projectfile::core::Error) -> CliError {
+    CliError::usage(flag, error.to_string())
+}
+
 fn key(
     user: &str,
     project: &str,
@@ -57,8 +64,9 @@ fn key(
     provider: &str,
     mode: Mode,
 ) -> anyhow::Result<RuntimeKey> {
-    let session = SessionId::parse(session)?;
-    Ok(RuntimeKey::new(user, project, session, provider, mode)?)
+    let session = SessionId::parse(session).map_err(|e| refused("--session-id", e))?;
+    Ok(RuntimeKey::new(user, project, session, provider, mode)
+        .map_err(|e| refused("--user/--project-id", e))?)
 }
 
 fn key_of(args: &RuntimeKeyArgs) -> anyhow::Result<RuntimeKey> {
@@ -88,11 +96,20 @@ fn launch_links(args: &LinkedArgs, workspace: &Path) -> anyhow::Result<LaunchLin
         (&args.attach, AttachAccess::FollowMode),
         (&args.attach_read_only, AttachAccess::ReadOnly),
     ] {
+        let flag = match access {
+            AttachAccess::ReadOnly => "--attach-read-only",
+            _ => "--attach",
+        };
         for spec in specs {
-            links = links.with_attached(Attachment::parse(spec, access)?);
+            let attachment = Attachment::parse(spec, access).map_err(|e| refused(flag, e))?;
+            links = links.with_attached(attachment);
         }
     }
-    links.resolve()?;
+    // Names that clash are refused values too; a folder that cannot be found is not.
+    links.resolve().map_err(|e| match e {
+        projectfile::core::Error::Invalid { .. } => refused("--attach", e).into(),
+        other => anyhow::Error::from(other),
+    })?;
     Ok(links)
 }
 
@@ -433,17 +450,32 @@ fn can_resume(args: &CanResumeArgs, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads one identity argument: inline JSON, `@FILE` or `@-`; the identity itself, a
-/// `runtime identity --json` receipt, or a whole `run --json` receipt (`linked.identity`).
+/// Reads one identity argument: inline JSON, `@FILE` or `@-` (read up to the input limit); the
+/// identity itself, a `runtime identity --json` receipt, or a whole `run --json` receipt
+/// (`linked.identity`). Inline text that is not an identity is bad usage (exit 2); a file's, an
+/// invalid input (exit 1).
 fn identity_arg(flag: &str, text: &str) -> anyhow::Result<RuntimeIdentity> {
-    let source = match text.strip_prefix('@') {
-        Some("-") => stdin_text()?,
-        Some(path) => std::fs::read_to_string(path)
-            .with_context(|| format!("{path}: cannot read the identity for {flag}"))?,
-        None => text.to_string(),
+    let (source, file) = match text.strip_prefix('@') {
+        Some("-") => (
+            crate::text_or_error(
+                crate::read_bounded(std::io::stdin()),
+                Path::new("-"),
+                "identity",
+            )?,
+            Some(Path::new("-")),
+        ),
+        Some(path) => (
+            crate::read_text(Path::new(path), "identity")?,
+            Some(Path::new(path)),
+        ),
+        None => (text.to_string(), None),
+    };
+    let refuse = |reason: String| match file {
+        Some(path) => CliError::invalid(path, format!("{flag}: {reason}")),
+        None => CliError::usage(flag, reason),
     };
     let mut value: serde_json::Value = serde_json::from_str(&source)
-        .with_context(|| format!("{flag}: the identity is not valid JSON"))?;
+        .map_err(|e| refuse(format!("the identity is not valid JSON: {e}")))?;
     if let Some(inner) = value.pointer("/linked/identity") {
         value = inner.clone();
     }
@@ -452,10 +484,10 @@ fn identity_arg(flag: &str, text: &str) -> anyhow::Result<RuntimeIdentity> {
     {
         object.remove("schema");
     }
-    serde_json::from_value(value).with_context(|| {
-        format!(
-            "{flag}: not a runtime identity (user, project, session, provider, mode, runtime, \
-             working_dir, cli_home)"
-        )
-    })
+    Ok(serde_json::from_value(value).map_err(|e| {
+        refuse(format!(
+            "not a runtime identity (user, project, session, provider, mode, runtime, \
+             working_dir, cli_home): {e}"
+        ))
+    })?)
 }

@@ -168,6 +168,51 @@ fn row_2_values_refused_before_anything_is_done() {
             Some(outside),
         ),
     ];
+    let rt = sandbox.base.join("rt");
+    let rt = rt.to_str().unwrap();
+    let linked = |session: &'static str, extra: &[&'static str]| -> Vec<&str> {
+        let mut args = run.to_vec();
+        args.extend(["--prompt", "x", "--runtime-root", rt, "--user", "u1"]);
+        args.extend([
+            "--project-id",
+            "p1",
+            "--mode",
+            "run",
+            "--session-id",
+            session,
+        ]);
+        args.extend(extra);
+        args.extend(["--", "true"]);
+        args
+    };
+    let key = [
+        "--runtime-root",
+        rt,
+        "--user",
+        "",
+        "--project-id",
+        "p1",
+        "--session-id",
+        "work:project:1",
+        "--provider",
+        "codex",
+        "--mode",
+        "run",
+    ];
+    let mut cases = cases;
+    cases.extend([
+        (linked("work:project:1", &["--attach", "x"]), None),
+        (
+            linked("work:project:1", &["--attach-read-only", "=dir"]),
+            None,
+        ),
+        (linked("bogus", &[]), None),
+        ([&["runtime", "identity"][..], &key[..]].concat(), None),
+        (
+            vec!["runtime", "can-resume", "--from", "{not json", "--to", "{}"],
+            None,
+        ),
+    ]);
     for (args, path) in cases {
         let out = sandbox.cmd().arg("--json").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
@@ -216,4 +261,33 @@ fn row_n_run_exits_with_the_commands_status() {
     // Every session was released.
     let status = sandbox.json(&["status", "--workspace", ws]);
     assert!(status["leases"].as_array().unwrap().is_empty(), "{status}");
+}
+
+/// An identity read from a file (`@FILE`) that is not one is an invalid input naming the file
+/// (exit 1, kind `invalid`); an endless one is cut at the input limit instead of read forever.
+#[test]
+fn row_1_an_identity_file_that_is_not_one() {
+    let sandbox = Sandbox::new();
+    let bad = sandbox.base.join("identity.json");
+    std::fs::write(&bad, "{not json").unwrap();
+    for file in [bad.to_str().unwrap(), "/dev/zero"] {
+        let from = format!("@{file}");
+        let out = sandbox
+            .cmd()
+            .args([
+                "--json",
+                "runtime",
+                "can-resume",
+                "--from",
+                &from,
+                "--to",
+                "{}",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", stderr(&out));
+        let error = error_of(&out);
+        assert_eq!(error["kind"], "invalid", "{file}");
+        assert_eq!(error["path"], file, "{file}");
+    }
 }

@@ -259,6 +259,23 @@ fn the_launch_lock_keeps_launches_and_removal_apart() {
     assert!(!f.dir().exists());
 }
 
+/// The lock holds whatever the running CLI does to the file that names its holder: a second
+/// launch and a removal still wait (and are refused as busy) while the first launch lasts.
+#[test]
+fn the_launch_lock_holds_when_its_file_is_unlinked() {
+    let f = fixture();
+    let runtime = Runtime::locate(&f.root, key()).unwrap();
+    let first = f.launch(&LaunchLinks::new(&f.project)).unwrap();
+    std::fs::remove_file(f.dir().join(LAUNCH_LOCK)).unwrap();
+    let err = f.launch(&LaunchLinks::new(&f.project)).unwrap_err();
+    assert_eq!(err.kind(), "busy", "{err}");
+    let err = runtime.remove_waiting(NO_WAIT).unwrap_err();
+    assert_eq!(err.kind(), "busy", "{err}");
+    assert!(f.dir().is_dir());
+    drop(first);
+    assert!(f.launch(&LaunchLinks::new(&f.project)).is_ok());
+}
+
 #[rstest]
 #[case::the_lock(LAUNCH_LOCK)]
 #[case::the_cli_home(CLI_HOME_DIR)]

@@ -64,17 +64,26 @@ const LOCK_POLL: Duration = Duration::from_millis(25);
 /// A held launch lock; dropping it releases the lock.
 #[derive(Debug)]
 pub struct LaunchLock {
-    _fd: OwnedFd,
+    /// The runtime directory, opened for the lock: the lock is on it.
+    _dir: OwnedFd,
+    /// The file naming the holder.
+    _holder: OwnedFd,
 }
 
-/// Takes the launch lock of the open runtime `dir` (at `path`), waiting at most `wait`. The lock
-/// file is opened without following a link and must be a regular file; our pid is written into
-/// it so that a waiting launch can say who holds it.
+/// Takes the launch lock of the open runtime `dir` (at `path`), waiting at most `wait`.
+///
+/// The lock is an exclusive `flock` on the runtime directory itself, through an open file
+/// description of its own: a lock file can be unlinked by anything that writes the runtime (the
+/// CLI a launch runs, in its working directory), and a launch after that would lock a new file
+/// while the first one still ran; the directory cannot be taken away while it holds anything.
+/// The file [`LAUNCH_LOCK`] beside it only names the holder (our pid, for a waiting launch's
+/// message); it is opened without following a link and must be a regular file. A wait that runs
+/// out is [`Error::Busy`].
 pub fn lock_launch(dir: impl AsFd, path: &Path, wait: Duration) -> Result<LaunchLock> {
     let lock_path = path.join(LAUNCH_LOCK);
     let flags =
         OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
-    let fd = match rfs::openat(&dir, LAUNCH_LOCK, flags, Mode::from_raw_mode(0o600)) {
+    let holder = match rfs::openat(&dir, LAUNCH_LOCK, flags, Mode::from_raw_mode(0o600)) {
         Ok(fd) => fd,
         Err(Errno::LOOP) => {
             return Err(unsafe_at(
@@ -84,40 +93,50 @@ pub fn lock_launch(dir: impl AsFd, path: &Path, wait: Duration) -> Result<Launch
         }
         Err(errno) => return Err(io(&lock_path, "open the launch lock", errno)),
     };
-    let st = rfs::fstat(&fd).map_err(|e| io(&lock_path, "inspect the launch lock", e))?;
+    let st = rfs::fstat(&holder).map_err(|e| io(&lock_path, "inspect the launch lock", e))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(unsafe_at(
             &lock_path,
             "the launch lock is not a regular file; refusing to use it",
         ));
     }
+    let locked = rfs::openat(
+        &dir,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| io(path, "open the runtime to lock it", e))?;
     let started = Instant::now();
     loop {
-        match rfs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
+        match rfs::flock(&locked, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => break,
             Err(Errno::WOULDBLOCK) if started.elapsed() < wait => std::thread::sleep(LOCK_POLL),
             Err(Errno::WOULDBLOCK) => {
-                let holder = read_holder(&fd)
+                let holder = read_holder(&holder)
                     .map(|pid| format!(" (pid {pid})"))
                     .unwrap_or_default();
-                return Err(unsafe_at(
-                    path,
-                    format!(
+                return Err(Error::Busy {
+                    path: path.to_path_buf(),
+                    reason: format!(
                         "another launch{holder} is using this runtime (waited {} s for its \
                          launch lock); try again when it has finished",
                         wait.as_secs()
                     ),
-                ));
+                });
             }
-            Err(errno) => return Err(io(&lock_path, "lock the launch lock", errno)),
+            Err(errno) => return Err(io(path, "lock the runtime", errno)),
         }
     }
     let pid = std::process::id().to_string();
     // The pid is only a hint for messages: a failure to write it changes nothing.
-    if rfs::ftruncate(&fd, 0).is_ok() {
-        let _ = rustix::io::pwrite(&fd, pid.as_bytes(), 0);
+    if rfs::ftruncate(&holder, 0).is_ok() {
+        let _ = rustix::io::pwrite(&holder, pid.as_bytes(), 0);
     }
-    Ok(LaunchLock { _fd: fd })
+    Ok(LaunchLock {
+        _dir: locked,
+        _holder: holder,
+    })
 }
 
 fn read_holder(fd: &OwnedFd) -> Option<u32> {
