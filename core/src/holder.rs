@@ -217,7 +217,38 @@ pub fn boot_id() -> Result<std::sync::Arc<str>> {
         }
         Err(e) => return Err(Error::io(path, "read the boot id", e)),
     };
+    // A file that reads otherwise (empty where a sandbox masks it) names no boot: taken for one,
+    // every lease would look rebooted.
+    if !is_boot_id(&text) {
+        let masked = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it reads {text:?}, not a boot id (masked here?)"),
+        );
+        return Err(Error::io(path, "read the boot id", masked));
+    }
     Ok(BOOT_ID.get_or_init(|| text.into()).clone())
+}
+
+/// Whether `text` has the form of a boot id: a UUID in lower-case hex, as the kernel writes it.
+fn is_boot_id(text: &str) -> bool {
+    text.len() == 36
+        && text.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
+}
+
+/// Whether a process `pid` of this PID namespace exists, asked of the kernel rather than of
+/// `/proc` (which `hidepid` may keep from showing it): `Some(false)` only when there is none.
+fn exists_here(pid: u32) -> Option<bool> {
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)?;
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) | Err(rustix::io::Errno::PERM) => Some(true),
+        Err(rustix::io::Errno::SRCH) => Some(false),
+        Err(_) => None,
+    }
 }
 
 /// The boot as notes left between commands name it: the boot id, and in the crash tests the
@@ -294,8 +325,9 @@ fn view() -> View {
 /// Whether the process recorded as `pid` of the PID namespace `pid_ns` with start time `start`
 /// lives, for a namespace other than this process's: found among the processes visible here
 /// (a namespace below this one shows all of its own), or `Unknown` when no process of that
-/// namespace is visible here.
-fn foreign_liveness(pid: u32, start: u64, pid_ns: u64) -> Result<Liveness> {
+/// namespace is visible here. `start` is `None` for a holder recorded in another time namespace,
+/// whose start time reads otherwise here: a pid found is then `Unknown`, one not found dead.
+fn foreign_liveness(pid: u32, start: Option<u64>, pid_ns: u64) -> Result<Liveness> {
     let proc_dir = fsio::open_dir_following(Path::new("/proc"))?;
     let listing = rustix::fs::Dir::read_from(&proc_dir)
         .map_err(|e| Error::io("/proc", "list", std::io::Error::from(e)))?;
@@ -347,6 +379,13 @@ fn foreign_liveness(pid: u32, start: u64, pid_ns: u64) -> Result<Liveness> {
         if pids.get(level) != Some(&pid) {
             continue;
         }
+        let Some(start) = start else {
+            return Ok(Liveness::Unknown {
+                reason: format!(
+                    "process {pid} of PID namespace {pid_ns} was recorded in another time namespace, where start times read otherwise: it cannot be judged from here"
+                ),
+            });
+        };
         match proc_stat(*q)? {
             Some(('Z' | 'X', found)) if found == start && has_exited(*q) => {
                 return Ok(Liveness::Dead {
@@ -641,19 +680,17 @@ impl Holder {
                 pid_ns,
                 time_ns,
             } => {
+                // A boot id that cannot be read here is no answer (an error: `Unknown`); one
+                // recorded that is not a boot id names no boot a holder of ours lived in.
                 if &boot_id()? != recorded_boot {
                     return dead("rebooted since the lease was taken".to_string());
                 }
                 let here = view();
-                if *time_ns != here.time_ns {
-                    return Ok(Liveness::Unknown {
-                        reason: format!(
-                            "process {pid} was recorded in another time namespace, where start times read otherwise: it cannot be judged from here"
-                        ),
-                    });
-                }
+                // In another time namespace start times read otherwise, so only a holder that
+                // is gone altogether can be told.
+                let start = (*time_ns == here.time_ns).then_some(*start_time);
                 if *pid_ns != here.pid_ns {
-                    return foreign_liveness(*pid, *start_time, *pid_ns);
+                    return foreign_liveness(*pid, start, *pid_ns);
                 }
                 if !here.own_proc {
                     return Ok(Liveness::Unknown {
@@ -662,9 +699,27 @@ impl Holder {
                         ),
                     });
                 }
-                match proc_stat(*pid)? {
+                let stat = proc_stat(*pid)?;
+                if stat.is_none() && exists_here(*pid) != Some(false) {
+                    return Ok(Liveness::Unknown {
+                        reason: format!(
+                            "process {pid} exists but /proc here does not show it (mounted with hidepid?): it cannot be judged"
+                        ),
+                    });
+                }
+                let Some(start_time) = start else {
+                    return match stat {
+                        None => dead(format!("process {pid} has exited")),
+                        Some(_) => Ok(Liveness::Unknown {
+                            reason: format!(
+                                "process {pid} was recorded in another time namespace, where start times read otherwise: it cannot be judged from here"
+                            ),
+                        }),
+                    };
+                };
+                match stat {
                     None => dead(format!("process {pid} has exited")),
-                    Some((_, start)) if start != *start_time => {
+                    Some((_, start)) if start != start_time => {
                         dead(format!("process {pid} has exited and its pid was reused"))
                     }
                     Some(('Z' | 'X', _)) if has_exited(*pid) => {
