@@ -551,9 +551,14 @@ fn a_forged_link_record_can_only_make_us_unlink_a_symlink() {
     std::fs::write(env.other.join("precious.txt"), b"keep me").unwrap();
     let runtime = env.runtime_dir("builder");
     std::os::unix::fs::symlink(&env.other, runtime.join("output")).unwrap();
+    // The forged record names `output` (and keeps `project`, which a launch wants as it is: a
+    // record that leaves it out makes it someone else's, and the launch fails).
     let forged = serde_json::json!({
         "version": 1,
-        "links": [{"slot": "output", "target": env.other}],
+        "links": [
+            {"slot": "output", "target": env.other},
+            {"slot": "project", "target": env.project},
+        ],
     });
     std::fs::remove_file(runtime.join(".projectfile-links.json")).unwrap();
     std::fs::write(runtime.join(".projectfile-links.json"), forged.to_string()).unwrap();

@@ -220,6 +220,26 @@ fn a_foreign_thing_fails_the_launch_before_any_of_our_changes() {
     assert_eq!(Tree::capture(&dir), before, "nothing may change");
 }
 
+/// A link we did not make is not ours even when its text is exactly what the launch wants:
+/// the record does not name it, so the launch fails and leaves it (and its folder) alone.
+#[test]
+fn a_foreign_link_with_the_wanted_text_fails_the_launch() {
+    let f = fixture();
+    drop(f.launch(&LaunchLinks::new(&f.project)).unwrap());
+    let dir = f.dir();
+    let docs = f.folder("a");
+    fs::create_dir(dir.join("attached")).unwrap();
+    symlink(docs.canonicalize().unwrap(), dir.join("attached/d")).unwrap();
+    symlink(f.folder("b").canonicalize().unwrap(), dir.join("output")).unwrap();
+    let before = Tree::capture(&dir);
+    let links = LaunchLinks::new(&f.project)
+        .with_output(f.folder("b"))
+        .with_attached(Attachment::new("d", &docs, AttachAccess::ReadOnly).unwrap());
+    let err = f.launch(&links).unwrap_err();
+    assert!(err.to_string().contains("did not make"), "{err}");
+    assert_eq!(Tree::capture(&dir), before, "nothing may change");
+}
+
 #[test]
 fn a_stray_entry_with_a_name_that_is_not_utf8_is_not_ours() {
     use std::os::unix::ffi::OsStrExt;

@@ -3,10 +3,10 @@
 //!
 //! # The launch lock
 //!
-//! `<runtime>/.projectfile-launch.lock` is held (`flock`, exclusive, close-on-exec so the CLI
-//! does not inherit it) for the whole launch, and taken by removal, so a launch never has its
-//! links changed under it and a runtime in use is never removed. A killed launch drops it with
-//! its last descriptor.
+//! The runtime directory itself is locked (`flock`, exclusive, close-on-exec so the CLI does not
+//! inherit it) for the whole launch, and by removal, so a launch never has its links changed
+//! under it and a runtime in use is never removed; `<runtime>/.projectfile-launch.lock` only
+//! names the holder (see [`lock_launch`]). A killed launch drops it with its last descriptor.
 //!
 //! # How "we made this link" is proven
 //!
@@ -28,7 +28,7 @@
 //!
 //! For every slot that matters (`project`, `output`, each entry of `attached/`, each wanted or
 //! recorded slot) the launch decides, before changing anything: keep (exactly the wanted link is
-//! there), create (free), replace or remove (ours, not wanted as it is), or refuse (anything we
+//! there, and recorded), create (free), replace or remove (ours, not wanted as it is), or refuse (anything we
 //! did not make where one of our links goes). One refusal fails the launch with nothing changed.
 #![allow(clippy::disallowed_methods)]
 
@@ -356,7 +356,11 @@ fn decide(
     match (found, wanted) {
         (Found::Nothing, Some(_)) => Ok(Step::Create),
         (Found::Nothing, None) => Ok(Step::Nothing),
-        (Found::Link(text), Some(target)) if text == target => Ok(Step::Keep),
+        // Exactly the wanted link, and ours: the record names it (a link is recorded before it
+        // is made, so every link of ours is). The same text unrecorded is someone else's.
+        (Found::Link(text), Some(target)) if text == target && recorded.contains(text) => {
+            Ok(Step::Keep)
+        }
         (Found::Link(text), Some(_)) if recorded.contains(text) => Ok(Step::Replace(text.clone())),
         (Found::Link(text), None) if recorded.contains(text) => Ok(Step::Remove(text.clone())),
         _ => Err(()),
