@@ -287,12 +287,14 @@ fn without_our_blank_line(markers: &Markers, bytes: &[u8]) -> Option<Vec<u8>> {
         .into_iter()
         .find(|term| before.ends_with(term) && before.len() > term.len())?;
     let rest = &before[..before.len() - blank.len()];
-    // The line before ours ends in `\n` and is not blank itself.
+    // The line before ours ends in `\n` and is not blank itself (a byte order mark alone on a
+    // line is a blank line too).
+    let line = rest.strip_prefix(b"\xef\xbb\xbf").unwrap_or(rest);
     let ends_text = rest.ends_with(b"\n")
         && !rest.ends_with(b"\n\n")
         && !rest.ends_with(b"\n\r\n")
-        && rest != b"\n"
-        && rest != b"\r\n";
+        && line != b"\n"
+        && line != b"\r\n";
     ends_text.then(|| [rest, &bytes[begin..]].concat())
 }
 
