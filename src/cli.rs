@@ -192,6 +192,10 @@ printed just before CMD starts, or the error object if CMD cannot start (then it
 If that line cannot be written (the reader of stdout is gone), CMD does not run. The session is
 released whatever happens, output included.
 
+Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT are forwarded to CMD while it runs. Before CMD starts
+(while waiting for the workspace lock or a runtime in use, say) one ends the wait: CMD does not
+run, anything acquired is released, and the exit status is 128+N.
+
 Examples:
   projectfile run --provider codex --workspace /tmp/demo --prompt 'Be brief.' -- cat AGENTS.md
   projectfile run --provider claude --workspace . --prompt 'Be brief.' --mcp-config servers.json \\

@@ -4,8 +4,10 @@
 //! Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to this process *by another process* are
 //! forwarded to the child. Signals the terminal sends to the whole foreground process group
 //! (Ctrl-C) reach the child directly, so they are not forwarded a second time (told apart by
-//! `si_code == SI_KERNEL`). If this process is killed outright (SIGKILL), its lease goes stale and
-//! the next start cleans it.
+//! `si_code == SI_KERNEL`). Before the command has started, any of them (the terminal's too)
+//! means it will not: a lock wait under way is given up, whatever was acquired is released, and
+//! the exit status is 128+N. If this process is killed outright (SIGKILL), its lease goes stale
+//! and the next start cleans it.
 
 use anyhow::Context as _;
 use projectfile::core::holder::Holder;
@@ -33,28 +35,33 @@ extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut l
     } else {
         unsafe { (*info).si_code }
     };
-    if code == libc::SI_KERNEL {
-        return; // From the terminal: the child's process group received it too.
-    }
     let child = CHILD.load(Ordering::SeqCst);
     if child > 0 {
+        if code == libc::SI_KERNEL {
+            return; // From the terminal: the child's process group received it too.
+        }
         // SAFETY: kill is async-signal-safe; a failure (child already gone) is harmless.
         unsafe {
             libc::kill(child, signal);
         }
     } else {
+        // No child yet (the terminal's signals too: nobody else got them). The command will not
+        // start, and a lock wait under way is given up (an atomic store).
         PENDING.store(signal, Ordering::SeqCst);
+        projectfile::core::interrupt_lock_waits();
     }
 }
 
 fn install_forwarding() -> anyhow::Result<()> {
     for signal in FORWARDED {
         // SAFETY: a zeroed sigaction is a valid starting value; we set the handler, SA_SIGINFO
-        // and SA_RESTART, and an empty mask, then install it for a catchable signal.
+        // and an empty mask, then install it for a catchable signal. No SA_RESTART: a lock wait
+        // blocked in `flock` must return (EINTR) to see that it was given up; std retries the
+        // calls it makes on EINTR (waiting for the child, writing the output).
         let rc = unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = forward as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            action.sa_flags = libc::SA_SIGINFO;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut())
         };
@@ -94,13 +101,19 @@ pub fn run(
     }
     install_forwarding()?;
     let workspace = Projector::canonical_workspace(&args.session.workspace)?;
-    let linked = crate::linked::open(&args.linked, &args.session.provider, &workspace)?;
+    let linked = match crate::linked::open(&args.linked, &args.session.provider, &workspace) {
+        Ok(linked) => linked,
+        Err(e) => return before_start(e, json),
+    };
     let destination = linked.as_ref().map(|l| crate::Destination {
         root: l.dir(),
         cli_home: l.cli_home_dir().map(|_| CLI_HOME_DIR),
     });
     let (mut receipt, folder) =
-        crate::acquire(projector, &args.session, session, destination, holder, log)?;
+        match crate::acquire(projector, &args.session, session, destination, holder, log) {
+            Ok(acquired) => acquired,
+            Err(e) => return before_start(e, json),
+        };
     // After acquire: the sandboxed CLI must read the session's private files (a prompt file
     // named in the launch arguments lives under the state directory, outside every grant).
     let sandbox = match &linked {
@@ -109,7 +122,7 @@ pub fn run(
                 Ok(sandbox) => sandbox,
                 Err(e) => {
                     // Nothing ran: undo the session before reporting.
-                    let _ = projector.release_in(&receipt.token, &folder);
+                    let _ = release(projector, &receipt.token, &folder);
                     return Err(e);
                 }
             }
@@ -123,7 +136,7 @@ pub fn run(
                 Ok(tmp) => tmp,
                 Err(e) => {
                     // Nothing ran: undo the session before reporting.
-                    let _ = projector.release_in(&receipt.token, &folder);
+                    let _ = release(projector, &receipt.token, &folder);
                     return Err(e);
                 }
             }
@@ -134,7 +147,7 @@ pub fn run(
     // goes through the folder handle kept since the acquire: the folder renamed or moved while
     // the command ran is still found, and one deleted is known gone.
     let outcome = start_and_wait(args, &receipt, &folder, sandbox, tmp, json, log);
-    let released = projector.release_in(&receipt.token, &folder);
+    let released = release(projector, &receipt.token, &folder);
     if let Some(linked) = linked
         && let Err(e) = crate::linked::close(linked)
     {
@@ -170,6 +183,31 @@ pub fn run(
             Ok(ExitCode::from(crate::failure::FAILURE))
         }
     }
+}
+
+/// Releases the session. A signal that arrived before the command started gave up the lock
+/// waits of this process; the release waits again as any release does (a signal arriving now,
+/// during its wait, gives it up: the lease is then stale, its holder gone, and the next start
+/// cleans it).
+fn release(
+    projector: &Projector,
+    token: &str,
+    folder: &projectfile::core::workspace::Workspace,
+) -> projectfile::core::Result<projectfile::core::projector::ReleaseReceipt> {
+    projectfile::core::resume_lock_waits();
+    projector.release_in(token, folder)
+}
+
+/// A failure before the session was acquired. When a forwarded signal arrived meanwhile (giving
+/// up any lock wait), the failure is reported as any other and the exit status is the signal's,
+/// 128+N, as the command's would have been; otherwise it is the caller's to report.
+fn before_start(error: anyhow::Error, json: bool) -> anyhow::Result<ExitCode> {
+    let pending = PENDING.load(Ordering::SeqCst);
+    if pending == 0 {
+        return Err(error);
+    }
+    let _ = crate::failure::report(&error, json);
+    Ok(ExitCode::from(128u8.saturating_add(pending as u8)))
 }
 
 /// The folders holding the session's private files (named by launch arguments or by the

@@ -333,3 +333,89 @@ fn the_cli_gives_up_at_its_limit_with_nothing_changed_never_starting_a_thread() 
     assert_eq!(tree(&sb.ws), before, "nothing changed");
     drop(held);
 }
+
+/// `run` waiting for the workspace lock (held by this test) is ended by SIGTERM or SIGINT while
+/// it waits: it gives the wait up at once, never starts its command, changes nothing, and exits
+/// with the signal's status (128+N).
+#[test]
+fn a_signal_ends_runs_wait_for_the_workspace_lock_and_its_command_never_starts() {
+    for (sig, code) in [("-TERM", 143), ("-INT", 130)] {
+        let (sb, _lock, held) = workspace_with_its_lock_held();
+        let before = tree(&sb.ws);
+        let ran = sb.base.join("ran");
+        let mut child = sb
+            .cmd()
+            .args(["--wait", "600", "run", "--provider", "codex", "--workspace"])
+            .arg(&sb.ws)
+            .args(["--prompt", "Session text.", "--", "touch"])
+            .arg(&ran)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        eventually("run waits for the lock", || queued_for_a_lock(pid));
+        signal(&child, sig);
+        // Ended while the lock is still held (the test holds it until after this).
+        let mut status = None;
+        eventually("run ends", || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        });
+        assert_eq!(status.unwrap().code(), Some(code), "{sig}");
+        assert!(!ran.exists(), "{sig}: the command started");
+        assert_eq!(tree(&sb.ws), before, "{sig}");
+        drop(held);
+    }
+}
+
+/// The same for a runtime's launch lock, held by another launch: the second launch's wait
+/// (`--runtime-wait`) is given up at the signal.
+#[test]
+fn a_signal_ends_runs_wait_for_a_runtime_in_use() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), b"mine\n").unwrap();
+    let rt = sb.base.join("rt");
+    std::fs::create_dir(&rt).unwrap();
+    let go = sb.base.join("go");
+    let linked = |wait: &str| {
+        let mut c = sb.cmd();
+        c.args(["run", "--provider", "codex", "--workspace"])
+            .arg(&sb.ws)
+            .args(["--prompt", "Session text.", "--runtime-root"])
+            .arg(&rt)
+            .args(["--user", "u1", "--project-id", "p1", "--session-id"])
+            .args(["work:project:1", "--mode", "run", "--runtime-wait", wait])
+            .stderr(std::process::Stdio::null());
+        c
+    };
+    let started = sb.base.join("started");
+    let script = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+        started.display(),
+        go.display()
+    );
+    let mut first = linked("0")
+        .args(["--", "sh", "-c", &script])
+        .spawn()
+        .unwrap();
+    eventually("the first launch runs", || started.exists());
+    let ran = sb.base.join("ran");
+    let mut second = linked("600")
+        .arg("--")
+        .arg("touch")
+        .arg(&ran)
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    signal(&second, "-TERM");
+    let mut status = None;
+    eventually("the second launch ends", || {
+        status = second.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(143));
+    assert!(!ran.exists(), "the command started");
+    std::fs::write(&go, b"").unwrap();
+    assert!(first.wait().unwrap().success());
+    assert_eq!(std::fs::read(sb.ws.join("AGENTS.md")).unwrap(), b"mine\n");
+}

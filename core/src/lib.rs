@@ -62,3 +62,5 @@ pub use projector::Projector;
 pub fn one_command_per_process() {
     fsio::wait_on_calling_thread();
 }
+
+pub use fsio::{interrupt_lock_waits, resume_lock_waits};

@@ -32,6 +32,28 @@ use std::time::{Duration, Instant};
 /// its deadline when the first signal lands just before `flock` is entered.
 pub(super) const ALARM_REPEAT: Duration = Duration::from_millis(20);
 
+/// Whether the lock waits of this process were given up ([`interrupt_lock_waits`]).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Gives up every lock wait of this process, now and later: one on the calling thread (see
+/// [`crate::one_command_per_process`]) or polling ends with [`crate::Error::Busy`], nothing
+/// changed. One atomic store, so a signal handler may call it; for a wait blocked in `flock` to
+/// see it, that handler must be installed without `SA_RESTART` (so the `flock` returns `EINTR`).
+pub fn interrupt_lock_waits() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Lets the lock waits of this process wait again after [`interrupt_lock_waits`] (a command
+/// that gave up its start waits for the lock to undo what it did).
+pub fn resume_lock_waits() {
+    INTERRUPTED.store(false, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether [`interrupt_lock_waits`] was called (and [`resume_lock_waits`] not since).
+pub(crate) fn lock_waits_interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Whether lock waits in this process block on the calling thread (see
 /// [`crate::one_command_per_process`]); otherwise a waiter thread waits.
 static ON_CALLING_THREAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

@@ -30,8 +30,9 @@ mod splice;
 pub mod tree;
 mod xattrs;
 
-pub(crate) use lock_alarm::wait_on_calling_thread;
 pub use lock_alarm::with_lock_wait_on_calling_thread;
+pub use lock_alarm::{interrupt_lock_waits, resume_lock_waits};
+pub(crate) use lock_alarm::{lock_waits_interrupted, wait_on_calling_thread};
 pub use splice::{FileState, OpenFile};
 pub use tree::{TreeEntry, TreeKind, move_tree, scan_path};
 
@@ -1134,6 +1135,9 @@ fn wait_for_lock(
     if wait.limit.is_zero() {
         return Err(busy(display, stat, wait));
     }
+    if lock_waits_interrupted() {
+        return Err(interrupted(display));
+    }
     let start = Instant::now();
     let polled = POLLED_LOCK_WAIT.with(std::cell::Cell::get);
     if !polled
@@ -1169,7 +1173,19 @@ fn wait_for_lock(
     {
         return Ok(());
     }
+    if lock_waits_interrupted() {
+        return Err(interrupted(display));
+    }
     Err(busy(display, stat, wait))
+}
+
+/// The refusal of a wait given up by [`interrupt_lock_waits`].
+fn interrupted(display: &Path) -> Error {
+    Error::Busy {
+        path: display.to_path_buf(),
+        reason: "the wait for this lock was given up (a signal arrived); nothing was changed"
+            .to_string(),
+    }
 }
 
 /// The wait of [`wait_for_lock`] on the calling thread: blocked in `flock(LOCK_EX)` on `file`
@@ -1204,6 +1220,9 @@ fn wait_on_this_thread(
             Err(rustix::io::Errno::INTR) => {}
             Err(e) => break Err(lock_error(errno(e))),
         }
+        if lock_waits_interrupted() {
+            break Ok(false);
+        }
         if let Some((tell, at)) = notice
             && Instant::now() >= at
         {
@@ -1225,10 +1244,10 @@ fn wait_on_this_thread(
         }
     };
     drop(alarm);
-    if taken? {
-        Ok(())
-    } else {
-        Err(busy(display, stat, wait))
+    match taken? {
+        true => Ok(()),
+        false if lock_waits_interrupted() => Err(interrupted(display)),
+        false => Err(busy(display, stat, wait)),
     }
 }
 
@@ -1309,6 +1328,9 @@ impl LockWaiter {
                     Ok(()) => return Ok(true),
                     Err(std::fs::TryLockError::WouldBlock) => {}
                     Err(std::fs::TryLockError::Error(e)) => return Err(e),
+                }
+                if lock_waits_interrupted() {
+                    return Ok(false);
                 }
                 let left = deadline.map(|at| at.saturating_duration_since(Instant::now()));
                 if left.is_some_and(|left| left.is_zero()) {

@@ -111,6 +111,14 @@ pub fn lock_launch(dir: impl AsFd, path: &Path, wait: Duration) -> Result<Launch
     loop {
         match rfs::flock(&locked, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => break,
+            Err(Errno::WOULDBLOCK) if crate::fsio::lock_waits_interrupted() => {
+                return Err(Error::Busy {
+                    path: path.to_path_buf(),
+                    reason: "the wait for another launch to finish was given up (a signal \
+                             arrived); nothing was changed"
+                        .to_string(),
+                });
+            }
             Err(Errno::WOULDBLOCK) if started.elapsed() < wait => std::thread::sleep(LOCK_POLL),
             Err(Errno::WOULDBLOCK) => {
                 let holder = read_holder(&holder)
