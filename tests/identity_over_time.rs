@@ -819,3 +819,52 @@ fn another_state_directorys_live_session_keeps_what_it_made() {
         .unwrap());
     assert_eq!(tree(&sb.ws), before);
 }
+
+/// A copy of a workspace taken while a session ran (`cp -a`, a backup put back) holds what that
+/// session made and the record of it, naming the original's folder of the same state directory.
+/// That is another folder's record, not another state directory: once the session's holder is
+/// gone, `strip-stale` in the copy takes out what is provably ours, and says nothing of another
+/// state directory.
+#[test]
+fn a_copy_taken_mid_session_is_cleaned_by_its_own_strip_stale() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("README"), b"x\n").unwrap();
+    let before = tree(&sb.ws);
+    let mut holder = Command::new("sleep").arg("600").spawn().unwrap();
+    let pid = holder.id().to_string();
+    ok(&sb
+        .cmd()
+        .args(["acquire", "--json", "--provider", "cursor", "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "Copied session.", "--holder-pid", &pid])
+        .output()
+        .unwrap());
+    let copy = sb.base.join("copy");
+    assert!(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&sb.ws)
+            .arg(&copy)
+            .status()
+            .unwrap()
+            .success()
+    );
+    assert_ne!(tree(&copy), before, "the copy holds the session's files");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    for folder in [&sb.ws, &copy] {
+        let receipt = ok(&sb
+            .cmd()
+            .args(["strip-stale", "--json", "--workspace"])
+            .arg(folder)
+            .output()
+            .unwrap());
+        assert!(
+            !receipt["warnings"]
+                .to_string()
+                .contains("another state directory"),
+            "{receipt}"
+        );
+        assert_eq!(tree(folder), before, "{}: {receipt}", folder.display());
+    }
+}

@@ -268,25 +268,29 @@ fn left_to_another_state(cx: &mut Cx<'_>, record: &Record) -> bool {
     true
 }
 
-/// Whether `theirs`, a state directory's folder for this workspace read back from the record, is
-/// another than this command's and still keeps a ledger: a second state directory in use here,
-/// whose sessions this command cannot see. Only ever makes a command take out less.
+/// Whether `theirs`, a state directory's folder for a workspace read back from the record, is
+/// in another state directory than this command's and still keeps a ledger: a second state
+/// directory in use here, whose sessions this command cannot see. Only ever makes a command take
+/// out less. A folder of this command's own state directory for another workspace (the record
+/// was copied with the workspace, `cp -a`, a backup put back) is not: that workspace's sessions
+/// are another folder's, and what they made here is taken out as any leftover.
 fn another_live_state(cx: &Cx<'_>, theirs: &std::path::Path) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     // The common case, this command's own, asks the file system nothing.
     if theirs == cx.l.state.path() {
         return false;
     }
-    let identity = |path: &std::path::Path| {
-        std::fs::metadata(path)
+    let identity = |path: Option<&std::path::Path>| {
+        std::fs::metadata(path?)
             .ok()
             .filter(std::fs::Metadata::is_dir)
             .map(|meta| (meta.dev(), meta.ino()))
     };
-    let Some(their_folder) = identity(theirs) else {
+    // `<state>/workspaces/<key>`: the state directory's folder of workspaces.
+    let Some(their_workspaces) = identity(theirs.parent()) else {
         return false;
     };
-    identity(cx.l.state.path()) != Some(their_folder)
+    identity(cx.l.state.path().parent()) != Some(their_workspaces)
         && std::fs::symlink_metadata(theirs.join(crate::journal::JOURNAL_FILE))
             .is_ok_and(|meta| meta.is_file())
 }
