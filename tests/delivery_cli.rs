@@ -556,3 +556,65 @@ fn an_import_in_the_session_text_is_warned_of_where_the_cli_reads_imports() {
         sb.json(&["release", "--token", receipt["token"].as_str().unwrap()]);
     }
 }
+
+/// A file a session writes whole and others share (Cursor's rule file, Gemini CLI's merged
+/// `settings.json`) is as a shared block: when the session whose content it holds ends, it gets
+/// the content of the newest live session back, and the last end leaves the project as it was.
+#[test]
+fn a_shared_owned_file_gives_a_live_session_its_content_back() {
+    let sb = Sandbox::new();
+    let rule = sb.ws.join(".cursor/rules/mlp-system.mdc");
+    let a = acquire(&sb, "cursor", "Text A.", &[]);
+    let b = acquire(&sb, "cursor", "Text B.", &[]);
+    assert!(std::fs::read_to_string(&rule).unwrap().contains("Text B."));
+    // B is told that A shares the file with other content, by token.
+    let warnings = b["warnings"].to_string();
+    assert!(
+        warnings.contains(a["token"].as_str().unwrap()) && warnings.contains("other content"),
+        "{warnings}"
+    );
+    sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    let now = std::fs::read_to_string(&rule).unwrap();
+    assert!(now.contains("Text A.") && !now.contains("Text B."), "{now}");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert!(!rule.exists());
+
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.ws.join(".gemini")).unwrap();
+    std::fs::write(
+        sb.ws.join(".gemini/settings.json"),
+        "{\"theme\": \"dark\"}\n",
+    )
+    .unwrap();
+    let before = tree(&sb.ws);
+    let servers = |name: &str| {
+        let file = sb.base.join(format!("{name}.json"));
+        std::fs::write(&file, format!("{{\"{name}\": {{\"command\": \"echo\"}}}}")).unwrap();
+        file
+    };
+    let (srv_a, srv_b) = (servers("srvA"), servers("srvB"));
+    let a = acquire(
+        &sb,
+        "gemini",
+        "x",
+        &["--mcp-config", srv_a.to_str().unwrap()],
+    );
+    let b = acquire(
+        &sb,
+        "gemini",
+        "x",
+        &["--mcp-config", srv_b.to_str().unwrap()],
+    );
+    let settings = || -> Value {
+        serde_json::from_slice(&std::fs::read(sb.ws.join(".gemini/settings.json")).unwrap())
+            .unwrap()
+    };
+    assert!(settings()["mcpServers"].get("srvB").is_some());
+    sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    let now = settings();
+    assert!(now["mcpServers"].get("srvA").is_some(), "{now}");
+    assert!(now["mcpServers"].get("srvB").is_none(), "{now}");
+    assert_eq!(now["theme"], "dark");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert_eq!(tree(&sb.ws), before);
+}

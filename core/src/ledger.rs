@@ -94,9 +94,10 @@ pub struct LeaseRecord {
     pub paths: std::sync::Arc<[RelPath]>,
     /// The namespace of its markers.
     pub namespace: std::sync::Arc<str>,
-    /// The session text this lease put in each shared block, by file: when the session whose
-    /// text a block holds ends, the block is given back the text of the newest live session
-    /// that shares it. Private, like the whole ledger; empty when it put none (left out).
+    /// The session text this lease put in each shared block, and the content it put in each
+    /// file written whole, by file: when the session whose text a block (or content a file)
+    /// holds ends, it is given back the newest live sharing session's. Private, like the whole
+    /// ledger; empty when it put none (left out).
     /// Shared, not copied, between leases read from the same bytes (the sessions of a workspace
     /// mostly share their texts).
     #[serde(default, skip_serializing_if = "no_texts")]

@@ -344,10 +344,8 @@ impl Projector {
             acquired_at: now_secs(),
             paths: plan_paths(&plan)?.into(),
             namespace: self.namespace.as_str().into(),
-            block_texts: plan
-                .blocks
-                .iter()
-                .map(|b| (b.path.clone(), b.body.clone()))
+            block_texts: session_contents(&plan)
+                .map(|(path, text)| (path.clone(), text.to_string()))
                 .collect(),
             seq: next_seq(&locked.ledger),
         };
@@ -370,7 +368,8 @@ impl Projector {
         }
         let private_dir = cx.l.session_path(&token)?;
         let mut launch_args = launch_args(&plan, &private_dir);
-        SharedBlock::warn_shared(&mut cx, &token, &plan.blocks);
+        let shared: Vec<(&RelPath, &str)> = session_contents(&plan).collect();
+        SharedBlock::warn_shared(&mut cx, &token, &shared);
         let session = delivery::Session {
             root: &canonical,
             namespace: self.namespace.as_str(),
@@ -960,6 +959,18 @@ fn next_seq(ledger: &crate::ledger::Ledger) -> u64 {
         .saturating_add(1)
 }
 
+/// What a session puts in each file other sessions may share: its text in each block, its
+/// content in each file written whole. Its lease records them (`LeaseRecord::block_texts`), so
+/// the newest live session's comes back when another ends.
+fn session_contents(plan: &Plan) -> impl Iterator<Item = (&RelPath, &str)> {
+    let blocks = plan.blocks.iter().map(|b| (&b.path, b.body.as_str()));
+    let owned = plan
+        .owned_files
+        .iter()
+        .map(|o| (&o.path, o.content.as_str()));
+    blocks.chain(owned)
+}
+
 /// Removes `token`'s lease and undoes every entry it was the last holder of.
 fn release_token(cx: &mut Cx<'_>, token: &str) {
     if forget_lease(cx, token) {
@@ -1001,8 +1012,18 @@ fn undo_orphans(cx: &mut Cx<'_>) {
     // One walk of the leases per entry: whether any holds it, and a block's live namespaces.
     let mut blocks: Vec<(RelPath, std::collections::BTreeSet<String>)> = Vec::new();
     let mut orphans: Vec<RelPath> = Vec::new();
+    // Owned files still held whose content a session released here may have put there.
+    let mut shared_owned: Vec<(RelPath, String)> = Vec::new();
     for (path, entry) in &ledger.entries {
         let is_block = matches!(entry, EntryRecord::Block { .. });
+        if let EntryRecord::Owned { namespace, .. } = entry
+            && cx.l.released_texts.iter().any(|(p, _, _)| p == path)
+            && crate::ledger::leases_holding(&ledger.leases, path)
+                .next()
+                .is_some()
+        {
+            shared_owned.push((path.clone(), namespace.clone()));
+        }
         let mut held = false;
         let mut namespaces = shared_block::LiveNamespaces::default();
         for (_, lease) in crate::ledger::leases_holding(&ledger.leases, path) {
@@ -1022,6 +1043,14 @@ fn undo_orphans(cx: &mut Cx<'_>) {
     // Blocks: one per namespace, each out once no holder of its own namespace is left.
     for (path, live) in blocks {
         shared_block::release_namespaces(cx, &path, live);
+    }
+    for (path, ns) in shared_owned {
+        if let Err(e) = cx.in_namespace(&ns, |cx| OwnedFile::give_back(cx, &path)) {
+            cx.warn(
+                cx.shown(&path),
+                format!("the file could not be given a live session's content back: {e}"),
+            );
+        }
     }
     for path in orphans {
         let Some(record) = cx.l.ledger.entries.get(&path).cloned() else {

@@ -5,6 +5,10 @@
 //! What is ours is proven, never assumed: the content the ledger records we last wrote (or were
 //! writing when a crash came), or content our in-content marker proves ([`crate::generated`]).
 //!
+//! - Sessions that share the file (Cursor's rule file of two sessions, Gemini CLI's merged
+//!   settings) share it as a block is shared: it holds the newest start's content (each lease
+//!   records the content it put there), a start with other content than live sessions' warns,
+//!   and when the session whose content it holds ends, the newest live one's comes back.
 //! - A project's own file standing there is taken over: moved into the priors folder
 //!   ([`super::priors`]) and put back by the last release, mode and all.
 //! - A file the user edited during the session is not ours any more. A refresh leaves it as the
@@ -32,6 +36,59 @@ fn is_ours(cx: &Cx<'_>, bytes: &[u8], written: &str, writing: Option<&str>) -> b
     (!written.is_empty() && bytes == written.as_bytes())
         || writing.is_some_and(|w| bytes == w.as_bytes())
         || generated::provenance(bytes, cx.ns) == Provenance::Proven
+}
+
+impl OwnedFile {
+    /// After a session ends while others share `path`: when the file holds the content a session
+    /// this command released put there (and nothing else: an edit stands), it gets the content of
+    /// the newest live session sharing it back, as a shared block gets its text back. That
+    /// content is recorded as being written (durably) before it is written.
+    pub(crate) fn give_back(cx: &mut Cx<'_>, path: &RelPath) -> Result<()> {
+        let Some(EntryRecord::Owned {
+            role,
+            written,
+            written_mode,
+            ..
+        }) = cx.l.ledger.entries.get(path).cloned()
+        else {
+            return Ok(());
+        };
+        let ns = cx.ns.as_str();
+        let stamp = |content: &str| generated::stamp(content, path, role, cx.ns);
+        let holds_released =
+            cx.l.released_texts
+                .iter()
+                .any(|(p, n, content)| p == path && n == ns && stamp(content) == written);
+        if !holds_released {
+            return Ok(());
+        }
+        let newest = crate::ledger::leases_holding(&cx.l.ledger.leases, path)
+            .filter(|(_, lease)| lease.namespace() == ns)
+            .filter_map(|(token, lease)| {
+                let content = lease.block_texts().get(path)?;
+                Some(((lease.seq(), lease.acquired_at(), token), content))
+            })
+            .max_by(|a, b| a.0.cmp(&b.0))
+            .map(|((_, _, token), content)| (token.to_string(), content.to_string()));
+        let Some((token, content)) = newest else {
+            return Ok(());
+        };
+        let stamped = stamp(&content);
+        if stamped == written {
+            return Ok(());
+        }
+        if let Some(EntryRecord::Owned { writing, .. }) = cx.l.ledger.entries.get_mut(path) {
+            *writing = Some(stamped);
+        }
+        cx.save(Durability::Durable)?;
+        let owned = OwnedFileProjection {
+            path: path.clone(),
+            content,
+            mode: written_mode,
+            role,
+        };
+        Self::apply(cx, &token, &owned)
+    }
 }
 
 impl Projection for OwnedFile {

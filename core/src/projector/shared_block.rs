@@ -383,18 +383,19 @@ impl SharedBlock {
         Self::apply(cx, &token, &block)
     }
 
-    /// Warns, for each block of `token`'s plan, when live sessions of this namespace put
-    /// another text in it: the block holds this session's text now, for every CLI started from
-    /// here on.
-    pub fn warn_shared(cx: &mut Cx<'_>, token: &str, blocks: &[BlockProjection]) {
+    /// Warns, for each block and each file written whole of `token`'s plan (`shared`: each
+    /// path with the text or content this session puts there), when live sessions of this
+    /// namespace put another there: it holds this session's now, for every CLI started from here
+    /// on (and the newest of them gets theirs back when this one ends).
+    pub fn warn_shared(cx: &mut Cx<'_>, token: &str, shared: &[(&RelPath, &str)]) {
         // Git's exclude block holds the newest session's patterns by design.
-        for block in blocks
+        for &(path, text) in shared
             .iter()
-            .filter(|b| !super::git_exclude::is_exclude(&b.path))
+            .filter(|(path, _)| !super::git_exclude::is_exclude(path))
         {
             // Sessions that share their texts share the answer: asked once per run of them.
             let mut last: Option<(&crate::ledger::BlockTexts, bool)> = None;
-            let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, &block.path)
+            let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, path)
                 .filter(|((_, _, other), texts)| {
                     if *other == token {
                         return false;
@@ -402,7 +403,7 @@ impl SharedBlock {
                     match last {
                         Some((seen, another)) if seen.same_as(texts) => another,
                         _ => {
-                            let another = texts.text_is(&block.path, &block.body) == Some(false);
+                            let another = texts.text_is(path, text) == Some(false);
                             last = Some((texts, another));
                             another
                         }
@@ -430,13 +431,17 @@ impl SharedBlock {
                 0 => String::new(),
                 n => format!(" and {n} more"),
             };
-            cx.warn(
-                cx.shown(&block.path),
-                format!(
+            let message = match cx.l.ledger.entries.get(path) {
+                Some(EntryRecord::Block { .. }) => format!(
                     "live sessions {}{more} share this block with another session text: it holds this session's text now, so a CLI started for them from here on reads this text, not theirs (when this session ends, the newest of them gets its text back); give a workspace one session text, or each session a route of its own (`run --runtime-root`)",
                     named.join(", ")
                 ),
-            );
+                _ => format!(
+                    "live sessions {}{more} share this file with other content: it holds this session's now, so a CLI started for them from here on reads this, not theirs (when this session ends, the newest of them gets its content back); give a workspace one session definition, or each session a route of its own (`run --runtime-root`)",
+                    named.join(", ")
+                ),
+            };
+            cx.warn(cx.shown(path), message);
         }
     }
 }
