@@ -594,7 +594,21 @@ pub(crate) fn read_bounded(reader: impl std::io::Read) -> std::io::Result<Option
 
 /// [`read_bounded`] of the file at `path`, as the `what` of an error.
 fn read_text(path: &std::path::Path, what: &str) -> Result<String, CliError> {
-    text_or_error(std::fs::File::open(path).and_then(read_bounded), path, what)
+    text_or_error(open_input(path).and_then(read_bounded), path, what)
+}
+
+/// Opens an input file the command line names without blocking in the open, then makes reads
+/// block: a pipe with a writer (`--prompt-file <(cmd)`) is read to its end, and a FIFO nobody
+/// writes to reads as empty at once instead of hanging the command.
+fn open_input(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd)? - OFlags::NONBLOCK)?;
+    Ok(std::fs::File::from(fd))
 }
 
 /// What [`read_bounded`] gave, as the text or an error naming `path` and `what` was read.

@@ -291,3 +291,58 @@ fn row_1_an_identity_file_that_is_not_one() {
         assert_eq!(error["path"], file, "{file}");
     }
 }
+
+/// An input file that is a FIFO nobody writes to reads as empty at once: the command fails as
+/// for an empty input instead of hanging in the open.
+#[test]
+fn an_input_fifo_nobody_writes_to_never_hangs() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.base.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fifo = fifo.to_str().unwrap();
+    let from = format!("@{fifo}");
+    let ws = sandbox.ws.to_str().unwrap();
+    let cases: [(&[&str], i32); 2] = [
+        (&["runtime", "can-resume", "--from", &from, "--to", "{}"], 1),
+        (
+            &[
+                "acquire",
+                "--provider",
+                "codex",
+                "--workspace",
+                ws,
+                "--prompt-file",
+                fifo,
+            ],
+            2,
+        ),
+    ];
+    for (args, code) in cases {
+        let mut child = sandbox
+            .cmd()
+            .arg("--json")
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{args:?}: hung on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(code), "{args:?}");
+    }
+}

@@ -159,6 +159,10 @@ fn assert_refused(env: &Sandbox, done: &Finished, path: &str, reason_part: &str)
     );
     let v: Value = serde_json::from_str(&done.stdout).unwrap();
     assert!(v["error"].is_object(), "{v}");
+    assert_eq!(
+        v["error"]["path"], path,
+        "the JSON error names the path too"
+    );
     assert_user_bytes_untouched(env);
     assert!(leases(env).is_empty(), "a lease was recorded");
 }

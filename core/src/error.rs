@@ -97,6 +97,10 @@ impl Error {
             | Error::Busy { path, .. }
             | Error::Undelivered { path, .. }
             | Error::WorkspaceLost { path, .. } => Some(path),
+            // A value refused is about a path when it names one (`/proc/<pid>` for a holder).
+            Error::Invalid { subject, .. } if subject.starts_with('/') => {
+                Some(std::path::Path::new(subject))
+            }
             Error::Invalid { .. } | Error::Provider { .. } => None,
         }
     }
