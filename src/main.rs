@@ -597,16 +597,32 @@ fn read_text(path: &std::path::Path, what: &str) -> Result<String, CliError> {
     text_or_error(open_input(path).and_then(read_bounded), path, what)
 }
 
+/// How long an input FIFO is given for a writer to come (one started just after this command).
+const FIFO_WRITER_WAIT_MS: i32 = 5_000;
+
 /// Opens an input file the command line names without blocking in the open, then makes reads
-/// block: a pipe with a writer (`--prompt-file <(cmd)`) is read to its end, and a FIFO nobody
-/// writes to reads as empty at once instead of hanging the command.
+/// block: a pipe with a writer (`--prompt-file <(cmd)`) is read to its end. A FIFO is given
+/// [`FIFO_WRITER_WAIT_MS`] for a writer to write (or come and go); one nobody writes to then
+/// reads as empty instead of hanging the command.
 fn open_input(path: &std::path::Path) -> std::io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
+    use rustix::fs::{FileType, Mode, OFlags};
     let fd = rustix::fs::open(
         path,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
+    if FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) == FileType::Fifo {
+        use std::os::fd::AsRawFd as _;
+        let mut ready = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for a descriptor this function owns. Data, or a writer that
+        // came and went, ends the wait early; its end (or an error) only ends the waiting: the
+        // read below says what there is.
+        unsafe { libc::poll(&mut ready, 1, FIFO_WRITER_WAIT_MS) };
+    }
     rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd)? - OFlags::NONBLOCK)?;
     Ok(std::fs::File::from(fd))
 }

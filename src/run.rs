@@ -14,7 +14,7 @@ use projectfile::core::holder::Holder;
 use projectfile::core::projector::{AcquireReceipt, Projector};
 use projectfile::core::runtime::CLI_HOME_DIR;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use crate::cli::RunArgs;
 use crate::output;
@@ -24,6 +24,9 @@ use crate::verbose::Verbose;
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A forwardable signal that arrived before the child existed (0: none).
 static PENDING: AtomicI32 = AtomicI32::new(0);
+/// Whether the child was started: from then on a signal no longer gives up lock waits (the
+/// release after the command must finish).
+static STARTED: AtomicBool = AtomicBool::new(false);
 
 const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
@@ -44,7 +47,7 @@ extern "C" fn forward(signal: libc::c_int, info: *mut libc::siginfo_t, _: *mut l
         unsafe {
             libc::kill(child, signal);
         }
-    } else {
+    } else if !STARTED.load(Ordering::SeqCst) {
         // No child yet (the terminal's signals too: nobody else got them). The command will not
         // start, and a lock wait under way is given up (an atomic store).
         PENDING.store(signal, Ordering::SeqCst);
@@ -272,6 +275,7 @@ fn start_and_wait(
         .spawn()
         .with_context(|| format!("{program}: cannot run the command"))
         .map_err(Failed::AfterReceipt)?;
+    STARTED.store(true, Ordering::SeqCst);
     CHILD.store(child.id() as i32, Ordering::SeqCst);
     let pending = PENDING.swap(0, Ordering::SeqCst);
     if pending != 0 {

@@ -618,3 +618,57 @@ fn a_shared_owned_file_gives_a_live_session_its_content_back() {
     sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
     assert_eq!(tree(&sb.ws), before);
 }
+
+/// A start onto a shared file written whole that the user edited leaves the edit: its text is not
+/// there, so it is not delivered (`--require-delivery` refuses it, undone), and no warning claims
+/// the file holds it. A release then gives nothing back over the edit, and says so once.
+#[test]
+fn a_shared_owned_file_the_user_edited_is_not_delivered_nor_given_back() {
+    let sb = Sandbox::new();
+    let rule = sb.ws.join(".cursor/rules/mlp-system.mdc");
+    let a = acquire(&sb, "cursor", "Text A.", &[]);
+    let edit = "---\nalwaysApply: true\n---\nThe user's own rule.\n";
+    std::fs::write(&rule, edit).unwrap();
+    let out = sb
+        .cmd()
+        .args(["--json", "acquire", "--provider", "cursor", "--workspace"])
+        .arg(&sb.ws)
+        .args([
+            "--prompt",
+            "Text B.",
+            "--require-delivery",
+            "--holder-pid",
+            &me(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["error"]["kind"], "undelivered", "{error}");
+    let b = acquire(&sb, "cursor", "Text B.", &[]);
+    assert_eq!(b["delivery"]["delivered"], false, "{b}");
+    assert_eq!(
+        b["delivery"]["undelivered"]["reason"], "edited_by_user",
+        "{b}"
+    );
+    assert!(
+        !b["warnings"].to_string().contains("holds this session's"),
+        "{b}"
+    );
+    assert_eq!(std::fs::read_to_string(&rule).unwrap(), edit);
+    let end = sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&rule).unwrap(), edit);
+    let listed = end["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == ".cursor/rules/mlp-system.mdc")
+        .count();
+    assert!(listed <= 1, "{end}");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert_eq!(
+        std::fs::read_to_string(&rule).unwrap(),
+        edit,
+        "the edit stands"
+    );
+}

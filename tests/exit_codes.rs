@@ -346,3 +346,35 @@ fn an_input_fifo_nobody_writes_to_never_hangs() {
         assert_eq!(status.code(), Some(code), "{args:?}");
     }
 }
+
+/// A FIFO whose writer comes a moment after the command started is read to its end.
+#[test]
+fn an_input_fifo_with_a_late_writer_is_read() {
+    let sandbox = Sandbox::new();
+    let fifo = sandbox.base.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let writer_fifo = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        std::fs::write(writer_fifo, "Written late.\n").unwrap();
+    });
+    let out = sandbox
+        .cmd()
+        .args(["acquire", "--json", "--provider", "codex", "--workspace"])
+        .arg(&sandbox.ws)
+        .arg("--prompt-file")
+        .arg(&fifo)
+        .args(["--holder-pid", &std::process::id().to_string()])
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let agents = std::fs::read_to_string(sandbox.ws.join("AGENTS.md")).unwrap();
+    assert!(agents.contains("Written late.\n"), "{agents}");
+}

@@ -419,3 +419,40 @@ fn a_signal_ends_runs_wait_for_a_runtime_in_use() {
     assert!(first.wait().unwrap().success());
     assert_eq!(std::fs::read(sb.ws.join("AGENTS.md")).unwrap(), b"mine\n");
 }
+
+/// Once the command has started, a signal no longer gives a wait up: `run`'s release, waiting
+/// for the lock after the command ended, still finishes, and `run` exits with the command's
+/// status.
+#[test]
+fn a_signal_during_runs_release_does_not_leave_the_session_behind() {
+    let (sb, lock) = workspace_acquired_and_released();
+    let before = tree(&sb.ws);
+    let started = sb.base.join("started");
+    let go = sb.base.join("go");
+    let script = format!(
+        "touch '{}'; while [ ! -e '{}' ]; do sleep 0.02; done; exit 7",
+        started.display(),
+        go.display()
+    );
+    let mut child = sb
+        .cmd()
+        .args(["--wait", "600", "run", "--provider", "codex", "--workspace"])
+        .arg(&sb.ws)
+        .args(["--prompt", "Session text.", "--", "sh", "-c", &script])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    eventually("the command runs", || started.exists());
+    // The command ends while this test holds the workspace lock: the release waits for it.
+    let held = std::fs::File::open(&lock).unwrap();
+    held.lock().unwrap();
+    std::fs::write(&go, b"").unwrap();
+    let pid = child.id();
+    eventually("the release waits for the lock", || queued_for_a_lock(pid));
+    signal(&child, "-INT");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    drop(held);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(7), "the command's status");
+    assert_eq!(tree(&sb.ws), before, "the session was released");
+}

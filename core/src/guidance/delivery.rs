@@ -83,6 +83,9 @@ pub enum Undelivered {
     BlockMissing,
     /// This CLI (this version, from this working directory) does not read the file at all.
     NotRead,
+    /// The file the text goes into whole was edited by the user and left as they left it: it
+    /// does not hold the session's content.
+    EditedByUser,
     /// The provider did not project the text; the host must deliver it another way.
     NotProjected {
         /// The provider's reason.
@@ -147,7 +150,8 @@ impl DeliveryVerdict {
         }
     }
 
-    fn undelivered(via: &str, path: Option<String>, why: Undelivered) -> Self {
+    /// The verdict for a route that does not deliver, for `why`.
+    pub fn undelivered(via: &str, path: Option<String>, why: Undelivered) -> Self {
         DeliveryVerdict {
             via: via.to_string(),
             path,
@@ -207,6 +211,10 @@ impl Undelivered {
             Undelivered::BlockMissing => "the file holds no well-formed session block".to_string(),
             Undelivered::NotRead => {
                 "this CLI (this version, started in the workspace) does not read this file"
+                    .to_string()
+            }
+            Undelivered::EditedByUser => {
+                "the file was edited and left as the user left it: it does not hold this session's content"
                     .to_string()
             }
             Undelivered::NotProjected { why } => {

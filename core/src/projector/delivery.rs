@@ -141,6 +141,9 @@ pub(super) struct Session<'a> {
     pub private_dir: &'a Path,
     /// The size of the carrier's private file, if the carrier is one.
     pub private_bytes: u64,
+    /// What the start did, path by path (nothing for a dry run): a file written whole that was
+    /// left as the user edited it does not hold the text, whatever reads it.
+    pub done: &'a [crate::receipts::FileReceipt],
 }
 
 /// The verdict for `carrier` in the destination `root` as `fs` shows it (the real file system
@@ -159,9 +162,21 @@ pub(super) fn judge(
         carrier,
         private_dir,
         private_bytes,
+        done,
     } = session;
     let unsaid = unsaid();
     let carrier = carrier.unwrap_or(&unsaid);
+    if let SessionTextCarrier::OwnedFile { path } = carrier
+        && done
+            .iter()
+            .any(|f| f.path == path.as_str() && f.action == crate::receipts::FileAction::Kept)
+    {
+        return DeliveryVerdict::undelivered(
+            "owned_file",
+            Some(root.join(path.as_str()).display().to_string()),
+            crate::guidance::Undelivered::EditedByUser,
+        );
+    }
     let profile = provider.discovery_for(probes);
     let root_text = root.to_string_lossy();
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());

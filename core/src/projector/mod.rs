@@ -370,15 +370,16 @@ impl Projector {
         let mut launch_args = launch_args(&plan, &private_dir);
         let shared: Vec<(&RelPath, &str)> = session_contents(&plan).collect();
         SharedBlock::warn_shared(&mut cx, &token, &shared);
+        // What the start just wrote is judged from what it wrote, not read again.
+        let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
         let session = delivery::Session {
             root: &canonical,
             namespace: self.namespace.as_str(),
             carrier: plan.session_text.as_ref(),
             private_dir: &private_dir,
             private_bytes: delivery::private_bytes(&plan),
+            done: &outcome.files,
         };
-        // What the start just wrote is judged from what it wrote, not read again.
-        let written = delivery::WrittenFs::new(&canonical, cx.l.written.take().unwrap_or_default());
         // The start is done and recorded. The verdict only reads (what this start wrote, from
         // `written`; the files it did not write, as any reader would, between others' atomic
         // renames), so the workspace lock is let go first, and the next command waits for one
@@ -516,6 +517,7 @@ impl Projector {
             carrier: plan.session_text.as_ref(),
             private_dir: &private_dir,
             private_bytes: delivery::private_bytes(&plan),
+            done: &[],
         };
         let delivery = delivery::judge(&projected, provider, &probes, session);
         if !delivery.delivered && request.require_delivery {

@@ -77,6 +77,20 @@ impl OwnedFile {
         if stamped == written {
             return Ok(());
         }
+        // An edit of the user's stands, said once (the last release sets it aside or leaves it).
+        if cx
+            .l
+            .root
+            .read(path)?
+            .is_some_and(|s| !is_ours(cx, &s.bytes, &written, None))
+        {
+            cx.kept_in_place(
+                path,
+                "the file was edited during the session and is not ours any more: the live sessions' content was not given back",
+            );
+            cx.report(path, FileKind::Owned, FileAction::Kept);
+            return Ok(());
+        }
         if let Some(EntryRecord::Owned { writing, .. }) = cx.l.ledger.entries.get_mut(path) {
             *writing = Some(stamped);
         }

@@ -389,10 +389,17 @@ impl SharedBlock {
     /// on (and the newest of them gets theirs back when this one ends).
     pub fn warn_shared(cx: &mut Cx<'_>, token: &str, shared: &[(&RelPath, &str)]) {
         // Git's exclude block holds the newest session's patterns by design.
-        for &(path, text) in shared
+        // A file left as the user edited it does not hold this session's content either.
+        let left: Vec<String> = cx
+            .out
+            .files
             .iter()
-            .filter(|(path, _)| !super::git_exclude::is_exclude(path))
-        {
+            .filter(|f| f.action == FileAction::Kept)
+            .map(|f| f.path.clone())
+            .collect();
+        for &(path, text) in shared.iter().filter(|(path, _)| {
+            !super::git_exclude::is_exclude(path) && !left.iter().any(|l| l == path.as_str())
+        }) {
             // Sessions that share their texts share the answer: asked once per run of them.
             let mut last: Option<(&crate::ledger::BlockTexts, bool)> = None;
             let mut others: Vec<(u64, u64, &str)> = Self::live_sessions(cx, path)
