@@ -671,4 +671,16 @@ fn a_shared_owned_file_the_user_edited_is_not_delivered_nor_given_back() {
         edit,
         "the edit stands"
     );
+
+    // The user edits the file while it holds the newest session's content: that session's end
+    // gives nothing back over the edit, and says so once.
+    let a = acquire(&sb, "cursor", "Text A.", &[]);
+    let b = acquire(&sb, "cursor", "Text B.", &[]);
+    std::fs::write(&rule, edit).unwrap();
+    let end = sb.json(&["release", "--token", b["token"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&rule).unwrap(), edit);
+    assert_eq!(end["files"].as_array().unwrap().len(), 1, "{end}");
+    assert_eq!(end["kept"].as_array().unwrap().len(), 1, "{end}");
+    sb.json(&["release", "--token", a["token"].as_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(&rule).unwrap(), edit);
 }

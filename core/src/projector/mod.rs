@@ -1018,8 +1018,10 @@ fn undo_orphans(cx: &mut Cx<'_>) {
     let mut shared_owned: Vec<(RelPath, String)> = Vec::new();
     for (path, entry) in &ledger.entries {
         let is_block = matches!(entry, EntryRecord::Block { .. });
+        // (Once per command: an undo run again after stale cleaning finds it done.)
         if let EntryRecord::Owned { namespace, .. } = entry
             && cx.l.released_texts.iter().any(|(p, _, _)| p == path)
+            && !cx.out.files.iter().any(|f| f.path == path.as_str())
             && crate::ledger::leases_holding(&ledger.leases, path)
                 .next()
                 .is_some()
