@@ -292,11 +292,8 @@ fn row_1_an_identity_file_that_is_not_one() {
     }
 }
 
-/// An input file that is a FIFO nobody writes to reads as empty at once: the command fails as
-/// for an empty input instead of hanging in the open.
-#[test]
-fn an_input_fifo_nobody_writes_to_never_hangs() {
-    let sandbox = Sandbox::new();
+/// A FIFO made in the sandbox's base folder.
+fn fifo_in(sandbox: &Sandbox) -> std::path::PathBuf {
     let fifo = sandbox.base.join("fifo");
     assert!(
         std::process::Command::new("mkfifo")
@@ -305,6 +302,15 @@ fn an_input_fifo_nobody_writes_to_never_hangs() {
             .unwrap()
             .success()
     );
+    fifo
+}
+
+/// An input file that is a FIFO nobody writes to reads as empty once the wait for a writer is
+/// over: the command fails as for an empty input instead of hanging in the open.
+#[test]
+fn an_input_fifo_nobody_writes_to_never_hangs() {
+    let sandbox = Sandbox::new();
+    let fifo = fifo_in(&sandbox);
     let fifo = fifo.to_str().unwrap();
     let from = format!("@{fifo}");
     let ws = sandbox.ws.to_str().unwrap();
@@ -351,14 +357,7 @@ fn an_input_fifo_nobody_writes_to_never_hangs() {
 #[test]
 fn an_input_fifo_with_a_late_writer_is_read() {
     let sandbox = Sandbox::new();
-    let fifo = sandbox.base.join("fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let fifo = fifo_in(&sandbox);
     let writer_fifo = fifo.clone();
     let writer = std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_millis(300));

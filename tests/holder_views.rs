@@ -30,12 +30,7 @@ fn works(args: &[&str]) -> bool {
 }
 
 fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    support::succeeded(out)
 }
 
 /// `sh -c SCRIPT` in a mount namespace of its own, with `PROJECTFILE_STATE_DIR` set.

@@ -37,12 +37,7 @@ fn through_bind(sb: &Sandbox, other: &Path, args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    support::succeeded(out)
 }
 
 fn acquire_args<'a>(workspace: &'a str, prompt: &'a str, pid: &'a str) -> Vec<&'a str> {

@@ -105,6 +105,16 @@ impl Sandbox {
     }
 }
 
+/// The JSON a finished command printed on stdout; asserts it succeeded.
+pub fn succeeded(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Runs `command` to its end with `input` on its standard input.
 pub fn output_with_stdin(mut command: Command, input: &str) -> std::process::Output {
     use std::io::Write as _;
